@@ -1,0 +1,44 @@
+# Baton's front door. `make demo` and `make test` work on a fresh Debian 12 machine:
+# each installs the Debian packages it needs (only the missing ones) first.
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: setup build release demo test test-asan test-tsan bench format clean
+
+setup:
+	@bash scripts/setup.sh
+
+build: setup
+	cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS) >/dev/null
+	ninja -C build -j $(JOBS)
+
+release: setup
+	cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+	ninja -C build-release -j $(JOBS) baton
+
+# The main job a new user sees first: a model deployment pipeline with live progress.
+demo: release
+	./build-release/baton run examples/deploy-model.yaml --ephemeral \
+	  --input model_id=llama-3-8b
+
+test: build
+	cd build && ctest --output-on-failure -j $(JOBS)
+
+test-asan: setup
+	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DBATON_SANITIZE=address >/dev/null
+	ninja -C build-asan -j $(JOBS)
+	cd build-asan && ctest --output-on-failure -j $(JOBS)
+
+test-tsan: setup
+	cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DBATON_SANITIZE=thread >/dev/null
+	ninja -C build-tsan -j $(JOBS)
+	cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j $(JOBS)
+
+bench: setup
+	bash bench/run.sh
+
+format:
+	clang-format -i $$(git ls-files '*.h' '*.cpp')
+
+clean:
+	rm -rf build build-release build-asan build-tsan build-bench

@@ -1,0 +1,63 @@
+// Time and the event loop: everything that waits goes through these interfaces so
+// that tests run timeouts, backoff and deadlines in virtual time.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+namespace baton {
+
+using Duration = std::chrono::milliseconds;
+// Wall-clock time in milliseconds since the Unix epoch. Stored deadlines use it, so they
+// keep their meaning across restarts.
+using TimeMs = int64_t;
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual TimeMs Now() const = 0;
+};
+
+// The system clock.
+class RealClock final : public Clock {
+ public:
+  TimeMs Now() const override;
+};
+
+// A clock that moves only when told to. Thread-safe.
+class SimClock final : public Clock {
+ public:
+  explicit SimClock(TimeMs start = 1'700'000'000'000) : now_(start) {}
+  TimeMs Now() const override;
+  void Set(TimeMs t);
+  void Advance(Duration d);
+
+ private:
+  std::atomic<TimeMs> now_;
+};
+
+using TimerId = uint64_t;
+
+// A single-threaded executor with timers. Post() may be called from any thread; every
+// other member only from the loop's own thread (inside a posted task or timer).
+class EventLoop {
+ public:
+  virtual ~EventLoop() = default;
+  virtual const Clock& clock() const = 0;
+  TimeMs Now() const { return clock().Now(); }
+
+  // Runs `task` on the loop thread, after the tasks already posted. Thread-safe.
+  virtual void Post(std::function<void()> task) = 0;
+  // Runs `task` once the clock reaches `when`. Returns an id for CancelTimer.
+  virtual TimerId ScheduleAt(TimeMs when, std::function<void()> task) = 0;
+  TimerId ScheduleAfter(Duration d, std::function<void()> task) {
+    return ScheduleAt(Now() + d.count(), std::move(task));
+  }
+  // Cancels a timer that has not fired yet; a no-op otherwise.
+  virtual void CancelTimer(TimerId id) = 0;
+};
+
+}  // namespace baton

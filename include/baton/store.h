@@ -1,0 +1,177 @@
+// The Store: where every state change goes before it is acted on.
+//
+// The engine produces WriteBatches (state changes and events of one decide step);
+// Commit() writes a group of them in one transaction and returns only when they are
+// durable (per the implementation's sync setting). Implementations: MemoryStore (tests,
+// --ephemeral) and SqliteStore (default). Every implementation passes the conformance
+// suite in src/store/conformance_test.cpp.
+//
+// Threading: implementations are thread-safe; Commit() calls are serialised inside.
+#pragma once
+
+#include <baton/clock.h>
+#include <baton/json.h>
+#include <baton/status.h>
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace baton {
+
+enum class ExecutionStatus { kPending, kRunning, kPaused, kCompleted, kFailed, kTimeout, kCancelled };
+enum class StepStatus {
+  kPending,
+  kReady,
+  kDispatched,
+  kRunning,
+  kCompleted,
+  kFailed,
+  kTimeout,
+  kSkipped,
+  kCached,
+  kCancelled,
+  kWaitingRetry
+};
+
+const char* ToString(ExecutionStatus s);
+const char* ToString(StepStatus s);
+std::optional<ExecutionStatus> ParseExecutionStatus(std::string_view s);
+std::optional<StepStatus> ParseStepStatus(std::string_view s);
+bool IsTerminal(ExecutionStatus s);
+bool IsTerminal(StepStatus s);  // completed, failed, timeout, skipped, cached, cancelled
+
+struct WorkflowRecord {
+  std::string name;
+  int version = 1;
+  Json definition;  // WorkflowDef::source
+  TimeMs created_at = 0;
+};
+
+struct ExecutionRecord {
+  std::string id;
+  std::string workflow;
+  int version = 1;
+  Json definition;  // snapshot the execution runs
+  Json input = Json::object();
+  ExecutionStatus status = ExecutionStatus::kPending;
+  int priority = 1;
+  Json output;  // null until completed
+  Json error;   // null or {code, message, step?}
+  std::string parent_id;
+  TimeMs created_at = 0;
+  TimeMs started_at = 0;
+  TimeMs completed_at = 0;
+  TimeMs deadline = 0;  // execution timeout, 0 = none
+};
+
+struct StepRecord {
+  std::string execution_id;
+  std::string step_id;
+  int index = 0;  // position in the definition
+  StepStatus status = StepStatus::kPending;
+  int attempts = 0;
+  int progress = 0;  // 0..100
+  Json output;
+  Json error;  // null or {code, message, details?}
+  int exit_code = -1;  // shell steps; -1 when not applicable
+  std::string stderr_tail;
+  std::string assignment_id;  // current attempt's dispatch, empty when none
+  TimeMs started_at = 0;
+  TimeMs completed_at = 0;
+  TimeMs retry_at = 0;  // when waiting_retry ends
+  TimeMs deadline = 0;  // current attempt's timeout
+};
+
+struct AttemptRecord {
+  std::string execution_id;
+  std::string step_id;
+  int attempt = 1;
+  StepStatus status = StepStatus::kRunning;
+  std::string assignment_id;
+  Json error;
+  TimeMs started_at = 0;
+  TimeMs completed_at = 0;
+};
+
+struct EventRecord {
+  std::string execution_id;
+  int64_t seq = 0;  // 1, 2, 3 ... per execution, gap-free
+  std::string type;  // "step.completed", ...
+  std::string step_id;  // empty for execution events
+  Json data;
+  TimeMs time = 0;
+};
+
+struct DeadLetterRecord {
+  std::string execution_id;
+  std::string step_id;
+  Json input;   // the step's resolved input
+  Json errors;  // every attempt's error, in order
+  TimeMs created_at = 0;
+};
+
+// Everything one decide step changes. Records are upserts keyed by their identity
+// (execution id; execution + step; execution + step + attempt); events and dead letters
+// are appended, and an event whose (execution, seq) exists is an error.
+struct WriteBatch {
+  std::vector<WorkflowRecord> workflows;
+  std::vector<ExecutionRecord> executions;
+  std::vector<StepRecord> steps;
+  std::vector<AttemptRecord> attempts;
+  std::vector<EventRecord> events;
+  std::vector<DeadLetterRecord> dead_letters;
+  bool empty() const {
+    return workflows.empty() && executions.empty() && steps.empty() && attempts.empty() &&
+           events.empty() && dead_letters.empty();
+  }
+};
+
+struct ExecutionFilter {
+  std::optional<ExecutionStatus> status;
+  std::string workflow;  // empty = any
+  size_t limit = 100;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Writes all batches in one transaction, in order: all or nothing.
+  virtual Status Commit(std::span<const WriteBatch* const> batches) = 0;
+  Status Commit(const WriteBatch& batch) {
+    const WriteBatch* one[] = {&batch};
+    return Commit(one);
+  }
+
+  virtual Result<ExecutionRecord> GetExecution(const std::string& id) = 0;  // NOT_FOUND
+  // Newest first.
+  virtual Result<std::vector<ExecutionRecord>> ListExecutions(const ExecutionFilter& f) = 0;
+  // Executions not in a terminal state (pending, running, paused), oldest first.
+  virtual Result<std::vector<ExecutionRecord>> ListUnfinishedExecutions() = 0;
+  // Ordered by index.
+  virtual Result<std::vector<StepRecord>> GetSteps(const std::string& execution_id) = 0;
+  // Ordered by step, then attempt.
+  virtual Result<std::vector<AttemptRecord>> GetAttempts(const std::string& execution_id) = 0;
+  // Events with seq > after_seq, ascending, at most `limit`.
+  virtual Result<std::vector<EventRecord>> GetEvents(const std::string& execution_id,
+                                                     int64_t after_seq, size_t limit) = 0;
+  virtual Result<std::vector<DeadLetterRecord>> ListDeadLetters(
+      const std::string& execution_id) = 0;  // empty id = all
+  // Latest version when version == 0. NOT_FOUND when absent.
+  virtual Result<WorkflowRecord> GetWorkflow(const std::string& name, int version) = 0;
+};
+
+std::unique_ptr<Store> NewMemoryStore();
+
+struct SqliteOptions {
+  bool synchronous_full = true;  // false = NORMAL (see docs/storage.md for the trade)
+  int busy_timeout_ms = 5000;
+};
+// Opens (creating if needed) the database file and applies pending migrations.
+Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path,
+                                               const SqliteOptions& options = {});
+
+}  // namespace baton

@@ -1,0 +1,162 @@
+// The workflow definition: what a workflow file says, parsed and validated.
+//
+// Describing a graph is separate from running it: nothing here runs anything. A
+// WorkflowDef is immutable once parsed; executions keep a snapshot of its source.
+#pragma once
+
+#include <baton/clock.h>
+#include <baton/json.h>
+#include <baton/status.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace baton {
+
+enum class StepType { kNoop, kShell, kHttp, kWait, kCommand, kWorkflow };
+enum class TriggerRule {
+  kAllSuccess,
+  kAllDone,
+  kAllFailed,
+  kOneSuccess,
+  kOneFailed,
+  kNoneFailed,
+  kNoneSkipped,
+  kAlways
+};
+enum class Priority { kLow = 0, kNormal = 1, kHigh = 2, kCritical = 3 };
+
+const char* ToString(StepType t);
+const char* ToString(TriggerRule r);
+const char* ToString(Priority p);
+std::optional<StepType> ParseStepType(std::string_view s);
+std::optional<TriggerRule> ParseTriggerRule(std::string_view s);
+std::optional<Priority> ParsePriority(std::string_view s);
+
+struct RetryPolicy {
+  int max_attempts = 1;  // 1 = no retry
+  Duration initial_delay{1000};
+  Duration max_delay{60'000};
+  double multiplier = 2.0;
+  bool jitter = false;
+  // Error codes that are retried. Empty = every code except TEMPLATE_ERROR,
+  // VALIDATION and CANCELLED.
+  std::vector<std::string> retry_on;
+
+  bool IsRetryable(std::string_view code) const;
+  // Delay before attempt `next_attempt` (2 = first retry), without jitter.
+  Duration DelayBefore(int next_attempt) const;
+};
+
+struct InputDecl {
+  std::string name;
+  std::string type = "string";  // string|integer|number|boolean|object|array
+  bool required = false;
+  std::optional<Json> default_value;
+  std::string description;
+};
+
+struct CacheSpec {
+  std::optional<Duration> ttl;  // none = never expires
+  Json key;                     // null = derived from the resolved step inputs
+};
+
+struct StepDef {
+  std::string id;
+  std::string name;
+  std::string description;
+  StepType type = StepType::kNoop;
+  std::vector<std::string> depends_on;
+  Json when;  // null, an expression string, or a structured condition object
+  TriggerRule trigger_rule = TriggerRule::kAllSuccess;
+  bool optional = false;
+  std::optional<Duration> timeout;
+  std::optional<Duration> heartbeat_timeout;
+  RetryPolicy retry;
+  Priority priority = Priority::kNormal;
+  // Type-specific fields, kept as written (templates unresolved): run, env, cwd, stdin,
+  // max_output, memory, cpu_time (shell); request, accept (http); duration, until
+  // (wait); command, resource, target (command); workflow, input (workflow); with (all).
+  Json spec = Json::object();
+  Json for_each;  // null, or a template string that yields an array
+  std::optional<CacheSpec> cache;
+  int line = 0;  // line in the source file, 0 when unknown
+};
+
+struct WorkflowDef {
+  std::string name;
+  int version = 1;
+  std::string description;
+  std::vector<InputDecl> inputs;
+  std::optional<Duration> timeout;
+  int max_parallel = 0;  // 0 = no limit of its own
+  Priority priority = Priority::kNormal;
+  bool fail_fast = false;
+  Json vars = Json::object();
+  std::vector<StepDef> steps;
+  Json output;  // null or a template value rendered at completion
+  Json notify;  // null or a list (sent by the server)
+  std::string source_name;  // file name, for messages
+  Json source;              // the whole document as JSON: the snapshot executions keep
+
+  // Index of the step with this id, or -1.
+  int FindStep(std::string_view id) const;
+};
+
+// One problem found in a workflow file. ToString():
+//   "deploy.yaml:12: step 'start': field 'timeout': bad duration '5x' (expected ...)"
+struct Diagnostic {
+  std::string file;
+  int line = 0;
+  std::string step;   // empty when not about a step
+  std::string field;  // dotted, e.g. "retry.max_attempts"; empty when not about a field
+  std::string message;
+  std::string ToString() const;
+};
+
+struct ParseOutcome {
+  std::optional<WorkflowDef> workflow;  // set only when diagnostics is empty
+  std::vector<Diagnostic> diagnostics;
+  bool ok() const { return diagnostics.empty(); }
+  // All diagnostics, one per line; a Status with code VALIDATION when not ok.
+  Status ToStatus() const;
+};
+
+// Parses YAML or JSON text (JSON is detected by its first non-space character) and
+// validates it fully: schema, types, durations, ids, dependencies, cycles, templates,
+// conditions. Never throws.
+ParseOutcome ParseWorkflow(std::string_view text, std::string_view source_name);
+// Reads the file and parses it; an unreadable file is one diagnostic.
+ParseOutcome LoadWorkflowFile(const std::string& path);
+// Rebuilds a definition from its stored snapshot (WorkflowDef::source).
+Result<WorkflowDef> WorkflowFromSnapshot(const Json& source, std::string_view source_name);
+
+// "250ms", "30s", "5m", "2h", "1h30m", or an integer number of seconds (JSON number or
+// digit string). Errors name what was expected.
+Result<Duration> ParseDuration(const Json& value);
+std::string FormatDuration(Duration d);
+
+// Builds the execution input: declared defaults, then `provided` (a JSON object), then
+// `key=value` pairs converted to the declared type (undeclared: JSON if it parses, else
+// string). Missing required inputs and type mismatches are VALIDATION errors naming the
+// input and the type.
+Result<Json> ResolveInputs(const WorkflowDef& wf, const Json& provided,
+                           const std::vector<std::pair<std::string, std::string>>& pairs);
+
+// Static DAG analysis (seed 002's Kahn layers, seed 004's optimizer).
+struct DagAnalysis {
+  std::vector<std::vector<int>> layers;  // step indexes per Kahn layer
+  std::vector<int> layer_of;             // layer of each step
+  std::vector<int> critical_path;        // step indexes, source to sink
+  Duration critical_path_estimate{0};    // sum of estimates along critical_path
+  Duration sequential_estimate{0};       // sum of all estimates
+  size_t max_parallelism = 0;            // widest layer
+  double estimated_speedup = 1.0;        // sequential / critical path
+};
+// Step duration estimates: a wait step's duration, else the step timeout's tenth, else
+// 1 s. Requires an acyclic workflow (ParseWorkflow guarantees it).
+DagAnalysis AnalyzeDag(const WorkflowDef& wf);
+
+}  // namespace baton

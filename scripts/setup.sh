@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Baton builds and tests with; only the missing ones.
+set -euo pipefail
+pkgs=(build-essential cmake ninja-build ccache pkg-config
+      nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libsqlite3-dev sqlite3
+      libgtest-dev libgmock-dev libbenchmark-dev python3 util-linux)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi

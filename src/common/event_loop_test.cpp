@@ -1,0 +1,57 @@
+#include <baton/event_loop.h>
+
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
+
+namespace baton {
+namespace {
+
+TEST(SimEventLoop, FiresTimersInVirtualTimeOrder) {
+  SimClock clock(1000);
+  SimEventLoop loop(&clock);
+  std::vector<int> order;
+  loop.ScheduleAt(5000, [&] { order.push_back(2); });
+  loop.ScheduleAt(2000, [&] { order.push_back(1); });
+  TimerId cancelled = loop.ScheduleAt(3000, [&] { order.push_back(99); });
+  loop.CancelTimer(cancelled);
+  loop.Post([&] { order.push_back(0); });
+  loop.RunUntilIdle();
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(clock.Now(), 5000);
+}
+
+TEST(SimEventLoop, StopsAtLimit) {
+  SimClock clock(0);
+  SimEventLoop loop(&clock);
+  int fired = 0;
+  loop.ScheduleAt(10, [&] { ++fired; });
+  loop.ScheduleAt(1'000'000, [&] { ++fired; });
+  loop.RunUntilIdle(100);
+  EXPECT_EQ(fired, 1);
+  EXPECT_TRUE(loop.HasTimers());
+}
+
+TEST(RealEventLoop, RunsPostedTasksFromOtherThreadsAndStops) {
+  RealEventLoop loop;
+  int count = 0;
+  std::thread producer([&] {
+    for (int i = 0; i < 100; ++i) loop.Post([&] { ++count; });
+    loop.Post([&] { loop.Stop(); });
+  });
+  loop.Run();
+  producer.join();
+  EXPECT_EQ(count, 100);
+}
+
+TEST(RealEventLoop, FiresTimer) {
+  RealEventLoop loop;
+  bool fired = false;
+  loop.Post([&] { loop.ScheduleAfter(Duration(5), [&] { fired = true; loop.Stop(); }); });
+  loop.Run();
+  EXPECT_TRUE(fired);
+}
+
+}  // namespace
+}  // namespace baton
