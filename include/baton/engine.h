@@ -1,0 +1,126 @@
+// The Engine runs executions of workflows: the decide loop of DESIGN.md §1 and §4.
+//
+// Threading: the engine lives on one EventLoop thread and every public member must be
+// called there (use loop->Post from elsewhere). Runners and the store's writer call back
+// through the loop, so execution state is touched by one thread only, without locks.
+//
+// Durability: every decide turn produces one WriteBatch; effects of the turn (starting
+// runners, telling observers) happen only after the batch is committed (transactional
+// outbox). A crash loses at most turns whose effects never happened.
+#pragma once
+
+#include <baton/clock.h>
+#include <baton/json.h>
+#include <baton/runner.h>
+#include <baton/status.h>
+#include <baton/store.h>
+#include <baton/workflow.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace baton {
+
+// Where the engine sends its batches. Done callbacks may run on any thread; the engine
+// posts back to its loop.
+class Committer {
+ public:
+  virtual ~Committer() = default;
+  virtual void Submit(WriteBatch batch, std::function<void(const Status&)> done) = 0;
+  // Blocks until everything submitted has committed.
+  virtual void Flush() = 0;
+};
+// Commits on the calling thread, one transaction per batch (tests, --ephemeral).
+std::unique_ptr<Committer> NewSyncCommitter(Store* store);
+// A writer thread that groups batches into one transaction (group commit).
+std::unique_ptr<Committer> NewGroupCommitter(Store* store);
+
+struct ExecutionProgress {
+  std::string execution_id;
+  ExecutionStatus status = ExecutionStatus::kPending;
+  int percent = 0;        // mean over steps, terminal steps counting 100
+  int layer = 0;          // 1-based index of the first layer with unfinished steps
+  int layers = 0;
+  int steps_done = 0;     // terminal steps
+  int steps_total = 0;
+};
+
+// Watches execution without touching the scheduler: the CLI's live view, the server's
+// live feed, metrics. Called on the engine thread after the event is committed; must be
+// quick and must not call back into the engine synchronously.
+class ExecutionObserver {
+ public:
+  virtual ~ExecutionObserver() = default;
+  virtual void OnEvent(const EventRecord& event, const ExecutionProgress& progress) = 0;
+  // The store refused a batch: the engine stopped the affected executions in memory
+  // (the store keeps the last committed state; `baton resume` continues from it).
+  virtual void OnStoreError(const Status& /*status*/) {}
+};
+
+struct EngineOptions {
+  int parallel = 0;  // local worker capacity (shell steps at once); 0 = hardware threads
+  uint64_t random_seed = 0;  // jitter; 0 = seeded from the clock
+  // Extra attempts granted to steps interrupted by an engine restart.
+  int max_engine_restarts = 5;
+};
+
+struct StartRequest {
+  std::shared_ptr<const WorkflowDef> workflow;
+  Json input = Json::object();  // already resolved (ResolveInputs)
+  std::string execution_id;     // empty = generated
+  std::string parent_id;
+  std::optional<Priority> priority;  // overrides the workflow's
+};
+
+struct EngineStats {
+  uint64_t steps_dispatched = 0;
+  uint64_t steps_completed = 0;
+  uint64_t steps_failed = 0;
+  uint64_t batches = 0;
+  size_t ready_queue_depth = 0;
+  size_t active_executions = 0;
+};
+
+class Engine {
+ public:
+  Engine(EventLoop* loop, Committer* committer, EngineOptions options = {});
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // The runner for a step type; steps of a type with no runner fail with
+  // UNSUPPORTED_STEP_TYPE. noop and wait are built in.
+  void SetRunner(StepType type, Runner* runner);
+  void AddObserver(ExecutionObserver* observer);
+
+  // Begins an execution; returns its id. The start is committed before any step runs.
+  Result<std::string> Start(StartRequest request);
+  // Continues an execution from its stored state after a restart (see recovery.cpp).
+  Status Recover(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
+                 const std::vector<AttemptRecord>& attempts, int64_t last_event_seq);
+
+  Status Cancel(const std::string& execution_id, const std::string& reason);
+  Status Pause(const std::string& execution_id);
+  Status Resume(const std::string& execution_id);
+
+  // Executions in memory that have not reached a terminal state.
+  size_t ActiveCount() const;
+  std::optional<ExecutionProgress> Progress(const std::string& execution_id) const;
+  EngineStats Stats() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Loads every unfinished execution (or only `only_id`) from `store` into `engine`.
+// Returns the ids recovered.
+Result<std::vector<std::string>> RecoverExecutions(Store* store, Engine* engine,
+                                                   const std::string& only_id = "");
+
+// New execution id: time-ordered, e.g. "01jd3k5x7q-4f9a2c".
+std::string NewExecutionId(TimeMs now);
+
+}  // namespace baton

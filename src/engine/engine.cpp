@@ -1,0 +1,291 @@
+#include "engine/engine_impl.h"
+
+#include <thread>
+
+namespace baton {
+
+using engine::ExecState;
+using engine::StepState;
+
+Engine::Impl::Impl(EventLoop* loop, Committer* committer, EngineOptions options)
+    : loop_(loop), committer_(committer), options_(options) {
+  capacity_ = options_.parallel > 0 ? options_.parallel
+                                    : std::max(1u, std::thread::hardware_concurrency());
+  rng_.seed(options_.random_seed ? options_.random_seed
+                                 : static_cast<uint64_t>(loop_->Now()));
+  noop_runner_ = NewNoopRunner();
+  wait_runner_ = NewWaitRunner(loop_);
+  runners_[StepType::kNoop] = noop_runner_.get();
+  runners_[StepType::kWait] = wait_runner_.get();
+}
+
+Engine::Impl::~Impl() { *alive_ = false; }
+
+Engine::Impl::ExecPtr Engine::Impl::Find(const std::string& id) const {
+  auto it = executions_.find(id);
+  return it == executions_.end() ? nullptr : it->second;
+}
+
+void Engine::Impl::Emit(ExecState& ex, const char* type, int step, Json data) {
+  EventRecord ev;
+  ev.execution_id = ex.rec.id;
+  ev.seq = ex.next_seq++;
+  ev.type = type;
+  if (step >= 0) ev.step_id = ex.steps[step].rec.step_id;
+  ev.data = std::move(data);
+  ev.time = loop_->Now();
+  batch_.events.push_back(ev);
+  pending_events_.emplace_back(executions_.at(ex.rec.id), std::move(ev));
+}
+
+void Engine::Impl::MarkDirty(const ExecPtr& ex) {
+  if (ex->dirty) return;
+  ex->dirty = true;
+  dirty_execs_.push_back(ex);
+}
+
+void Engine::Impl::MarkStepDirty(const ExecPtr& ex, int step) {
+  StepState& st = ex->steps[step];
+  if (st.dirty) return;
+  st.dirty = true;
+  dirty_steps_.emplace_back(ex, step);
+}
+
+void Engine::Impl::SaveAttempt(ExecState& ex, int step, StepStatus status, const Json& error) {
+  const StepState& st = ex.steps[step];
+  AttemptRecord a;
+  a.execution_id = ex.rec.id;
+  a.step_id = st.rec.step_id;
+  a.attempt = st.rec.attempts;
+  a.status = status;
+  a.assignment_id = st.rec.assignment_id;
+  a.error = error;
+  a.started_at = st.rec.started_at;
+  a.completed_at = IsTerminal(status) ? loop_->Now() : 0;
+  batch_.attempts.push_back(std::move(a));
+}
+
+void Engine::Impl::EndTurn() {
+  if (--turn_depth_ > 0) return;
+  // Dispatch decisions belong to the same turn as what made steps ready.
+  ++turn_depth_;
+  DispatchReady();
+  --turn_depth_;
+
+  for (auto& ex : dirty_execs_) {
+    ex->dirty = false;
+    batch_.executions.push_back(ex->rec);
+  }
+  dirty_execs_.clear();
+  for (auto& [ex, step] : dirty_steps_) {
+    ex->steps[step].dirty = false;
+    batch_.steps.push_back(ex->steps[step].rec);
+  }
+  dirty_steps_.clear();
+  if (batch_.empty() && effects_.empty()) return;
+
+  ++stats_.batches;
+  auto effects = std::make_shared<std::vector<std::function<void()>>>(std::move(effects_));
+  auto events = std::make_shared<std::vector<std::pair<ExecPtr, EventRecord>>>(
+      std::move(pending_events_));
+  effects_.clear();
+  pending_events_.clear();
+  WriteBatch batch = std::move(batch_);
+  batch_ = WriteBatch();
+  std::weak_ptr<bool> alive = alive_;
+  committer_->Submit(std::move(batch), [this, alive, effects, events](const Status& st) {
+    loop_->Post([this, alive, effects, events, st] {
+      if (alive.expired()) return;
+      if (!st.ok()) {
+        // The store has the last good state; stop what diverged from it.
+        for (auto& [ex, ev] : *events) {
+          if (!ex->finished) {
+            ex->finished = true;
+            if (active_ > 0) --active_;
+          }
+          executions_.erase(ex->rec.id);
+        }
+        for (auto* o : observers_) o->OnStoreError(st);
+        return;
+      }
+      TurnGuard turn(this);
+      for (auto& effect : *effects) effect();
+      for (auto& [ex, ev] : *events) {
+        ExecutionProgress p = ProgressOf(*ex);
+        for (auto* o : observers_) o->OnEvent(ev, p);
+      }
+      // Finished executions leave memory once their last batch is durable.
+      for (auto& [ex, ev] : *events) {
+        if (ex->finished && ex->in_flight == 0) {
+          auto it = executions_.find(ex->rec.id);
+          if (it != executions_.end() && it->second == ex) executions_.erase(it);
+        }
+      }
+    });
+  });
+}
+
+ExecutionProgress Engine::Impl::ProgressOf(const ExecState& ex) const {
+  ExecutionProgress p;
+  p.execution_id = ex.rec.id;
+  p.status = ex.rec.status;
+  p.steps_total = static_cast<int>(ex.steps.size());
+  p.steps_done = ex.terminal_steps;
+  p.percent = ex.steps.empty() ? 100 : static_cast<int>(ex.progress_sum / ex.steps.size());
+  p.layers = ex.layers;
+  p.layer = std::min(ex.current_layer + 1, ex.layers);
+  return p;
+}
+
+Status Engine::Impl::BuildGraph(ExecState& ex) {
+  const WorkflowDef& def = *ex.def;
+  const size_t n = def.steps.size();
+  ex.steps.resize(n);
+  ex.conditions.resize(n);
+  ex.step_index.reserve(n);
+  for (size_t i = 0; i < n; ++i) ex.step_index.emplace(def.steps[i].id, static_cast<int>(i));
+  for (size_t i = 0; i < n; ++i) {
+    StepState& st = ex.steps[i];
+    st.def = &def.steps[i];
+    for (const auto& dep : st.def->depends_on) {
+      auto it = ex.step_index.find(dep);
+      if (it == ex.step_index.end()) {
+        return Status(errc::kValidation, "step '" + st.def->id + "' depends on unknown '" + dep + "'");
+      }
+      st.upstream.push_back(it->second);
+      ex.steps[it->second].downstream.push_back(static_cast<int>(i));
+    }
+    st.pending_deps = static_cast<int>(st.upstream.size());
+    if (!st.def->when.is_null()) {
+      auto cond = expr::CompileCondition(st.def->when);
+      if (!cond.ok()) return cond.status();
+      ex.conditions[i] = std::move(cond.value());
+    }
+    st.uses_capacity = st.def->type != StepType::kNoop && st.def->type != StepType::kWait;
+  }
+  DagAnalysis dag = AnalyzeDag(def);
+  ex.layer_of = dag.layer_of;
+  ex.layers = static_cast<int>(dag.layers.size());
+  ex.layer_open.assign(dag.layers.size(), 0);
+  for (int l : ex.layer_of) ++ex.layer_open[l];
+  ex.execution_json = {{"id", ex.rec.id}, {"workflow", def.name}, {"version", def.version}};
+  return Status::Ok();
+}
+
+Result<std::string> Engine::Impl::Start(StartRequest request) {
+  if (!request.workflow) return Status(errc::kInvalidArgument, "no workflow given");
+  const TimeMs now = loop_->Now();
+  auto ex = std::make_shared<ExecState>();
+  ex->def = request.workflow;
+  ex->rec.id = request.execution_id.empty() ? NewExecutionId(now) : request.execution_id;
+  if (executions_.count(ex->rec.id)) {
+    return Status(errc::kConflict, "execution '" + ex->rec.id + "' is already running");
+  }
+  ex->rec.workflow = ex->def->name;
+  ex->rec.version = ex->def->version;
+  ex->rec.definition = ex->def->source;
+  ex->rec.input = std::move(request.input);
+  ex->rec.priority = static_cast<int>(request.priority.value_or(ex->def->priority));
+  ex->rec.parent_id = request.parent_id;
+  ex->rec.status = ExecutionStatus::kRunning;
+  ex->rec.created_at = now;
+  ex->rec.started_at = now;
+  if (ex->def->timeout) ex->rec.deadline = now + ex->def->timeout->count();
+  if (Status st = BuildGraph(*ex); !st.ok()) return st;
+
+  TurnGuard turn(this);
+  executions_.emplace(ex->rec.id, ex);
+  ++active_;
+  MarkDirty(ex);
+  for (size_t i = 0; i < ex->steps.size(); ++i) {
+    StepState& st = ex->steps[i];
+    st.rec.execution_id = ex->rec.id;
+    st.rec.step_id = st.def->id;
+    st.rec.index = static_cast<int>(i);
+    MarkStepDirty(ex, static_cast<int>(i));
+  }
+  Emit(*ex, "execution.started", -1,
+       {{"workflow", ex->rec.workflow}, {"version", ex->rec.version}, {"input", ex->rec.input}});
+  if (ex->rec.deadline) {
+    std::string id = ex->rec.id;
+    ex->deadline_timer = loop_->ScheduleAt(ex->rec.deadline, [this, id] {
+      OnExecutionDeadline(id);
+    });
+  }
+  for (size_t i = 0; i < ex->steps.size(); ++i) {
+    if (ex->steps[i].pending_deps == 0) OnDependenciesDone(ex, static_cast<int>(i));
+  }
+  MaybeFinish(ex);  // an execution of only skipped steps
+  return ex->rec.id;
+}
+
+Status Engine::Impl::Cancel(const std::string& id, const std::string& reason) {
+  ExecPtr ex = Find(id);
+  if (!ex || ex->finished) return Status(errc::kNotFound, "no running execution '" + id + "'");
+  TurnGuard turn(this);
+  CancelOpenSteps(ex, "execution cancelled");
+  FinishExecution(ex, ExecutionStatus::kCancelled,
+                  {{"code", errc::kCancelled}, {"message", reason}});
+  return Status::Ok();
+}
+
+Status Engine::Impl::Pause(const std::string& id) {
+  ExecPtr ex = Find(id);
+  if (!ex || ex->finished) return Status(errc::kNotFound, "no running execution '" + id + "'");
+  if (ex->paused()) return Status::Ok();
+  TurnGuard turn(this);
+  ex->rec.status = ExecutionStatus::kPaused;
+  MarkDirty(ex);
+  Emit(*ex, "execution.paused", -1);
+  return Status::Ok();
+}
+
+Status Engine::Impl::Resume(const std::string& id) {
+  ExecPtr ex = Find(id);
+  if (!ex || ex->finished) return Status(errc::kNotFound, "no running execution '" + id + "'");
+  if (!ex->paused()) return Status::Ok();
+  TurnGuard turn(this);
+  ex->rec.status = ExecutionStatus::kRunning;
+  MarkDirty(ex);
+  Emit(*ex, "execution.resumed", -1);
+  std::deque<int> parked;
+  parked.swap(ex->parked);
+  for (int step : parked) {
+    ready_.push({ex->rec.priority * 8 + static_cast<int>(ex->steps[step].def->priority),
+                 ready_seq_++, ex, step});
+  }
+  return Status::Ok();
+}
+
+// --- Engine (public facade) --------------------------------------------------------
+
+Engine::Engine(EventLoop* loop, Committer* committer, EngineOptions options)
+    : impl_(std::make_unique<Impl>(loop, committer, options)) {}
+Engine::~Engine() = default;
+
+void Engine::SetRunner(StepType type, Runner* runner) { impl_->runners_[type] = runner; }
+void Engine::AddObserver(ExecutionObserver* observer) { impl_->observers_.push_back(observer); }
+Result<std::string> Engine::Start(StartRequest request) { return impl_->Start(std::move(request)); }
+Status Engine::Recover(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
+                       const std::vector<AttemptRecord>& attempts, int64_t last_event_seq) {
+  return impl_->Recover(execution, steps, attempts, last_event_seq);
+}
+Status Engine::Cancel(const std::string& id, const std::string& reason) {
+  return impl_->Cancel(id, reason);
+}
+Status Engine::Pause(const std::string& id) { return impl_->Pause(id); }
+Status Engine::Resume(const std::string& id) { return impl_->Resume(id); }
+size_t Engine::ActiveCount() const { return impl_->active_; }
+std::optional<ExecutionProgress> Engine::Progress(const std::string& id) const {
+  auto ex = impl_->Find(id);
+  if (!ex) return std::nullopt;
+  return impl_->ProgressOf(*ex);
+}
+EngineStats Engine::Stats() const {
+  EngineStats s = impl_->stats_;
+  s.ready_queue_depth = impl_->ready_.size();
+  s.active_executions = impl_->active_;
+  return s;
+}
+
+}  // namespace baton

@@ -1,0 +1,144 @@
+// Engine::Impl: the decide loop. Split across files by concept:
+//   engine.cpp      public API, turns (batch + effects), commit, observers
+//   scheduling.cpp  readiness, trigger rules, conditions, the ready queue, dispatch
+//   results.cpp     attempt results, retries, timeouts, finishing executions
+//   recovery.cpp    rebuilding state from the store after a restart
+#pragma once
+
+#include <baton/engine.h>
+
+#include "engine/execution_state.h"
+
+#include <deque>
+#include <queue>
+#include <random>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace baton {
+
+class Engine::Impl {
+ public:
+  using ExecPtr = std::shared_ptr<engine::ExecState>;
+
+  Impl(EventLoop* loop, Committer* committer, EngineOptions options);
+  ~Impl();
+
+  // --- engine.cpp -------------------------------------------------------------
+  Result<std::string> Start(StartRequest request);
+  Status Cancel(const std::string& id, const std::string& reason);
+  Status Pause(const std::string& id);
+  Status Resume(const std::string& id);
+  ExecutionProgress ProgressOf(const engine::ExecState& ex) const;
+  ExecPtr Find(const std::string& id) const;
+
+  // A turn is one reaction to an input; its changes commit as one batch before its
+  // effects run. Turns nest: only the outermost one submits.
+  void BeginTurn() { ++turn_depth_; }
+  void EndTurn();
+  struct TurnGuard {
+    Impl* impl;
+    explicit TurnGuard(Impl* i) : impl(i) { impl->BeginTurn(); }
+    ~TurnGuard() { impl->EndTurn(); }
+  };
+  void AddEffect(std::function<void()> effect) { effects_.push_back(std::move(effect)); }
+  void Emit(engine::ExecState& ex, const char* type, int step, Json data = nullptr);
+  void MarkDirty(const ExecPtr& ex);
+  void MarkStepDirty(const ExecPtr& ex, int step);
+  void SaveAttempt(engine::ExecState& ex, int step, StepStatus status, const Json& error);
+  // Builds per-step bookkeeping (graph edges, layers, conditions) for a new state.
+  Status BuildGraph(engine::ExecState& ex);
+
+  // --- scheduling.cpp ---------------------------------------------------------
+  // All upstream steps are terminal: decide skip / ready, per trigger rule and `when`.
+  void OnDependenciesDone(const ExecPtr& ex, int step);
+  void MakeReady(const ExecPtr& ex, int step);
+  void DispatchReady();
+  void Dispatch(const ExecPtr& ex, int step);
+  bool TriggerRuleAllows(const engine::ExecState& ex, int step, std::string* why) const;
+
+  // --- results.cpp ------------------------------------------------------------
+  void OnStarted(const std::string& exec_id, int step, const std::string& assignment);
+  void OnProgress(const std::string& exec_id, int step, const std::string& assignment,
+                  int progress, const Json& data);
+  void OnDone(const std::string& exec_id, int step, const std::string& assignment,
+              RunResult result);
+  void OnAttemptTimeout(const std::string& exec_id, int step, const std::string& assignment);
+  // The attempt ended with an error: retry, or fail for good.
+  void FailAttempt(const ExecPtr& ex, int step, StepStatus status, const Status& error,
+                   Json details);
+  // Terminal bookkeeping, then (unless `propagate` is false) downstream readiness.
+  void FinishStep(const ExecPtr& ex, int step, StepStatus status, bool propagate = true);
+  void SkipStep(const ExecPtr& ex, int step, const std::string& reason);
+  void RetryNow(const std::string& exec_id, int step);
+  void DrainPropagation();
+  void Release(const ExecPtr& ex, int step);  // frees limits held by an in-flight step
+  void StopStep(const ExecPtr& ex, int step);  // cancels a running attempt's work
+  void MaybeFinish(const ExecPtr& ex);
+  void FinishExecution(const ExecPtr& ex, ExecutionStatus status, Json error);
+  void OnExecutionDeadline(const std::string& exec_id);
+  void CancelOpenSteps(const ExecPtr& ex, const char* reason);
+
+  // --- recovery.cpp -----------------------------------------------------------
+  Status Recover(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
+                 const std::vector<AttemptRecord>& attempts, int64_t last_event_seq);
+
+  // --- state ------------------------------------------------------------------
+  EventLoop* loop_;
+  Committer* committer_;
+  EngineOptions options_;
+  int capacity_;
+  int capacity_used_ = 0;
+  std::mt19937_64 rng_;
+  std::unordered_map<StepType, Runner*> runners_;
+  std::unique_ptr<Runner> noop_runner_;
+  std::unique_ptr<Runner> wait_runner_;
+  std::vector<ExecutionObserver*> observers_;
+  std::unordered_map<std::string, ExecPtr> executions_;
+  size_t active_ = 0;
+  EngineStats stats_;
+  uint64_t ready_seq_ = 0;
+  bool dispatching_ = false;
+  bool draining_ = false;
+  std::vector<std::pair<ExecPtr, int>> propagate_;  // steps whose upstream all finished
+
+  // Global ready queue: highest priority first, then FIFO.
+  struct ReadyItem {
+    int priority;
+    uint64_t seq;
+    ExecPtr ex;
+    int step;
+    bool operator<(const ReadyItem& o) const {
+      return priority != o.priority ? priority < o.priority : seq > o.seq;
+    }
+  };
+  std::priority_queue<ReadyItem> ready_;
+
+  // The open turn.
+  int turn_depth_ = 0;
+  WriteBatch batch_;
+  std::vector<std::function<void()>> effects_;
+  std::vector<ExecPtr> dirty_execs_;
+  std::vector<std::pair<ExecPtr, int>> dirty_steps_;
+  std::vector<std::pair<ExecPtr, EventRecord>> pending_events_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+// Built-in runners (builtin_runners.cpp).
+std::unique_ptr<Runner> NewNoopRunner();
+std::unique_ptr<Runner> NewWaitRunner(EventLoop* loop);
+
+// Template scope over an execution's state (scope.cpp).
+namespace engine {
+class ExecScope final : public expr::Scope {
+ public:
+  ExecScope(const ExecState& ex) : ex_(ex) {}
+  const Json* Find(const expr::Path& path) const override;
+
+ private:
+  const ExecState& ex_;
+  mutable std::deque<Json> temporaries_;
+};
+}  // namespace engine
+
+}  // namespace baton

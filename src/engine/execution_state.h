@@ -1,0 +1,61 @@
+// In-memory state of executions, owned by the engine thread.
+#pragma once
+
+#include <baton/clock.h>
+#include <baton/store.h>
+#include <baton/workflow.h>
+
+#include "expr/condition.h"
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace baton::engine {
+
+struct StepState {
+  StepRecord rec;  // what the store has (or will have once the turn commits)
+  const StepDef* def = nullptr;
+  int pending_deps = 0;  // upstream steps not yet terminal
+  std::vector<int> upstream;
+  std::vector<int> downstream;
+  TimerId timer = 0;          // retry or attempt-timeout timer, 0 = none
+  bool in_flight = false;     // dispatched and counted against limits
+  bool uses_capacity = false; // counted against the local worker capacity
+  int engine_restarts = 0;    // attempts lost to engine restarts (not counted by retry)
+  Json attempt_errors = Json::array();
+  Json resolved_input;  // the rendered spec of the latest attempt (for the DLQ)
+  bool dirty = false;   // changed in the open turn
+};
+
+struct ExecState {
+  ExecutionRecord rec;
+  std::shared_ptr<const WorkflowDef> def;
+  std::vector<StepState> steps;
+  std::unordered_map<std::string, int> step_index;
+  std::vector<expr::Condition> conditions;  // per step; default = always true
+  std::vector<int> layer_of;
+  int layers = 0;
+  Json execution_json;  // {id, workflow, version} for templates
+
+  int64_t next_seq = 1;
+  int in_flight = 0;       // dispatched steps counted against max_parallel
+  int terminal_steps = 0;
+  bool had_failure = false;  // a non-optional step failed for good
+  bool failing_fast = false;
+  bool finished = false;     // reached a terminal status in memory
+  bool stopping = false;     // cancelling everything: no natural finish
+  TimerId deadline_timer = 0;
+  std::deque<int> parked;    // ready steps held back by pause or max_parallel
+  Json first_failure;        // error of the first step that failed for good
+  int64_t progress_sum = 0;  // sum of per-step progress (terminal = 100)
+  std::vector<int> layer_open;  // non-terminal steps per layer
+  int current_layer = 0;        // first layer with open steps
+  bool dirty = false;           // record changed in the open turn
+
+  bool paused() const { return rec.status == ExecutionStatus::kPaused; }
+};
+
+}  // namespace baton::engine

@@ -1,0 +1,161 @@
+// Continuing executions from the store after a crash or restart (DESIGN.md §5).
+//
+// Completed steps are never run again. A step that was dispatched or running when the
+// process died lost its attempt: it is recorded as a failed attempt ENGINE_RESTART and
+// runs again (without using up the step's retry budget, up to max_engine_restarts).
+#include "engine/engine_impl.h"
+
+#include <unordered_map>
+
+namespace baton {
+
+using engine::ExecState;
+using engine::StepState;
+
+Status Engine::Impl::Recover(const ExecutionRecord& execution,
+                             const std::vector<StepRecord>& steps,
+                             const std::vector<AttemptRecord>& attempts, int64_t last_event_seq) {
+  if (IsTerminal(execution.status)) return Status::Ok();
+  if (executions_.count(execution.id)) {
+    return Status(errc::kConflict, "execution '" + execution.id + "' is already running");
+  }
+  Result<WorkflowDef> def = WorkflowFromSnapshot(execution.definition, execution.workflow);
+  if (!def.ok()) {
+    return Status(def.status().code(),
+                  "execution '" + execution.id + "': stored definition: " + def.status().message());
+  }
+  auto ex = std::make_shared<ExecState>();
+  ex->def = std::make_shared<const WorkflowDef>(std::move(def.value()));
+  ex->rec = execution;
+  ex->next_seq = last_event_seq + 1;
+  if (Status st = BuildGraph(*ex); !st.ok()) return st;
+
+  std::unordered_map<std::string, const StepRecord*> stored;
+  for (const auto& s : steps) stored[s.step_id] = &s;
+  for (size_t i = 0; i < ex->steps.size(); ++i) {
+    StepState& st = ex->steps[i];
+    auto it = stored.find(st.def->id);
+    if (it != stored.end()) {
+      st.rec = *it->second;
+    } else {
+      st.rec.execution_id = ex->rec.id;
+      st.rec.step_id = st.def->id;
+    }
+    st.rec.index = static_cast<int>(i);
+  }
+  for (const auto& a : attempts) {
+    auto it = ex->step_index.find(a.step_id);
+    if (it == ex->step_index.end() || a.error.is_null()) continue;
+    StepState& st = ex->steps[it->second];
+    Json logged = a.error;
+    logged["attempt"] = a.attempt;
+    st.attempt_errors.push_back(std::move(logged));
+    if (a.error.value("code", "") == errc::kEngineRestart) ++st.engine_restarts;
+  }
+
+  // Derived counters, from the stored statuses.
+  for (size_t i = 0; i < ex->steps.size(); ++i) {
+    StepState& st = ex->steps[i];
+    if (IsTerminal(st.rec.status)) {
+      ++ex->terminal_steps;
+      st.rec.progress = 100;
+      --ex->layer_open[ex->layer_of[i]];
+      if ((st.rec.status == StepStatus::kFailed || st.rec.status == StepStatus::kTimeout) &&
+          !st.def->optional) {
+        if (!ex->had_failure) {
+          ex->first_failure = st.rec.error;
+          ex->first_failure["step"] = st.def->id;
+        }
+        ex->had_failure = true;
+      }
+      for (int d : st.downstream) --ex->steps[d].pending_deps;
+    }
+    ex->progress_sum += st.rec.progress;
+  }
+  while (ex->current_layer < ex->layers && ex->layer_open[ex->current_layer] == 0) {
+    ++ex->current_layer;
+  }
+  if (ex->had_failure && ex->def->fail_fast) ex->failing_fast = true;
+
+  TurnGuard turn(this);
+  executions_.emplace(ex->rec.id, ex);
+  ++active_;
+  if (ex->rec.status == ExecutionStatus::kPending) {
+    ex->rec.status = ExecutionStatus::kRunning;
+    MarkDirty(ex);
+  }
+  Emit(*ex, "execution.recovered", -1,
+       {{"steps_done", ex->terminal_steps}, {"steps_total", ex->steps.size()}});
+  if (ex->rec.deadline) {
+    std::string id = ex->rec.id;
+    ex->deadline_timer =
+        loop_->ScheduleAt(ex->rec.deadline, [this, id] { OnExecutionDeadline(id); });
+  }
+  for (size_t i = 0; i < ex->steps.size(); ++i) {
+    StepState& st = ex->steps[i];
+    const int step = static_cast<int>(i);
+    switch (st.rec.status) {
+      case StepStatus::kDispatched:
+      case StepStatus::kRunning:
+        FailAttempt(ex, step, StepStatus::kFailed,
+                    Status(errc::kEngineRestart,
+                           "the engine stopped while this attempt was running"),
+                    nullptr);
+        break;
+      case StepStatus::kWaitingRetry: {
+        std::string id = ex->rec.id;
+        st.timer = loop_->ScheduleAt(std::max(st.rec.retry_at, loop_->Now()),
+                                     [this, id, step] { RetryNow(id, step); });
+        break;
+      }
+      case StepStatus::kReady:
+        st.rec.status = StepStatus::kPending;
+        MakeReady(ex, step);
+        break;
+      case StepStatus::kPending:
+        if (st.pending_deps == 0) propagate_.emplace_back(ex, step);
+        break;
+      default:
+        break;
+    }
+  }
+  MaybeFinish(ex);
+  return Status::Ok();
+}
+
+Result<std::vector<std::string>> RecoverExecutions(Store* store, Engine* engine,
+                                                   const std::string& only_id) {
+  std::vector<ExecutionRecord> todo;
+  if (!only_id.empty()) {
+    Result<ExecutionRecord> one = store->GetExecution(only_id);
+    if (!one.ok()) return one.status();
+    if (IsTerminal(one->status)) {
+      return Status(errc::kConflict, "execution '" + only_id + "' already finished (" +
+                                         ToString(one->status) + ")");
+    }
+    todo.push_back(std::move(one.value()));
+  } else {
+    Result<std::vector<ExecutionRecord>> all = store->ListUnfinishedExecutions();
+    if (!all.ok()) return all.status();
+    todo = std::move(all.value());
+  }
+  std::vector<std::string> ids;
+  for (const auto& ex : todo) {
+    auto steps = store->GetSteps(ex.id);
+    if (!steps.ok()) return steps.status();
+    auto attempts = store->GetAttempts(ex.id);
+    if (!attempts.ok()) return attempts.status();
+    int64_t last_seq = 0;
+    for (;;) {
+      auto events = store->GetEvents(ex.id, last_seq, 10000);
+      if (!events.ok()) return events.status();
+      if (events->empty()) break;
+      last_seq = events->back().seq;
+    }
+    if (Status st = engine->Recover(ex, *steps, *attempts, last_seq); !st.ok()) return st;
+    ids.push_back(ex.id);
+  }
+  return ids;
+}
+
+}  // namespace baton

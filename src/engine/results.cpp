@@ -1,0 +1,313 @@
+// Attempt results, retries, timeouts, and the end of steps and executions.
+#include "engine/engine_impl.h"
+
+#include "expr/template.h"
+
+namespace baton {
+
+using engine::ExecState;
+using engine::StepState;
+
+namespace {
+
+// Codes that no retry can fix, whatever the policy says.
+bool NeverRetried(const std::string& code) {
+  return code == errc::kTemplateError || code == errc::kValidation ||
+         code == errc::kCancelled || code == errc::kUnsupportedStepType ||
+         code == errc::kConditionError;
+}
+
+std::string Tail(const std::string& s, size_t n) {
+  return s.size() <= n ? s : s.substr(s.size() - n);
+}
+
+}  // namespace
+
+void Engine::Impl::OnStarted(const std::string& exec_id, int step, const std::string& assignment) {
+  ExecPtr ex = Find(exec_id);
+  if (!ex || ex->finished) return;
+  StepState& st = ex->steps[step];
+  if (!st.in_flight || st.rec.assignment_id != assignment ||
+      st.rec.status != StepStatus::kDispatched) {
+    return;
+  }
+  TurnGuard turn(this);
+  st.rec.status = StepStatus::kRunning;
+  MarkStepDirty(ex, step);
+  Emit(*ex, "step.started", step, {{"attempt", st.rec.attempts}});
+  SaveAttempt(*ex, step, StepStatus::kRunning, nullptr);
+}
+
+void Engine::Impl::OnProgress(const std::string& exec_id, int step, const std::string& assignment,
+                              int progress, const Json& data) {
+  ExecPtr ex = Find(exec_id);
+  if (!ex || ex->finished) return;
+  StepState& st = ex->steps[step];
+  if (!st.in_flight || st.rec.assignment_id != assignment) return;
+  progress = std::clamp(progress, 0, 99);  // 100 is reserved for a finished step
+  TurnGuard turn(this);
+  ex->progress_sum += progress - st.rec.progress;
+  st.rec.progress = progress;
+  MarkStepDirty(ex, step);
+  Json ev = {{"progress", progress}};
+  if (!data.is_null()) ev["data"] = data;
+  Emit(*ex, "step.progress", step, std::move(ev));
+}
+
+void Engine::Impl::OnDone(const std::string& exec_id, int step, const std::string& assignment,
+                          RunResult result) {
+  ExecPtr ex = Find(exec_id);
+  if (!ex || ex->finished) return;
+  StepState& st = ex->steps[step];
+  if (!st.in_flight || st.rec.assignment_id != assignment) return;  // stale: timed out, cancelled
+  TurnGuard turn(this);
+  st.rec.exit_code = result.exit_code;
+  st.rec.stderr_tail = Tail(result.stderr_text, 4096);
+  st.rec.output = std::move(result.output);
+  if (!result.status.ok()) {
+    return FailAttempt(ex, step, StepStatus::kFailed, result.status,
+                       std::move(result.error_details));
+  }
+  Release(ex, step);
+  st.rec.error = nullptr;
+  st.rec.completed_at = loop_->Now();
+  SaveAttempt(*ex, step, StepStatus::kCompleted, nullptr);
+  Emit(*ex, "step.completed", step,
+       {{"attempt", st.rec.attempts}, {"duration_ms", st.rec.completed_at - st.rec.started_at}});
+  ++stats_.steps_completed;
+  FinishStep(ex, step, StepStatus::kCompleted);
+}
+
+void Engine::Impl::OnAttemptTimeout(const std::string& exec_id, int step,
+                                    const std::string& assignment) {
+  ExecPtr ex = Find(exec_id);
+  if (!ex || ex->finished) return;
+  StepState& st = ex->steps[step];
+  st.timer = 0;
+  if (!st.in_flight || st.rec.assignment_id != assignment) return;
+  TurnGuard turn(this);
+  StopStep(ex, step);
+  FailAttempt(ex, step, StepStatus::kTimeout,
+              Status(errc::kTimeout, "step '" + st.def->id + "' exceeded its timeout of " +
+                                         FormatDuration(*st.def->timeout)),
+              nullptr);
+}
+
+void Engine::Impl::StopStep(const ExecPtr& ex, int step) {
+  StepState& st = ex->steps[step];
+  if (st.timer) {
+    loop_->CancelTimer(st.timer);
+    st.timer = 0;
+  }
+  if (!st.in_flight) return;
+  auto it = runners_.find(st.def->type);
+  if (it == runners_.end() || !it->second) return;
+  Runner* runner = it->second;
+  std::string assignment = st.rec.assignment_id;
+  AddEffect([runner, assignment] { runner->Cancel(assignment); });
+}
+
+void Engine::Impl::Release(const ExecPtr& ex, int step) {
+  StepState& st = ex->steps[step];
+  if (st.timer) {
+    loop_->CancelTimer(st.timer);
+    st.timer = 0;
+  }
+  if (!st.in_flight) return;
+  st.in_flight = false;
+  if (!st.uses_capacity) return;
+  --ex->in_flight;
+  --capacity_used_;
+  if (!ex->parked.empty() && !ex->paused()) {
+    int next = ex->parked.front();
+    ex->parked.pop_front();
+    ready_.push({ex->rec.priority * 8 + static_cast<int>(ex->steps[next].def->priority),
+                 ready_seq_++, ex, next});
+  }
+}
+
+void Engine::Impl::FailAttempt(const ExecPtr& ex, int step, StepStatus status,
+                               const Status& error, Json details) {
+  StepState& st = ex->steps[step];
+  const StepDef& def = *st.def;
+  Release(ex, step);
+  Json err = {{"code", error.code()}, {"message", error.message()}};
+  if (!details.is_null()) err["details"] = std::move(details);
+  Json logged = err;
+  logged["attempt"] = st.rec.attempts;
+  st.attempt_errors.push_back(std::move(logged));
+  st.rec.error = err;
+  SaveAttempt(*ex, step, status, err);
+  MarkStepDirty(ex, step);
+
+  const bool restart = error.code() == errc::kEngineRestart;
+  if (restart) ++st.engine_restarts;
+  const int counted = st.rec.attempts - st.engine_restarts;
+  const TimeMs now = loop_->Now();
+  bool retry = false;
+  Duration delay{0};
+  if (ex->failing_fast || ex->finished) {
+    retry = false;
+  } else if (restart) {
+    retry = st.engine_restarts <= options_.max_engine_restarts;
+  } else if (!NeverRetried(error.code()) && def.retry.IsRetryable(error.code()) &&
+             counted < def.retry.max_attempts) {
+    retry = true;
+    delay = def.retry.DelayBefore(counted + 1);
+    if (def.retry.jitter && delay.count() > 0) {
+      std::uniform_real_distribution<double> dist(0.5, 1.0);
+      delay = Duration(static_cast<int64_t>(static_cast<double>(delay.count()) * dist(rng_)));
+    }
+  }
+  if (retry) {
+    st.rec.status = StepStatus::kWaitingRetry;
+    st.rec.retry_at = now + delay.count();
+    Emit(*ex, "step.retrying", step,
+         {{"attempt", st.rec.attempts}, {"delay_ms", delay.count()}, {"error", err}});
+    std::string id = ex->rec.id;
+    st.timer = loop_->ScheduleAt(st.rec.retry_at, [this, id, step] { RetryNow(id, step); });
+    return;
+  }
+  st.rec.completed_at = now;
+  Emit(*ex, status == StepStatus::kTimeout ? "step.timed_out" : "step.failed", step,
+       {{"attempt", st.rec.attempts}, {"error", err}});
+  ++stats_.steps_failed;
+  DeadLetterRecord dl;
+  dl.execution_id = ex->rec.id;
+  dl.step_id = def.id;
+  dl.input = st.resolved_input.is_null() ? def.spec : st.resolved_input;
+  dl.errors = st.attempt_errors;
+  dl.created_at = now;
+  batch_.dead_letters.push_back(std::move(dl));
+  if (!def.optional) {
+    if (!ex->had_failure) {
+      ex->first_failure = err;
+      ex->first_failure["step"] = def.id;
+    }
+    ex->had_failure = true;
+    if (ex->def->fail_fast && !ex->failing_fast) {
+      ex->failing_fast = true;
+      for (size_t i = 0; i < ex->steps.size(); ++i) {
+        StepState& other = ex->steps[i];
+        if (static_cast<int>(i) == step || IsTerminal(other.rec.status)) continue;
+        if (other.in_flight || other.rec.status == StepStatus::kWaitingRetry ||
+            other.rec.status == StepStatus::kReady) {
+          StopStep(ex, static_cast<int>(i));
+          Release(ex, static_cast<int>(i));
+          other.rec.error = {{"code", errc::kCancelled}, {"message", "fail_fast"}};
+          Emit(*ex, "step.cancelled", static_cast<int>(i), {{"reason", "fail_fast"}});
+          FinishStep(ex, static_cast<int>(i), StepStatus::kCancelled);
+        }
+      }
+    }
+  }
+  FinishStep(ex, step, status);
+}
+
+void Engine::Impl::RetryNow(const std::string& exec_id, int step) {
+  ExecPtr ex = Find(exec_id);
+  if (!ex || ex->finished) return;
+  StepState& st = ex->steps[step];
+  st.timer = 0;
+  if (st.rec.status != StepStatus::kWaitingRetry) return;
+  TurnGuard turn(this);
+  MakeReady(ex, step);
+}
+
+void Engine::Impl::FinishStep(const ExecPtr& ex, int step, StepStatus status, bool propagate) {
+  StepState& st = ex->steps[step];
+  st.rec.status = status;
+  if (!st.rec.completed_at) st.rec.completed_at = loop_->Now();
+  ex->progress_sum += 100 - st.rec.progress;
+  st.rec.progress = 100;
+  ++ex->terminal_steps;
+  if (!ex->layer_open.empty()) {
+    --ex->layer_open[ex->layer_of[step]];
+    while (ex->current_layer < ex->layers && ex->layer_open[ex->current_layer] == 0) {
+      ++ex->current_layer;
+    }
+  }
+  MarkStepDirty(ex, step);
+  if (propagate) {
+    for (int d : st.downstream) {
+      if (--ex->steps[d].pending_deps == 0) propagate_.emplace_back(ex, d);
+    }
+  }
+  MaybeFinish(ex);
+}
+
+void Engine::Impl::MaybeFinish(const ExecPtr& ex) {
+  if (ex->finished || ex->stopping) return;
+  if (ex->terminal_steps < static_cast<int>(ex->steps.size())) return;
+  if (ex->had_failure) {
+    Json err = ex->first_failure;
+    err["message"] = "step '" + err.value("step", std::string()) +
+                     "' failed: " + err.value("message", std::string());
+    return FinishExecution(ex, ExecutionStatus::kFailed, std::move(err));
+  }
+  if (!ex->def->output.is_null()) {
+    engine::ExecScope scope(*ex);
+    Result<Json> out = expr::Render(ex->def->output, scope);
+    if (!out.ok()) {
+      return FinishExecution(ex, ExecutionStatus::kFailed,
+                             {{"code", out.status().code()},
+                              {"message", "workflow output: " + out.status().message()}});
+    }
+    ex->rec.output = std::move(out.value());
+  }
+  FinishExecution(ex, ExecutionStatus::kCompleted, nullptr);
+}
+
+void Engine::Impl::FinishExecution(const ExecPtr& ex, ExecutionStatus status, Json error) {
+  if (ex->finished) return;
+  ex->finished = true;
+  if (active_ > 0) --active_;
+  if (ex->deadline_timer) {
+    loop_->CancelTimer(ex->deadline_timer);
+    ex->deadline_timer = 0;
+  }
+  ex->parked.clear();
+  ex->rec.status = status;
+  ex->rec.error = std::move(error);
+  ex->rec.completed_at = loop_->Now();
+  MarkDirty(ex);
+  const char* type = "execution.completed";
+  switch (status) {
+    case ExecutionStatus::kFailed: type = "execution.failed"; break;
+    case ExecutionStatus::kTimeout: type = "execution.timed_out"; break;
+    case ExecutionStatus::kCancelled: type = "execution.cancelled"; break;
+    default: break;
+  }
+  Json data = {{"status", ToString(status)}};
+  if (!ex->rec.error.is_null()) data["error"] = ex->rec.error;
+  Emit(*ex, type, -1, std::move(data));
+}
+
+void Engine::Impl::CancelOpenSteps(const ExecPtr& ex, const char* reason) {
+  ex->stopping = true;  // the caller decides the execution's final status
+  for (size_t i = 0; i < ex->steps.size(); ++i) {
+    StepState& st = ex->steps[i];
+    if (IsTerminal(st.rec.status)) continue;
+    const bool had_attempt = st.in_flight;
+    StopStep(ex, static_cast<int>(i));
+    Release(ex, static_cast<int>(i));
+    st.rec.error = {{"code", errc::kCancelled}, {"message", reason}};
+    if (had_attempt) SaveAttempt(*ex, static_cast<int>(i), StepStatus::kCancelled, st.rec.error);
+    Emit(*ex, "step.cancelled", static_cast<int>(i), {{"reason", reason}});
+    FinishStep(ex, static_cast<int>(i), StepStatus::kCancelled, /*propagate=*/false);
+  }
+}
+
+void Engine::Impl::OnExecutionDeadline(const std::string& exec_id) {
+  ExecPtr ex = Find(exec_id);
+  if (!ex || ex->finished) return;
+  ex->deadline_timer = 0;
+  TurnGuard turn(this);
+  const std::string limit =
+      ex->def->timeout ? FormatDuration(*ex->def->timeout) : std::string("its deadline");
+  CancelOpenSteps(ex, "execution timed out");
+  FinishExecution(ex, ExecutionStatus::kTimeout,
+                  {{"code", errc::kTimeout}, {"message", "execution exceeded its timeout of " + limit}});
+}
+
+}  // namespace baton

@@ -1,0 +1,218 @@
+// Readiness and dispatch: trigger rules, `when`, the ready queue, limits.
+#include "engine/engine_impl.h"
+
+#include "expr/template.h"
+
+namespace baton {
+
+using engine::ExecState;
+using engine::StepState;
+
+namespace {
+
+bool IsSuccess(StepStatus s) { return s == StepStatus::kCompleted || s == StepStatus::kCached; }
+bool IsFailure(StepStatus s) {
+  return s == StepStatus::kFailed || s == StepStatus::kTimeout || s == StepStatus::kCancelled;
+}
+
+// Rules that still run a step after a failure (fail_fast lets only these start).
+bool AcceptsFailure(TriggerRule r) {
+  return r == TriggerRule::kAllDone || r == TriggerRule::kAllFailed ||
+         r == TriggerRule::kOneFailed || r == TriggerRule::kAlways;
+}
+
+}  // namespace
+
+bool Engine::Impl::TriggerRuleAllows(const ExecState& ex, int step, std::string* why) const {
+  const StepState& st = ex.steps[step];
+  if (st.upstream.empty()) return true;  // a root step has nothing to wait for
+  int success = 0, failed = 0, skipped = 0;
+  for (int up : st.upstream) {
+    StepStatus s = ex.steps[up].rec.status;
+    if (IsSuccess(s)) ++success;
+    else if (IsFailure(s)) ++failed;
+    else if (s == StepStatus::kSkipped) ++skipped;
+  }
+  const int n = static_cast<int>(st.upstream.size());
+  bool ok = false;
+  switch (st.def->trigger_rule) {
+    case TriggerRule::kAllSuccess: ok = success == n; break;
+    case TriggerRule::kAllDone: ok = true; break;
+    case TriggerRule::kAllFailed: ok = failed == n; break;
+    case TriggerRule::kOneSuccess: ok = success > 0; break;
+    case TriggerRule::kOneFailed: ok = failed > 0; break;
+    case TriggerRule::kNoneFailed: ok = failed == 0; break;
+    case TriggerRule::kNoneSkipped: ok = skipped == 0; break;
+    case TriggerRule::kAlways: ok = true; break;
+  }
+  if (!ok) {
+    *why = std::string("trigger rule ") + ToString(st.def->trigger_rule) + " not met (" +
+           std::to_string(success) + " succeeded, " + std::to_string(failed) + " failed, " +
+           std::to_string(skipped) + " skipped of " + std::to_string(n) + " upstream)";
+  }
+  return ok;
+}
+
+void Engine::Impl::OnDependenciesDone(const ExecPtr& ex, int step) {
+  StepState& st = ex->steps[step];
+  if (ex->finished || st.rec.status != StepStatus::kPending) return;
+  std::string why;
+  if (!TriggerRuleAllows(*ex, step, &why)) return SkipStep(ex, step, why);
+  if (ex->failing_fast && !AcceptsFailure(st.def->trigger_rule)) {
+    return SkipStep(ex, step, "fail_fast: the execution is failing");
+  }
+  const expr::Condition& cond = ex->conditions[step];
+  if (!cond.source().empty()) {
+    engine::ExecScope scope(*ex);
+    Result<bool> r = cond.Evaluate(scope);
+    if (!r.ok()) {
+      st.rec.attempts += 1;
+      st.rec.started_at = loop_->Now();
+      FailAttempt(ex, step, StepStatus::kFailed,
+                  Status(errc::kConditionError, r.status().message()), nullptr);
+      return;
+    }
+    if (!*r) return SkipStep(ex, step, "condition is false: " + cond.source());
+  }
+  MakeReady(ex, step);
+}
+
+void Engine::Impl::SkipStep(const ExecPtr& ex, int step, const std::string& reason) {
+  Emit(*ex, "step.skipped", step, {{"reason", reason}});
+  FinishStep(ex, step, StepStatus::kSkipped);
+}
+
+void Engine::Impl::MakeReady(const ExecPtr& ex, int step) {
+  StepState& st = ex->steps[step];
+  st.rec.status = StepStatus::kReady;
+  MarkStepDirty(ex, step);
+  Emit(*ex, "step.ready", step);
+  if (ex->paused()) {
+    ex->parked.push_back(step);
+  } else if (!st.uses_capacity) {
+    Dispatch(ex, step);  // noop and wait hold no slot: no reason to queue them
+  } else {
+    ready_.push({ex->rec.priority * 8 + static_cast<int>(st.def->priority), ready_seq_++, ex,
+                 step});
+  }
+}
+
+void Engine::Impl::DispatchReady() {
+  if (dispatching_) return;
+  dispatching_ = true;
+  DrainPropagation();
+  while (!ready_.empty() && capacity_used_ < capacity_) {
+    ReadyItem item = ready_.top();
+    ready_.pop();
+    ExecState& ex = *item.ex;
+    if (ex.finished || ex.steps[item.step].rec.status != StepStatus::kReady) continue;
+    if (ex.paused() || (ex.def->max_parallel > 0 && ex.in_flight >= ex.def->max_parallel)) {
+      ex.parked.push_back(item.step);  // woken by Release or Resume
+      continue;
+    }
+    Dispatch(item.ex, item.step);
+    DrainPropagation();  // a dispatch can fail at once (template error) and free steps
+  }
+  dispatching_ = false;
+}
+
+void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
+  StepState& st = ex->steps[step];
+  const StepDef& def = *st.def;
+  st.rec.attempts += 1;
+  st.rec.status = StepStatus::kDispatched;
+  st.rec.assignment_id = ex->rec.id + "/" + def.id + "/" + std::to_string(st.rec.attempts);
+  st.rec.started_at = loop_->Now();
+  st.rec.completed_at = 0;
+  st.rec.retry_at = 0;
+  st.rec.error = nullptr;
+  MarkStepDirty(ex, step);
+
+  RunRequest req;
+  req.execution_id = ex->rec.id;
+  req.step_id = def.id;
+  req.attempt = st.rec.attempts;
+  req.assignment_id = st.rec.assignment_id;
+  req.type = def.type;
+  req.timeout = def.timeout.value_or(Duration(0));
+  {
+    engine::ExecScope scope(*ex);
+    Result<Json> spec = expr::Render(def.spec, scope);
+    if (!spec.ok()) {
+      st.resolved_input = def.spec;
+      return FailAttempt(ex, step, StepStatus::kFailed, spec.status(), nullptr);
+    }
+    req.spec = std::move(spec.value());
+  }
+  st.resolved_input = req.spec;
+  auto runner_it = runners_.find(def.type);
+  if (runner_it == runners_.end() || runner_it->second == nullptr) {
+    return FailAttempt(ex, step, StepStatus::kFailed,
+                       Status(errc::kUnsupportedStepType,
+                              std::string("step type '") + ToString(def.type) +
+                                  "' cannot run here yet (no runner for it in this engine)"),
+                       nullptr);
+  }
+  Runner* runner = runner_it->second;
+
+  st.in_flight = true;
+  if (st.uses_capacity) {
+    ++ex->in_flight;
+    ++capacity_used_;
+  }
+  ++stats_.steps_dispatched;
+  if (st.rec.deadline = 0; def.timeout && def.timeout->count() > 0) {
+    st.rec.deadline = st.rec.started_at + def.timeout->count();
+    std::string id = ex->rec.id, assignment = st.rec.assignment_id;
+    st.timer = loop_->ScheduleAt(st.rec.deadline, [this, id, step, assignment] {
+      OnAttemptTimeout(id, step, assignment);
+    });
+  }
+  Emit(*ex, "step.dispatched", step,
+       {{"attempt", st.rec.attempts}, {"assignment_id", st.rec.assignment_id}});
+  SaveAttempt(*ex, step, StepStatus::kDispatched, nullptr);
+
+  // The runner starts only after this turn is durable (transactional outbox).
+  std::weak_ptr<bool> alive = alive_;
+  std::weak_ptr<ExecState> weak_ex = ex;
+  AddEffect([this, alive, weak_ex, step, runner, req = std::move(req)]() mutable {
+    auto exs = weak_ex.lock();
+    if (!exs || exs->finished || exs->steps[step].rec.assignment_id != req.assignment_id ||
+        !exs->steps[step].in_flight) {
+      return;  // cancelled before it could start
+    }
+    const std::string id = req.execution_id, assignment = req.assignment_id;
+    RunCallbacks cb;
+    cb.on_started = [this, alive, id, step, assignment] {
+      loop_->Post([=, this] {
+        if (!alive.expired()) OnStarted(id, step, assignment);
+      });
+    };
+    cb.on_progress = [this, alive, id, step, assignment](int progress, Json data) {
+      loop_->Post([=, this, data = std::move(data)] {
+        if (!alive.expired()) OnProgress(id, step, assignment, progress, data);
+      });
+    };
+    cb.on_done = [this, alive, id, step, assignment](RunResult result) {
+      loop_->Post([=, this, result = std::move(result)]() mutable {
+        if (!alive.expired()) OnDone(id, step, assignment, std::move(result));
+      });
+    };
+    runner->Start(req, std::move(cb));
+  });
+}
+
+void Engine::Impl::DrainPropagation() {
+  if (draining_) return;
+  draining_ = true;
+  // A worklist, not recursion: skipping the head of a 100k-step chain must not
+  // overflow the stack.
+  for (size_t i = 0; i < propagate_.size(); ++i) {
+    auto [ex, step] = propagate_[i];  // a copy: the vector may grow below
+    OnDependenciesDone(ex, step);
+  }
+  propagate_.clear();
+  draining_ = false;
+}
+
+}  // namespace baton

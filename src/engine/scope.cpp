@@ -1,0 +1,34 @@
+// Template and condition lookups over one execution's live state.
+#include "engine/engine_impl.h"
+
+namespace baton::engine {
+
+const Json* ExecScope::Find(const expr::Path& path) const {
+  const std::string& root = path.root();
+  if (root == "inputs") return expr::Walk(ex_.rec.input, path, 1);
+  if (root == "execution") return expr::Walk(ex_.execution_json, path, 1);
+  if (root == "vars") return expr::Walk(ex_.def->vars, path, 1);
+  if (root != "steps" || path.segments.size() < 3) return nullptr;
+  auto it = ex_.step_index.find(path.segments[1].key);
+  if (it == ex_.step_index.end()) return nullptr;
+  const StepState& st = ex_.steps[it->second];
+  const std::string& field = path.segments[2].key;
+  const bool has_output =
+      st.rec.status == StepStatus::kCompleted || st.rec.status == StepStatus::kCached ||
+      ((st.rec.status == StepStatus::kFailed) && !st.rec.output.is_null());
+  if (field == "output") return has_output ? expr::Walk(st.rec.output, path, 3) : nullptr;
+  if (path.segments.size() != 3) {
+    if (field == "error" && !st.rec.error.is_null()) return expr::Walk(st.rec.error, path, 3);
+    return nullptr;
+  }
+  if (field == "status") return &temporaries_.emplace_back(ToString(st.rec.status));
+  if (field == "attempts") return &temporaries_.emplace_back(st.rec.attempts);
+  if (field == "exit_code") {
+    return st.rec.exit_code < 0 ? nullptr : &temporaries_.emplace_back(st.rec.exit_code);
+  }
+  if (field == "stderr") return &temporaries_.emplace_back(st.rec.stderr_tail);
+  if (field == "error") return st.rec.error.is_null() ? nullptr : &st.rec.error;
+  return nullptr;
+}
+
+}  // namespace baton::engine
