@@ -1,0 +1,35 @@
+// The `baton` subcommands. Each returns the process exit code: 0 success, 1 the
+// execution failed / timed out / was cancelled, 2 usage or definition error.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace baton::cli {
+
+struct RunArgs {
+  std::string file;
+  std::vector<std::string> inputs;  // k=v
+  std::string input_file;
+  std::string db;
+  bool ephemeral = false;
+  bool json = false;
+  bool quiet = false;
+  int parallel = 0;
+  std::string execution_id;  // resume: empty = every unfinished execution
+  bool sync_normal = false;
+};
+
+int RunCommand(const RunArgs& args);
+int ResumeCommand(const RunArgs& args);
+int ValidateCommand(const std::vector<std::string>& files, bool json);
+int AnalyzeCommand(const std::string& file, bool json);
+
+// Default database: $BATON_DB, else $XDG_STATE_HOME/baton/baton.db, else
+// ~/.local/state/baton/baton.db.
+std::string DefaultDbPath();
+
+int Main(int argc, char** argv);
+
+}  // namespace baton::cli

@@ -1,0 +1,173 @@
+#include "cli/progress_view.h"
+
+#include <ctime>
+
+namespace baton::cli {
+namespace {
+
+std::string Clock(TimeMs t) {
+  std::time_t s = static_cast<std::time_t>(t / 1000);
+  std::tm tm{};
+  localtime_r(&s, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%02d:%02d:%02d.%03d", tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(t % 1000));
+  return buf;
+}
+
+std::string Elapsed(TimeMs ms) {
+  char buf[64];
+  if (ms < 60'000) {
+    std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(ms) / 1000.0);
+  } else {
+    std::snprintf(buf, sizeof buf, "%lldm%02llds", static_cast<long long>(ms / 60'000),
+                  static_cast<long long>((ms / 1000) % 60));
+  }
+  return buf;
+}
+
+std::string Bar(int percent, int width) {
+  int filled = percent * width / 100;
+  std::string s;
+  for (int i = 0; i < width; ++i) s += i < filled ? "\u2588" : "\u2591";
+  return s;
+}
+
+bool IsExecutionEnd(const std::string& type) {
+  return type == "execution.completed" || type == "execution.failed" ||
+         type == "execution.timed_out" || type == "execution.cancelled";
+}
+
+std::string ErrorText(const Json& data) {
+  auto it = data.find("error");
+  if (it == data.end() || !it->is_object()) return "";
+  return it->value("code", "") + ": " + it->value("message", "");
+}
+
+}  // namespace
+
+void ProgressView::OnEvent(const EventRecord& e, const ExecutionProgress& p) {
+  last_ = p;
+  if (e.type == "execution.started" || e.type == "execution.recovered") {
+    exec_started_ = e.time;
+    if (e.data.contains("workflow")) workflow_[e.execution_id] = e.data["workflow"];
+  }
+  if (e.type == "step.dispatched") {
+    running_[e.step_id] = {"dispatched", e.time, 0, e.data.value("attempt", 1)};
+  } else if (e.type == "step.started") {
+    running_[e.step_id].status = "running";
+  } else if (e.type == "step.progress") {
+    running_[e.step_id].progress = e.data.value("progress", 0);
+  } else if (e.type == "step.completed" || e.type == "step.failed" ||
+             e.type == "step.timed_out" || e.type == "step.retrying" ||
+             e.type == "step.cancelled" || e.type == "step.skipped") {
+    running_.erase(e.step_id);
+  }
+  if (!quiet_) {
+    if (live_) {
+      Erase();
+      PrintLine(e);
+      Redraw(e.time);
+    } else {
+      PrintLine(e);
+    }
+  }
+  if (IsExecutionEnd(e.type) && on_finished) {
+    on_finished(e.execution_id, ParseExecutionStatus(e.data.value("status", "failed"))
+                                    .value_or(ExecutionStatus::kFailed));
+  }
+}
+
+void ProgressView::OnStoreError(const Status& status) {
+  Erase();
+  std::fprintf(out_, "baton: the store refused a write, stopping: %s\n", status.ToString().c_str());
+  std::fflush(out_);
+}
+
+void ProgressView::PrintLine(const EventRecord& e) {
+  if (live_) {
+    // The live view prints only what a person wants to keep: step outcomes.
+    const char* mark = nullptr;
+    std::string detail;
+    if (e.type == "step.completed") {
+      mark = "\x1b[32m\u2714\x1b[0m";
+      detail = Elapsed(e.data.value("duration_ms", 0));
+    } else if (e.type == "step.failed" || e.type == "step.timed_out") {
+      mark = "\x1b[31m\u2718\x1b[0m";
+      detail = ErrorText(e.data);
+    } else if (e.type == "step.retrying") {
+      mark = "\x1b[33m\u21bb\x1b[0m";
+      detail = "retry in " + Elapsed(e.data.value("delay_ms", 0)) + " after " + ErrorText(e.data);
+    } else if (e.type == "step.skipped") {
+      mark = "\x1b[90m\u21b7\x1b[0m";
+      detail = e.data.value("reason", "");
+    } else if (e.type == "step.cancelled") {
+      mark = "\x1b[90m\u25a0\x1b[0m";
+      detail = "cancelled";
+    } else if (IsExecutionEnd(e.type)) {
+      return;  // the final summary says it
+    } else if (e.type == "execution.started" || e.type == "execution.recovered") {
+      std::fprintf(out_, "\x1b[1m%s\x1b[0m %s %s\n", workflow_[e.execution_id].c_str(),
+                   e.execution_id.c_str(),
+                   e.type == "execution.recovered" ? "(recovered)" : "");
+      return;
+    } else {
+      return;
+    }
+    std::fprintf(out_, "  %s %-24s %s\n", mark, e.step_id.c_str(), detail.c_str());
+    return;
+  }
+  std::string line = Clock(e.time) + " " + e.execution_id + " " + e.type;
+  if (!e.step_id.empty()) line += " " + e.step_id;
+  if (e.data.contains("attempt")) line += " attempt=" + std::to_string(e.data.value("attempt", 0));
+  if (e.type == "step.completed") line += " (" + Elapsed(e.data.value("duration_ms", 0)) + ")";
+  if (e.type == "step.progress") line += " " + std::to_string(e.data.value("progress", 0)) + "%";
+  if (e.type == "step.retrying") line += " delay=" + Elapsed(e.data.value("delay_ms", 0));
+  std::string err = ErrorText(e.data);
+  if (!err.empty()) line += " " + err;
+  if (e.data.contains("reason")) line += " (" + e.data.value("reason", "") + ")";
+  std::fprintf(out_, "%s\n", line.c_str());
+  std::fflush(out_);
+}
+
+void ProgressView::Erase() {
+  if (drawn_lines_ > 0) std::fprintf(out_, "\x1b[%dA\x1b[J", drawn_lines_);
+  drawn_lines_ = 0;
+}
+
+void ProgressView::Redraw(TimeMs now) {
+  last_draw_ = now;
+  int lines = 0;
+  std::fprintf(out_, "  %s %3d%%  layer %d/%d  %d/%d steps  %s\n", Bar(last_.percent, 30).c_str(),
+               last_.percent, last_.layer, last_.layers, last_.steps_done, last_.steps_total,
+               Elapsed(now - exec_started_).c_str());
+  ++lines;
+  int shown = 0;
+  for (const auto& [id, r] : running_) {
+    if (++shown > 12) {
+      std::fprintf(out_, "    ... and %zu more\n", running_.size() - 12);
+      ++lines;
+      break;
+    }
+    std::string extra = r.progress > 0 ? std::to_string(r.progress) + "%" : "";
+    if (r.attempt > 1) extra += (extra.empty() ? "" : " ") + std::string("attempt ") + std::to_string(r.attempt);
+    std::fprintf(out_, "    \x1b[36m\u25b6\x1b[0m %-22s %-10s %8s  %s\n", id.c_str(), r.status.c_str(),
+                 Elapsed(now - r.started).c_str(), extra.c_str());
+    ++lines;
+  }
+  drawn_lines_ = lines;
+  std::fflush(out_);
+}
+
+void ProgressView::Tick(TimeMs now) {
+  if (quiet_ || !live_ || exec_started_ == 0) return;
+  Erase();
+  Redraw(now);
+}
+
+void ProgressView::Finish() {
+  if (live_ && !quiet_) Erase();
+  std::fflush(out_);
+}
+
+}  // namespace baton::cli

@@ -1,0 +1,50 @@
+// What `baton run` shows while an execution runs. On a terminal: a live view (a
+// progress bar, the layer, one line per running step with elapsed time and progress;
+// finished steps scroll above it). Elsewhere: one line per event on stderr.
+#pragma once
+
+#include <baton/engine.h>
+
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace baton::cli {
+
+class ProgressView final : public ExecutionObserver {
+ public:
+  // `live`: draw the terminal view (else event lines). `quiet`: print nothing.
+  ProgressView(FILE* out, bool live, bool quiet) : out_(out), live_(live), quiet_(quiet) {}
+  void OnEvent(const EventRecord& event, const ExecutionProgress& progress) override;
+  void OnStoreError(const Status& status) override;
+  // Redraws the live view (elapsed times move even without events).
+  void Tick(TimeMs now);
+  // Erases the live area for good (before the final summary).
+  void Finish();
+  // Called when an execution reaches a terminal state.
+  std::function<void(const std::string& execution_id, ExecutionStatus status)> on_finished;
+
+ private:
+  struct Running {
+    std::string status;
+    TimeMs started = 0;
+    int progress = 0;
+    int attempt = 1;
+  };
+  void PrintLine(const EventRecord& e);
+  void Redraw(TimeMs now);
+  void Erase();
+
+  FILE* out_;
+  bool live_;
+  bool quiet_;
+  std::map<std::string, Running> running_;  // by step id, in id order
+  std::map<std::string, std::string> workflow_;  // execution id -> workflow name
+  ExecutionProgress last_;
+  TimeMs exec_started_ = 0;
+  int drawn_lines_ = 0;
+  TimeMs last_draw_ = 0;
+};
+
+}  // namespace baton::cli

@@ -1,0 +1,282 @@
+// `baton run` and `baton resume`: drive executions to a terminal state in-process.
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "cli/progress_view.h"
+
+#include <baton/engine.h>
+#include <baton/event_loop.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <pthread.h>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+namespace baton::cli {
+namespace {
+
+int Usage(const std::string& message) {
+  std::fprintf(stderr, "baton: %s\n", message.c_str());
+  return 2;
+}
+
+// Ctrl-C and SIGTERM become a clean cancel; a second one exits at once. The signals are
+// blocked in every thread (set before any thread starts) and taken by sigwait here.
+class SignalCatcher {
+ public:
+  explicit SignalCatcher(std::function<void(int)> on_signal) : on_signal_(std::move(on_signal)) {
+    thread_ = std::thread([this] {
+      sigset_t set = Set();
+      int count = 0;
+      for (;;) {
+        int sig = 0;
+        if (sigwait(&set, &sig) != 0) continue;
+        if (sig == SIGUSR2) return;
+        if (++count > 1) {
+          std::fprintf(stderr, "\nbaton: interrupted again, exiting now\n");
+          std::_Exit(130);
+        }
+        on_signal_(sig);
+      }
+    });
+  }
+  ~SignalCatcher() {
+    pthread_kill(thread_.native_handle(), SIGUSR2);
+    thread_.join();
+  }
+  static sigset_t Set() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGUSR2);
+    return set;
+  }
+  static void BlockInThisAndFutureThreads() {
+    sigset_t set = Set();
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  }
+
+ private:
+  std::function<void(int)> on_signal_;
+  std::thread thread_;
+};
+
+Result<Json> ReadInputFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status(errc::kIo, "cannot read input file '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  Json j = Json::parse(ss.str(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    return Status(errc::kValidation, "input file '" + path + "' must hold a JSON object");
+  }
+  return j;
+}
+
+struct Session {
+  std::unique_ptr<Store> store;
+  std::string db_path;
+};
+
+Result<Session> OpenStore(const RunArgs& args) {
+  Session s;
+  if (args.ephemeral) {
+    s.store = NewMemoryStore();
+    return s;
+  }
+  s.db_path = args.db.empty() ? DefaultDbPath() : args.db;
+  std::error_code ec;
+  auto parent = std::filesystem::path(s.db_path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  SqliteOptions opts;
+  opts.synchronous_full = !args.sync_normal;
+  auto store = OpenSqliteStore(s.db_path, opts);
+  if (!store.ok()) return store.status();
+  s.store = std::move(store.value());
+  return s;
+}
+
+// Runs the loop until every execution in `ids` (or started by `start`) is terminal.
+int Drive(const RunArgs& args, Session& session,
+          const std::function<Result<std::vector<std::string>>(Engine&)>& begin) {
+  SignalCatcher::BlockInThisAndFutureThreads();
+  RealEventLoop loop;
+  std::unique_ptr<Committer> committer = args.ephemeral ? NewSyncCommitter(session.store.get())
+                                                        : NewGroupCommitter(session.store.get());
+  std::unique_ptr<Runner> shell = NewShellRunner();
+  EngineOptions options;
+  options.parallel = args.parallel;
+  Engine engine(&loop, committer.get(), options);
+  engine.SetRunner(StepType::kShell, shell.get());
+
+  const bool live = isatty(STDERR_FILENO) && std::getenv("TERM") &&
+                    std::string(std::getenv("TERM")) != "dumb";
+  ProgressView view(stderr, live, args.quiet);
+  engine.AddObserver(&view);
+
+  std::set<std::string> waiting;
+  std::vector<std::string> ids;
+  std::map<std::string, ExecutionStatus> finals;
+  bool store_failed = false;
+  int exit_code = 0;
+  view.on_finished = [&](const std::string& id, ExecutionStatus status) {
+    finals[id] = status;
+    waiting.erase(id);
+    if (waiting.empty()) loop.Stop();
+  };
+  struct StoreWatch final : ExecutionObserver {
+    std::function<void()> fn;
+    void OnEvent(const EventRecord&, const ExecutionProgress&) override {}
+    void OnStoreError(const Status&) override { fn(); }
+  } store_watch;
+  store_watch.fn = [&] {
+    store_failed = true;
+    loop.Stop();
+  };
+  engine.AddObserver(&store_watch);
+
+  loop.Post([&] {
+    auto started = begin(engine);
+    if (!started.ok()) {
+      std::fprintf(stderr, "baton: %s\n", started.status().message().c_str());
+      exit_code = 2;
+      loop.Stop();
+      return;
+    }
+    ids = *started;
+    for (auto& id : ids) {
+      if (!finals.count(id)) waiting.insert(id);
+    }
+    if (waiting.empty()) loop.Stop();
+  });
+  std::function<void()> tick = [&] {
+    view.Tick(loop.Now());
+    loop.ScheduleAfter(Duration(200), tick);
+  };
+  loop.Post([&] { loop.ScheduleAfter(Duration(200), tick); });
+
+  {
+    SignalCatcher signals([&](int sig) {
+      loop.Post([&, sig] {
+        if (!args.quiet) {
+          view.Finish();
+          std::fprintf(stderr, "baton: %s, cancelling (press Ctrl-C again to exit now)\n",
+                       sig == SIGINT ? "interrupted" : "terminated");
+        }
+        for (const auto& id : std::vector<std::string>(waiting.begin(), waiting.end())) {
+          (void)engine.Cancel(id, sig == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+        }
+      });
+    });
+    loop.Run();
+  }
+  view.Finish();
+  shell->Shutdown();  // no process is left behind
+  committer->Flush();
+  if (exit_code != 0) return exit_code;
+  if (store_failed) return 1;
+
+  for (const auto& id : ids) {
+    auto final_json = ExecutionJson(session.store.get(), id);
+    if (!final_json.ok()) {
+      std::fprintf(stderr, "baton: %s\n", final_json.status().message().c_str());
+      return 1;
+    }
+    auto status = ParseExecutionStatus(final_json->value("status", "failed"))
+                      .value_or(ExecutionStatus::kFailed);
+    exit_code = std::max(exit_code, ExitCodeFor(status));
+    if (args.json) {
+      std::cout << final_json->dump(2) << std::endl;
+    }
+    if (!args.quiet) {
+      const Json& err = (*final_json)["error"];
+      std::string color = status == ExecutionStatus::kCompleted ? "\x1b[32m" : "\x1b[31m";
+      if (!live) color.clear();
+      std::fprintf(stderr, "%s%s %s%s %s%s\n", color.c_str(), id.c_str(),
+                   ToString(status), live ? "\x1b[0m" : "",
+                   err.is_object() ? (err.value("code", "") + ": " + err.value("message", "")).c_str()
+                                   : "",
+                   session.db_path.empty() ? "" : ("  (db: " + session.db_path + ")").c_str());
+      if (!args.json && status == ExecutionStatus::kCompleted &&
+          !(*final_json)["output"].is_null()) {
+        std::fprintf(stderr, "output: %s\n", (*final_json)["output"].dump().c_str());
+      }
+    }
+  }
+  return exit_code;
+}
+
+}  // namespace
+
+std::string DefaultDbPath() {
+  if (const char* env = std::getenv("BATON_DB"); env && *env) return env;
+  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg && *xdg) {
+    return std::string(xdg) + "/baton/baton.db";
+  }
+  if (const char* home = std::getenv("HOME"); home && *home) {
+    return std::string(home) + "/.local/state/baton/baton.db";
+  }
+  return "baton.db";
+}
+
+int RunCommand(const RunArgs& args) {
+  ParseOutcome parsed = LoadWorkflowFile(args.file);
+  if (!parsed.ok()) {
+    for (const auto& d : parsed.diagnostics) std::fprintf(stderr, "%s\n", d.ToString().c_str());
+    return 2;
+  }
+  auto workflow = std::make_shared<const WorkflowDef>(std::move(*parsed.workflow));
+  Json provided = Json::object();
+  if (!args.input_file.empty()) {
+    auto file_input = ReadInputFile(args.input_file);
+    if (!file_input.ok()) return Usage(file_input.status().message());
+    provided = std::move(file_input.value());
+  }
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const auto& kv : args.inputs) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Usage("--input expects key=value, got '" + kv + "'");
+    }
+    pairs.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  Result<Json> input = ResolveInputs(*workflow, provided, pairs);
+  if (!input.ok()) return Usage(args.file + ": " + input.status().message());
+
+  auto session = OpenStore(args);
+  if (!session.ok()) return Usage(session.status().message());
+  return Drive(args, *session, [&](Engine& engine) -> Result<std::vector<std::string>> {
+    StartRequest req;
+    req.workflow = workflow;
+    req.input = *input;
+    auto id = engine.Start(std::move(req));
+    if (!id.ok()) return id.status();
+    return std::vector<std::string>{*id};
+  });
+}
+
+int ResumeCommand(const RunArgs& args) {
+  if (args.ephemeral) return Usage("resume needs a database (--db PATH)");
+  auto session = OpenStore(args);
+  if (!session.ok()) return Usage(session.status().message());
+  if (args.execution_id.empty()) {
+    auto unfinished = session->store->ListUnfinishedExecutions();
+    if (unfinished.ok() && unfinished->empty()) {
+      if (!args.quiet) std::fprintf(stderr, "baton: nothing to resume in %s\n", session->db_path.c_str());
+      return 0;
+    }
+  }
+  Store* store = session->store.get();
+  return Drive(args, *session, [&](Engine& engine) {
+    return RecoverExecutions(store, &engine, args.execution_id);
+  });
+}
+
+}  // namespace baton::cli
