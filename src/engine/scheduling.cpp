@@ -145,6 +145,14 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
     req.spec = std::move(spec.value());
   }
   st.resolved_input = req.spec;
+  if (def.type == StepType::kShell) {
+    // Who am I: lets a script pick up a checkpoint or behave per attempt.
+    Json& env = req.spec["env"];
+    if (!env.is_object()) env = Json::object();
+    env.emplace("BATON_EXECUTION_ID", ex->rec.id);
+    env.emplace("BATON_STEP_ID", def.id);
+    env.emplace("BATON_ATTEMPT", std::to_string(st.rec.attempts));
+  }
   auto runner_it = runners_.find(def.type);
   if (runner_it == runners_.end() || runner_it->second == nullptr) {
     return FailAttempt(ex, step, StepStatus::kFailed,
