@@ -1,5 +1,7 @@
 #include "engine/engine_impl.h"
 
+#include "common/crash_point.h"
+
 #include <thread>
 
 namespace baton {
@@ -108,6 +110,7 @@ void Engine::Impl::EndTurn() {
         for (auto* o : observers_) o->OnStoreError(st);
         return;
       }
+      CrashPoint("engine.after_commit");
       TurnGuard turn(this);
       for (auto& effect : *effects) effect();
       for (auto& [ex, ev] : *events) {
