@@ -1,3 +1,4 @@
+#include <baton/commit_queue.h>
 #include <baton/engine.h>
 
 #include <chrono>
@@ -18,7 +19,24 @@ class SyncCommitter final : public Committer {
   Store* store_;
 };
 
+// Batches from many turns share one transaction and one fsync.
+class GroupCommitter final : public Committer {
+ public:
+  explicit GroupCommitter(Store* store) : queue_(store, CommitQueue::Options{}) {}
+  void Submit(WriteBatch batch, std::function<void(const Status&)> done) override {
+    queue_.Submit(std::move(batch), std::move(done));
+  }
+  void Flush() override { queue_.Flush(); }
+
+ private:
+  CommitQueue queue_;
+};
+
 }  // namespace
+
+std::unique_ptr<Committer> NewGroupCommitter(Store* store) {
+  return std::make_unique<GroupCommitter>(store);
+}
 
 std::unique_ptr<Committer> NewSyncCommitter(Store* store) {
   return std::make_unique<SyncCommitter>(store);
