@@ -1,0 +1,127 @@
+// The `baton` command from the outside: help, exit codes, analyze, Ctrl-C.
+#include "support/process_util.h"
+
+#include <baton/json.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <thread>
+
+namespace baton::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(Cli, EveryCommandHasHelp) {
+  for (const char* cmd : {"run", "resume", "validate", "analyze"}) {
+    ProcessResult r = RunProcess({BatonBin(), cmd, "--help"});
+    EXPECT_EQ(r.exit_code, 0) << cmd;
+    EXPECT_NE(r.out.find("Usage"), std::string::npos) << cmd << ": " << r.out;
+  }
+  ProcessResult top = RunProcess({BatonBin(), "--help"});
+  EXPECT_EQ(top.exit_code, 0);
+  for (const char* cmd : {"run", "resume", "validate", "analyze"}) {
+    EXPECT_NE(top.out.find(cmd), std::string::npos);
+  }
+}
+
+TEST(Cli, UsageErrorsExitTwo) {
+  EXPECT_EQ(RunProcess({BatonBin()}).exit_code, 2);
+  EXPECT_EQ(RunProcess({BatonBin(), "run"}).exit_code, 2);
+  EXPECT_EQ(RunProcess({BatonBin(), "frobnicate"}).exit_code, 2);
+  ProcessResult missing = RunProcess({BatonBin(), "run", "/nonexistent/wf.yaml", "--ephemeral"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("/nonexistent/wf.yaml"), std::string::npos) << missing.err;
+}
+
+TEST(Cli, AnalyzeShowsLayersCriticalPathAndSpeedup) {
+  std::string dir = MakeTempDir();
+  WriteFile(dir + "/wf.yaml", R"(
+name: diamond
+steps:
+  - {id: a, type: wait, duration: 1s}
+  - {id: b, type: wait, duration: 4s, depends_on: [a]}
+  - {id: c, type: wait, duration: 2s, depends_on: [a]}
+  - {id: d, type: wait, duration: 1s, depends_on: [b, c]}
+)");
+  ProcessResult r = RunProcess({BatonBin(), "analyze", dir + "/wf.yaml", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Json j = Json::parse(r.out);
+  EXPECT_EQ(j["layers"], Json::parse(R"([["a"], ["b", "c"], ["d"]])"));
+  EXPECT_EQ(j["critical_path"], Json::parse(R"(["a", "b", "d"])"));
+  EXPECT_EQ(j["max_parallelism"], 2);
+  EXPECT_NEAR(j["estimated_speedup"].get<double>(), 8.0 / 6.0, 1e-6);
+  ProcessResult text = RunProcess({BatonBin(), "analyze", dir + "/wf.yaml"});
+  EXPECT_NE(text.out.find("a -> b -> d"), std::string::npos) << text.out;
+  fs::remove_all(dir);
+}
+
+TEST(Cli, InterruptCancelsCleanlyAndLeavesNoProcess) {
+  std::string dir = MakeTempDir();
+  // The step starts a background child too: the whole process group must go.
+  WriteFile(dir + "/wf.yaml", R"(
+name: long
+steps:
+  - {id: sleeper, type: shell, cwd: ")" + dir + R"(", run: 'sleep 300 & echo $! > child.pid; wait'}
+  - {id: never, type: noop, depends_on: [sleeper]}
+)");
+  std::string db = dir + "/state.db";
+  pid_t pid = StartProcess({BatonBin(), "run", dir + "/wf.yaml", "--db", db, "--json"},
+                           dir + "/out.log");
+  ASSERT_GT(pid, 0);
+  const std::string child_file = dir + "/child.pid";
+  for (int i = 0; i < 400 && ReadFile(child_file).empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ASSERT_FALSE(ReadFile(child_file).empty()) << ReadFile(dir + "/out.log");
+  pid_t child = std::stoi(ReadFile(child_file));
+  kill(pid, SIGINT);
+  EXPECT_EQ(WaitProcess(pid), 1);
+  std::string out = ReadFile(dir + "/out.log");
+  EXPECT_NE(out.find("\"status\": \"cancelled\""), std::string::npos) << out;
+  // SIGTERM went to the group; give the kernel a moment to reap, bounded.
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; ++i) {
+    gone = kill(child, 0) != 0;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  EXPECT_TRUE(gone) << "background child " << child << " outlived the cancelled step";
+  fs::remove_all(dir);
+}
+
+TEST(Cli, ResumeWithNothingToDoSaysSo) {
+  std::string dir = MakeTempDir();
+  ProcessResult r = RunProcess({BatonBin(), "resume", "--db", dir + "/empty.db"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.err.find("nothing to resume"), std::string::npos) << r.err;
+  fs::remove_all(dir);
+}
+
+TEST(Cli, RunJsonHasTheDocumentedShape) {
+  std::string dir = MakeTempDir();
+  WriteFile(dir + "/wf.yaml", R"(
+name: shape
+steps:
+  - {id: a, type: shell, run: [echo, '{"x": 1}']}
+output: {x: "{{ steps.a.output.x }}"}
+)");
+  ProcessResult r = RunProcess({BatonBin(), "run", dir + "/wf.yaml", "--ephemeral", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Json j = Json::parse(r.out);
+  for (const char* k : {"id", "workflow", "status", "progress", "output", "error", "steps"}) {
+    EXPECT_TRUE(j.contains(k)) << k;
+  }
+  EXPECT_EQ(j["output"], (Json{{"x", 1}}));
+  EXPECT_EQ(j["progress"], 100);
+  const Json& s = j["steps"][0];
+  for (const char* k : {"id", "status", "attempts", "output", "error", "started_at", "completed_at"}) {
+    EXPECT_TRUE(s.contains(k)) << k;
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace baton::testing
