@@ -85,7 +85,9 @@ steps:
   // SIGTERM went to the group; give the kernel a moment to reap, bounded.
   bool gone = false;
   for (int i = 0; i < 200 && !gone; ++i) {
-    gone = kill(child, 0) != 0;
+    // A zombie (killed, not yet reaped by init) counts as gone.
+    std::string stat = ReadFile("/proc/" + std::to_string(child) + "/stat");
+    gone = kill(child, 0) != 0 || stat.find(") Z ") != std::string::npos;
     if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
   EXPECT_TRUE(gone) << "background child " << child << " outlived the cancelled step";

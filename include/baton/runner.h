@@ -11,6 +11,7 @@
 #include <baton/status.h>
 #include <baton/workflow.h>
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -61,7 +62,24 @@ struct ShellRunnerOptions {
   size_t default_max_output = 1 << 20;  // bytes per stream
 };
 // Runs `shell` steps: argv via posix_spawn in a new process group; a string `run` via
-// /bin/sh -c; env, cwd, stdin; bounded output; memory and cpu_time limits.
+// /bin/sh -c; env, cwd, stdin; bounded output; memory and cpu_time limits (applied by
+// spawning /usr/bin/prlimit, never by forking). Spec fields: src/runners/shell_spec.h.
+//
+// Result: output = stdout parsed as JSON when it is one valid JSON value (after trimming
+// whitespace), else the trimmed stdout string; empty stdout gives "" (not null).
+// exit_code, stderr_text as captured. Non-zero exit or death by a signal: EXIT_NONZERO
+// (output still set); cancel: CANCELLED; launch failure (program not found, bad cwd):
+// SPAWN_ERROR; a bad spec: VALIDATION. A stream over max_output keeps its first
+// max_output bytes, stderr_text gets "\n[baton: stdout truncated at N bytes]" (or
+// stderr), and error_details.output_truncated names the streams (details:
+// src/runners/shell_result.h). request.type is not checked.
+//
+// A step's process group does not outlive it: when the process exits (or is cancelled),
+// whatever is left of its group gets SIGKILL; a daemon meant to stay needs setsid.
+//
+// Threading: one I/O thread for all processes; on_started and on_done run on it and
+// must not block or call Shutdown(). Start() after Shutdown() calls on_done at once, on
+// the calling thread, with CANCELLED.
 std::unique_ptr<Runner> NewShellRunner(const ShellRunnerOptions& options = {});
 
 }  // namespace baton

@@ -7,21 +7,36 @@
 // suite in src/store/conformance_test.cpp.
 //
 // Threading: implementations are thread-safe; Commit() calls are serialised inside.
+// Errors: store failures are Status values with code errc::kStore (the backend's message
+// included); lookups of absent records return errc::kNotFound. Nothing throws.
+// JSON: every Json field round-trips exactly, including null (stored as "absent").
+// Strings inside Json must be valid UTF-8; a durable store replaces invalid bytes with
+// U+FFFD rather than failing the commit.
 #pragma once
 
 #include <baton/clock.h>
 #include <baton/json.h>
 #include <baton/status.h>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace baton {
 
-enum class ExecutionStatus { kPending, kRunning, kPaused, kCompleted, kFailed, kTimeout, kCancelled };
+enum class ExecutionStatus {
+  kPending,
+  kRunning,
+  kPaused,
+  kCompleted,
+  kFailed,
+  kTimeout,
+  kCancelled
+};
 enum class StepStatus {
   kPending,
   kReady,
@@ -75,7 +90,7 @@ struct StepRecord {
   int attempts = 0;
   int progress = 0;  // 0..100
   Json output;
-  Json error;  // null or {code, message, details?}
+  Json error;          // null or {code, message, details?}
   int exit_code = -1;  // shell steps; -1 when not applicable
   std::string stderr_tail;
   std::string assignment_id;  // current attempt's dispatch, empty when none
@@ -98,8 +113,8 @@ struct AttemptRecord {
 
 struct EventRecord {
   std::string execution_id;
-  int64_t seq = 0;  // 1, 2, 3 ... per execution, gap-free
-  std::string type;  // "step.completed", ...
+  int64_t seq = 0;      // 1, 2, 3 ... per execution, gap-free
+  std::string type;     // "step.completed", ...
   std::string step_id;  // empty for execution events
   Json data;
   TimeMs time = 0;
@@ -114,8 +129,10 @@ struct DeadLetterRecord {
 };
 
 // Everything one decide step changes. Records are upserts keyed by their identity
-// (execution id; execution + step; execution + step + attempt); events and dead letters
-// are appended, and an event whose (execution, seq) exists is an error.
+// (workflow name + version; execution id; execution + step; execution + step + attempt)
+// that replace every field; events and dead letters are appended, and an event whose
+// (execution, seq) exists -- stored, or earlier in the same Commit -- fails the whole
+// Commit. Steps, attempts and events do not require their execution record to exist.
 struct WriteBatch {
   std::vector<WorkflowRecord> workflows;
   std::vector<ExecutionRecord> executions;
@@ -132,7 +149,7 @@ struct WriteBatch {
 struct ExecutionFilter {
   std::optional<ExecutionStatus> status;
   std::string workflow;  // empty = any
-  size_t limit = 100;
+  size_t limit = 100;    // 0 = no limit
 };
 
 class Store {
@@ -147,30 +164,43 @@ class Store {
   }
 
   virtual Result<ExecutionRecord> GetExecution(const std::string& id) = 0;  // NOT_FOUND
-  // Newest first.
+  // Newest first (created_at descending, then most recently inserted first).
   virtual Result<std::vector<ExecutionRecord>> ListExecutions(const ExecutionFilter& f) = 0;
-  // Executions not in a terminal state (pending, running, paused), oldest first.
+  // Executions not in a terminal state (pending, running, paused), oldest first
+  // (created_at ascending, then first inserted first).
   virtual Result<std::vector<ExecutionRecord>> ListUnfinishedExecutions() = 0;
-  // Ordered by index.
+  // Ordered by index, then step id.
   virtual Result<std::vector<StepRecord>> GetSteps(const std::string& execution_id) = 0;
-  // Ordered by step, then attempt.
+  // Ordered by step id (bytewise), then attempt.
   virtual Result<std::vector<AttemptRecord>> GetAttempts(const std::string& execution_id) = 0;
-  // Events with seq > after_seq, ascending, at most `limit`.
+  // Events with seq > after_seq, ascending, at most `limit` (0 = no limit).
   virtual Result<std::vector<EventRecord>> GetEvents(const std::string& execution_id,
                                                      int64_t after_seq, size_t limit) = 0;
+  // In the order they were written. Empty id = all executions.
   virtual Result<std::vector<DeadLetterRecord>> ListDeadLetters(
-      const std::string& execution_id) = 0;  // empty id = all
+      const std::string& execution_id) = 0;
   // Latest version when version == 0. NOT_FOUND when absent.
   virtual Result<WorkflowRecord> GetWorkflow(const std::string& name, int version) = 0;
 };
 
 std::unique_ptr<Store> NewMemoryStore();
 
+// The SQLite store runs in WAL mode. `synchronous_full` picks the durability trade:
+//  - FULL (default): the WAL is fsynced at every commit, so Commit() returning ok means
+//    the batches survive a power loss or OS crash. Group commit (CommitQueue) amortises
+//    the fsync over many batches.
+//  - NORMAL: the WAL is fsynced only at checkpoints. A process crash loses nothing, but
+//    a power loss or OS crash may lose the most recent commits (they roll back as a
+//    whole; the database is never corrupted). Use it when re-running the last few
+//    steps after a power cut is acceptable; it breaks "acknowledged means durable" for
+//    remote workers in that case.
 struct SqliteOptions {
-  bool synchronous_full = true;  // false = NORMAL (see docs/storage.md for the trade)
-  int busy_timeout_ms = 5000;
+  bool synchronous_full = true;  // false = NORMAL
+  int busy_timeout_ms = 5000;    // how long to wait for another connection's lock
 };
-// Opens (creating if needed) the database file and applies pending migrations.
+// Opens (creating if needed) the database file and applies pending schema migrations,
+// each in its own transaction. Fails with errc::kStore when the file is not a SQLite
+// database, cannot be opened, or has a schema newer than this build knows.
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path,
                                                const SqliteOptions& options = {});
 

@@ -8,6 +8,7 @@
 #include <baton/json.h>
 #include <baton/status.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -136,7 +137,14 @@ Result<WorkflowDef> WorkflowFromSnapshot(const Json& source, std::string_view so
 // "250ms", "30s", "5m", "2h", "1h30m", or an integer number of seconds (JSON number or
 // digit string). Errors name what was expected.
 Result<Duration> ParseDuration(const Json& value);
+// The shortest text ParseDuration reads back: "250ms", "1h30m", "1s500ms", "0s".
 std::string FormatDuration(Duration d);
+
+// Byte sizes (shell `max_output`, `memory`): a non-negative integer number of bytes (JSON
+// number or digit string) or an integer with a unit: B, KB, MB, GB, TB (powers of 1000)
+// or KiB, MiB, GiB, TiB (powers of 1024), e.g. "512KiB", "1MiB", "2GB". Step specs keep
+// the value as written; runners call this.
+Result<int64_t> ParseByteSize(const Json& value);
 
 // Builds the execution input: declared defaults, then `provided` (a JSON object), then
 // `key=value` pairs converted to the declared type (undeclared: JSON if it parses, else

@@ -2,7 +2,9 @@
 //
 // Expression form: paths (`steps.a.output.n`, `inputs.x`), literals (numbers, "..." or
 // '...' strings, true, false, null, [lists]), `== != > >= < <= in`, `&& || !`,
-// parentheses; a bare path is truthy per IsTruthy. Structured form: {field, op, value},
+// parentheses (`and`, `or`, `not`, `not in` also accepted); a bare path is truthy per
+// IsTruthy. Every operator is also usable by name: `x contains "a"`, `x between [1, 5]`,
+// and without an operand `x exists`, `x is_true`. Structured form: {field, op, value},
 // {all: [...]}, {any: [...]}, {not: ...}. The 22 operators: eq, neq, gt, gte, lt, lte,
 // between, in, not_in, contains, not_contains, starts_with, ends_with, matches, exists,
 // not_exists, empty, not_empty, is_true, is_false, is_null, type_is.
@@ -35,8 +37,9 @@ class Condition {
   std::string source_;
 };
 
-// Compiles a `when` value (string or object). Parse errors are VALIDATION errors with
-// a message saying what was expected and where ("expected ')' at column 14").
+// Compiles a `when` value (string or object; a JSON boolean is a constant). Parse errors
+// are VALIDATION errors with a message saying what was expected and where ("expected ')'
+// at column 14"); a literal regex that does not compile is a CONDITION_ERROR.
 Result<Condition> CompileCondition(const Json& when);
 
 // Truthiness for bare paths: false, null, 0, "", [] and {} are false.

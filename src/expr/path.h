@@ -21,8 +21,9 @@ struct Path {
   const std::string& root() const { return segments.front().key; }
 };
 
-// Parses `a.b[0].c` (identifiers: [A-Za-z_][A-Za-z0-9_-]*; indexes: non-negative
-// integers). Error code VALIDATION with the offending text.
+// Parses `a.b[0].c` (root: [A-Za-z_][A-Za-z0-9_-]*; later names: [A-Za-z0-9_-]+, since
+// step ids may start with a digit; indexes: non-negative integers). Error code
+// VALIDATION with the offending text.
 Result<Path> ParsePath(std::string_view text);
 
 // Follows segments [from, end) starting at `node`; nullptr when any is missing.
