@@ -1,0 +1,84 @@
+// CommitQueue: group commit in front of a Store.
+//
+// Durable stores pay one fsync per transaction. Producers (the engine's decide step,
+// worker result handlers) Submit() their WriteBatches here; one writer thread takes
+// everything queued -- up to Options::max_group batches -- and writes it with ONE
+// Store::Commit() call, so under load many batches share one transaction and one fsync.
+//
+// Ordering: batches commit in submission order (a group is a contiguous run of the
+// queue), and their `done` callbacks run in submission order.
+// Atomicity: a group is all or nothing; when its Commit fails, every batch of the group
+// gets the same error, and none of them is stored.
+// Threading: Submit(), Flush() and stats() are thread-safe. Callbacks run on the writer
+// thread; they must not throw and must not call Flush() (it would wait for itself), but
+// may Submit(). The Store must outlive the queue.
+#pragma once
+
+#include <baton/clock.h>
+#include <baton/status.h>
+#include <baton/store.h>
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+namespace baton {
+
+class CommitQueue {
+ public:
+  struct Options {
+    size_t max_group = 512;  // most batches per transaction
+    // Extra wait to gather more batches once the writer is idle and work arrives;
+    // 0 = commit only what is already queued (latency first; grouping still happens
+    // while a commit is in flight).
+    Duration window{0};
+  };
+
+  explicit CommitQueue(Store* store);          // default Options
+  CommitQueue(Store* store, Options options);  // starts one writer thread
+  ~CommitQueue();  // commits everything submitted, runs its callbacks, joins
+  CommitQueue(const CommitQueue&) = delete;
+  CommitQueue& operator=(const CommitQueue&) = delete;
+
+  // Queues `batch`. `done` (may be empty) runs on the writer thread once the
+  // transaction holding the batch committed (ok) or failed (its error).
+  void Submit(WriteBatch batch, std::function<void(const Status&)> done);
+
+  // Blocks until everything submitted before the call has committed and its callback
+  // ran. Not from a callback.
+  void Flush();
+
+  struct Stats {
+    uint64_t commits = 0;         // Store::Commit calls
+    uint64_t batches = 0;         // batches written by them
+    uint64_t max_group_seen = 0;  // most batches in one Commit
+    double total_commit_ms = 0;   // wall time inside Store::Commit
+  };
+  Stats stats() const;
+
+ private:
+  struct Item {
+    WriteBatch batch;
+    std::function<void(const Status&)> done;
+  };
+
+  void Run();
+
+  Store* const store_;
+  const Options options_;
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_;  // writer waits for work
+  std::condition_variable done_cv_;  // Flush waits for completion
+  std::deque<Item> queue_;
+  uint64_t submitted_ = 0;  // batches ever submitted
+  uint64_t completed_ = 0;  // batches whose callback ran
+  bool stopping_ = false;
+  Stats stats_;
+  std::thread writer_;  // last: starts after every other member is ready
+};
+
+}  // namespace baton

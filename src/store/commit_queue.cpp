@@ -1,0 +1,89 @@
+#include <baton/commit_queue.h>
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+#include <vector>
+
+namespace baton {
+
+CommitQueue::CommitQueue(Store* store) : CommitQueue(store, Options{}) {}
+
+CommitQueue::CommitQueue(Store* store, Options options)
+    : store_(store), options_(options), writer_([this] { Run(); }) {}
+
+CommitQueue::~CommitQueue() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  work_cv_.notify_one();
+  writer_.join();
+}
+
+void CommitQueue::Submit(WriteBatch batch, std::function<void(const Status&)> done) {
+  {
+    std::lock_guard lock(mu_);
+    queue_.push_back(Item{std::move(batch), std::move(done)});
+    ++submitted_;
+  }
+  work_cv_.notify_one();
+}
+
+void CommitQueue::Flush() {
+  std::unique_lock lock(mu_);
+  const uint64_t target = submitted_;
+  done_cv_.wait(lock, [&] { return completed_ >= target; });
+}
+
+CommitQueue::Stats CommitQueue::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+void CommitQueue::Run() {
+  const size_t max_group = std::max<size_t>(options_.max_group, 1);
+  std::vector<Item> group;
+  std::vector<const WriteBatch*> ptrs;
+  std::unique_lock lock(mu_);
+  for (;;) {
+    work_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping and drained
+    // The window trades latency for bigger groups: it only pays when producers are
+    // many and the fsync is what limits throughput.
+    if (options_.window.count() > 0 && queue_.size() < max_group && !stopping_) {
+      work_cv_.wait_for(lock, options_.window,
+                        [&] { return stopping_ || queue_.size() >= max_group; });
+    }
+    const size_t n = std::min(queue_.size(), max_group);
+    group.clear();
+    for (size_t i = 0; i < n; ++i) {
+      group.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+    }
+    lock.unlock();
+
+    // Producers keep queueing while this commit (and its fsync) runs; that backlog is
+    // what the next group picks up.
+    ptrs.clear();
+    for (const Item& item : group) ptrs.push_back(&item.batch);
+    const auto start = std::chrono::steady_clock::now();
+    const Status status = store_->Commit(ptrs);
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    for (Item& item : group) {
+      if (item.done) item.done(status);
+    }
+    group.clear();  // free the batches before taking the lock again
+
+    lock.lock();
+    stats_.commits += 1;
+    stats_.batches += n;
+    stats_.max_group_seen = std::max<uint64_t>(stats_.max_group_seen, n);
+    stats_.total_commit_ms += ms;
+    completed_ += n;
+    done_cv_.notify_all();
+  }
+}
+
+}  // namespace baton

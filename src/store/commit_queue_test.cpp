@@ -1,0 +1,233 @@
+#include <baton/commit_queue.h>
+
+#include "store/store_test_util.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace baton {
+namespace {
+
+using testing::Event;
+using testing::Id;
+
+// Forwards to a real store; the first Commit blocks until Release(), so a test can
+// queue batches behind a commit in flight and get a deterministic grouping.
+class GatedStore final : public Store {
+ public:
+  explicit GatedStore(Store* inner) : inner_(inner) {}
+
+  // Blocks until the first Commit has started (and is held at the gate).
+  void WaitUntilHeld() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return held_; });
+  }
+  void Release() {
+    std::lock_guard lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+  std::vector<size_t> group_sizes() {
+    std::lock_guard lock(mu_);
+    return group_sizes_;
+  }
+
+  Status Commit(std::span<const WriteBatch* const> batches) override {
+    {
+      std::unique_lock lock(mu_);
+      group_sizes_.push_back(batches.size());
+      if (!held_) {
+        held_ = true;
+        cv_.notify_all();
+        cv_.wait(lock, [&] { return released_; });
+      }
+    }
+    return inner_->Commit(batches);
+  }
+  Result<ExecutionRecord> GetExecution(const std::string& id) override {
+    return inner_->GetExecution(id);
+  }
+  Result<std::vector<ExecutionRecord>> ListExecutions(const ExecutionFilter& f) override {
+    return inner_->ListExecutions(f);
+  }
+  Result<std::vector<ExecutionRecord>> ListUnfinishedExecutions() override {
+    return inner_->ListUnfinishedExecutions();
+  }
+  Result<std::vector<StepRecord>> GetSteps(const std::string& id) override {
+    return inner_->GetSteps(id);
+  }
+  Result<std::vector<AttemptRecord>> GetAttempts(const std::string& id) override {
+    return inner_->GetAttempts(id);
+  }
+  Result<std::vector<EventRecord>> GetEvents(const std::string& id, int64_t after,
+                                             size_t limit) override {
+    return inner_->GetEvents(id, after, limit);
+  }
+  Result<std::vector<DeadLetterRecord>> ListDeadLetters(const std::string& id) override {
+    return inner_->ListDeadLetters(id);
+  }
+  Result<WorkflowRecord> GetWorkflow(const std::string& name, int version) override {
+    return inner_->GetWorkflow(name, version);
+  }
+
+ private:
+  Store* inner_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool held_ = false;
+  bool released_ = false;
+  std::vector<size_t> group_sizes_;
+};
+
+WriteBatch OneEvent(const std::string& execution, int64_t seq) {
+  WriteBatch b;
+  b.events.push_back(Event(execution, seq));
+  return b;
+}
+
+TEST(CommitQueue, ManyThreadsEveryCallbackOnceInSubmissionOrder) {
+  auto store = NewMemoryStore();
+  CommitQueue queue(store.get(), {.max_group = 16});
+  constexpr int kThreads = 8;
+  constexpr int kPerThread = 300;
+  std::mutex submit_mu;  // makes the submission order observable
+  std::vector<int> submitted;
+  std::vector<int> completed;  // written only on the writer thread
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 1; i <= kPerThread; ++i) {
+        const int id = t * kPerThread + i;
+        std::lock_guard lock(submit_mu);
+        submitted.push_back(id);
+        queue.Submit(OneEvent(Id("e", t), i), [&, id](const Status& s) {
+          if (!s.ok()) ++failures;
+          completed.push_back(id);
+        });
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  queue.Flush();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(completed, submitted);  // each once, in submission order
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(store->GetEvents(Id("e", t), 0, 0)->size(), size_t{kPerThread});
+  }
+  const CommitQueue::Stats stats = queue.stats();
+  EXPECT_EQ(stats.batches, uint64_t{kThreads * kPerThread});
+  EXPECT_LE(stats.max_group_seen, 16u);
+}
+
+TEST(CommitQueue, GroupsBatchesQueuedBehindACommitInFlight) {
+  auto memory = NewMemoryStore();
+  GatedStore store(memory.get());
+  CommitQueue queue(&store, {});
+  std::vector<int> order;
+  queue.Submit(OneEvent("e", 1), [&](const Status& s) {
+    EXPECT_TRUE(s.ok());
+    order.push_back(1);
+  });
+  store.WaitUntilHeld();  // the writer is inside the first Commit
+  for (int i = 2; i <= 11; ++i) {
+    queue.Submit(OneEvent("e", i), [&, i](const Status& s) {
+      EXPECT_TRUE(s.ok());
+      order.push_back(i);
+    });
+  }
+  store.Release();
+  queue.Flush();
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
+  EXPECT_EQ(store.group_sizes(), (std::vector<size_t>{1, 10}));
+  const CommitQueue::Stats stats = queue.stats();
+  EXPECT_EQ(stats.commits, 2u);
+  EXPECT_EQ(stats.batches, 11u);
+  EXPECT_GT(stats.batches, stats.commits);
+  EXPECT_EQ(stats.max_group_seen, 10u);
+  EXPECT_GE(stats.total_commit_ms, 0.0);
+}
+
+TEST(CommitQueue, RespectsMaxGroup) {
+  auto memory = NewMemoryStore();
+  GatedStore store(memory.get());
+  CommitQueue queue(&store, {.max_group = 4});
+  queue.Submit(OneEvent("e", 1), nullptr);
+  store.WaitUntilHeld();
+  for (int i = 2; i <= 11; ++i) queue.Submit(OneEvent("e", i), nullptr);
+  store.Release();
+  queue.Flush();
+  EXPECT_EQ(store.group_sizes(), (std::vector<size_t>{1, 4, 4, 2}));
+  EXPECT_EQ(memory->GetEvents("e", 0, 0)->size(), 11u);
+}
+
+TEST(CommitQueue, FailureReachesEveryBatchOfTheGroupAndNothingIsStored) {
+  auto memory = NewMemoryStore();
+  GatedStore store(memory.get());
+  CommitQueue queue(&store, {});
+  queue.Submit(OneEvent("e", 1), [](const Status& s) { EXPECT_TRUE(s.ok()); });
+  store.WaitUntilHeld();
+  std::vector<Status> results;
+  for (int64_t seq : {2, 1 /* duplicate */, 3}) {
+    queue.Submit(OneEvent("e", seq), [&](const Status& s) { results.push_back(s); });
+  }
+  store.Release();
+  queue.Flush();
+  ASSERT_EQ(results.size(), 3u);
+  for (const Status& s : results) EXPECT_EQ(s.code(), errc::kStore) << s.ToString();
+  EXPECT_EQ(memory->GetEvents("e", 0, 0)->size(), 1u);
+
+  // The queue keeps working after a failed group.
+  Status later = Status(errc::kIo, "not called");
+  queue.Submit(OneEvent("e", 2), [&](const Status& s) { later = s; });
+  queue.Flush();
+  EXPECT_TRUE(later.ok()) << later.ToString();
+}
+
+TEST(CommitQueue, DestructorDrainsPendingBatches) {
+  auto store = NewMemoryStore();
+  int called = 0;
+  {
+    CommitQueue queue(store.get());
+    for (int i = 1; i <= 100; ++i) {
+      queue.Submit(OneEvent("e", i), [&](const Status& s) {
+        EXPECT_TRUE(s.ok());
+        ++called;
+      });
+    }
+  }
+  EXPECT_EQ(called, 100);
+  EXPECT_EQ(store->GetEvents("e", 0, 0)->size(), 100u);
+}
+
+TEST(CommitQueue, WindowGathersLaterBatches) {
+  auto store = NewMemoryStore();
+  CommitQueue queue(store.get(), {.max_group = 2, .window = Duration(2000)});
+  queue.Submit(OneEvent("e", 1), nullptr);
+  // Well inside the window; max_group reached ends the wait early.
+  queue.Submit(OneEvent("e", 2), nullptr);
+  queue.Flush();
+  EXPECT_EQ(store->GetEvents("e", 0, 0)->size(), 2u);
+  EXPECT_EQ(queue.stats().commits, 1u);
+}
+
+TEST(CommitQueue, CallbackMaySubmit) {
+  auto store = NewMemoryStore();
+  CommitQueue queue(store.get());
+  std::atomic<bool> second_done{false};
+  queue.Submit(OneEvent("e", 1), [&](const Status&) {
+    queue.Submit(OneEvent("e", 2), [&](const Status& s) { second_done = s.ok(); });
+  });
+  queue.Flush();  // the nested submission happened before this returned...
+  queue.Flush();  // ...so a second Flush waits for it
+  EXPECT_TRUE(second_done.load());
+}
+
+}  // namespace
+}  // namespace baton

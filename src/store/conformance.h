@@ -1,0 +1,127 @@
+// The Store conformance fixture: parameterised over store factories, so a new
+// implementation (PostgreSQL) is one more entry in Factories(). The tests are in
+// conformance_test.cpp.
+#pragma once
+
+#include <baton/store.h>
+
+#include "store/store_test_util.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace baton::testing {
+
+struct StoreFactory {
+  std::string name;
+  // Opens the store kept in `dir`; a second call with the same dir reopens it.
+  std::function<Result<std::unique_ptr<Store>>(const std::string& dir)> open;
+};
+
+inline std::vector<StoreFactory> Factories() {
+  return {
+      {"Memory",
+       [](const std::string&) -> Result<std::unique_ptr<Store>> { return NewMemoryStore(); }},
+      {"Sqlite", [](const std::string& dir) { return OpenSqliteStore(dir + "/baton.db"); }},
+  };
+}
+
+// Records as Json, so a mismatch prints every field.
+inline Json ToJson(const WorkflowRecord& w) {
+  return {{"name", w.name},
+          {"version", w.version},
+          {"definition", w.definition},
+          {"created_at", w.created_at}};
+}
+inline Json ToJson(const ExecutionRecord& e) {
+  return {{"id", e.id},
+          {"workflow", e.workflow},
+          {"version", e.version},
+          {"definition", e.definition},
+          {"input", e.input},
+          {"status", ToString(e.status)},
+          {"priority", e.priority},
+          {"output", e.output},
+          {"error", e.error},
+          {"parent_id", e.parent_id},
+          {"created_at", e.created_at},
+          {"started_at", e.started_at},
+          {"completed_at", e.completed_at},
+          {"deadline", e.deadline}};
+}
+inline Json ToJson(const StepRecord& s) {
+  return {{"execution_id", s.execution_id},
+          {"step_id", s.step_id},
+          {"index", s.index},
+          {"status", ToString(s.status)},
+          {"attempts", s.attempts},
+          {"progress", s.progress},
+          {"output", s.output},
+          {"error", s.error},
+          {"exit_code", s.exit_code},
+          {"stderr_tail", s.stderr_tail},
+          {"assignment_id", s.assignment_id},
+          {"started_at", s.started_at},
+          {"completed_at", s.completed_at},
+          {"retry_at", s.retry_at},
+          {"deadline", s.deadline}};
+}
+inline Json ToJson(const AttemptRecord& a) {
+  return {{"execution_id", a.execution_id},
+          {"step_id", a.step_id},
+          {"attempt", a.attempt},
+          {"status", ToString(a.status)},
+          {"assignment_id", a.assignment_id},
+          {"error", a.error},
+          {"started_at", a.started_at},
+          {"completed_at", a.completed_at}};
+}
+inline Json ToJson(const EventRecord& e) {
+  return {{"execution_id", e.execution_id}, {"seq", e.seq},   {"type", e.type},
+          {"step_id", e.step_id},           {"data", e.data}, {"time", e.time}};
+}
+inline Json ToJson(const DeadLetterRecord& d) {
+  return {{"execution_id", d.execution_id},
+          {"step_id", d.step_id},
+          {"input", d.input},
+          {"errors", d.errors},
+          {"created_at", d.created_at}};
+}
+template <class T>
+inline Json ToJson(const std::vector<T>& v) {
+  Json out = Json::array();
+  for (const T& x : v) out.push_back(ToJson(x));
+  return out;
+}
+
+// Nested objects and arrays, unicode, numbers of every kind, and a nested null.
+inline Json RichJson() {
+  return Json::parse(R"({
+    "name": "déploiement \ud83d\ude80 модель 模型",
+    "nested": {"list": [1, -2, 3.25, true, false, null, "x"], "empty": {}, "none": []},
+    "big": 9007199254740993, "neg": -42, "tiny": 1e-300, "quote": "a\"b\\c\n\t"
+  })");
+}
+
+class StoreConformance : public ::testing::TestWithParam<StoreFactory> {
+ protected:
+  void SetUp() override {
+    auto opened = GetParam().open(dir_.path());
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    store_ = std::move(opened).value();
+  }
+
+  void Commit(const WriteBatch& b) {
+    Status s = store_->Commit(b);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Store> store_;
+};
+
+}  // namespace baton::testing

@@ -1,0 +1,268 @@
+// MemoryStore: the Store for tests and --ephemeral runs.
+//
+// The in-memory scheduling benchmark commits 100k-step DAGs through it, so Commit()
+// costs O(records in the batches): every upsert is a hash-map operation and events are
+// appended to a per-execution vector that stays sorted by seq (append is the common
+// case; an out-of-order seq is inserted in place). Reads sort on demand -- they are
+// rare compared with commits.
+#include <baton/store.h>
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace baton {
+namespace {
+
+struct ExecutionEntry {
+  ExecutionRecord record;
+  uint64_t order = 0;  // first-insertion order: the tie-break of created_at
+};
+
+// Steps, attempts and events of one execution (which may exist before its record).
+struct ExecutionData {
+  std::unordered_map<std::string, StepRecord> steps;
+  // Keyed by step id + '\0' + attempt number, so one hash lookup per upsert.
+  std::unordered_map<std::string, AttemptRecord> attempts;
+  std::vector<EventRecord> events;  // sorted by seq
+};
+
+std::string AttemptKey(const AttemptRecord& a) {
+  std::string key = a.step_id;
+  key.push_back('\0');
+  key += std::to_string(a.attempt);
+  return key;
+}
+
+bool HasEvent(const std::vector<EventRecord>& events, int64_t seq) {
+  auto it = std::lower_bound(events.begin(), events.end(), seq,
+                             [](const EventRecord& e, int64_t s) { return e.seq < s; });
+  return it != events.end() && it->seq == seq;
+}
+
+class MemoryStore final : public Store {
+ public:
+  Status Commit(std::span<const WriteBatch* const> batches) override {
+    std::lock_guard lock(mu_);
+    // Events are the only records that can be rejected, so checking them first makes
+    // the commit all-or-nothing without an undo log.
+    if (Status s = CheckEvents(batches); !s.ok()) return s;
+    for (const WriteBatch* b : batches) Apply(*b);
+    return Status::Ok();
+  }
+
+  Result<ExecutionRecord> GetExecution(const std::string& id) override {
+    std::lock_guard lock(mu_);
+    auto it = executions_.find(id);
+    if (it == executions_.end()) return Status(errc::kNotFound, "execution " + id);
+    return it->second.record;
+  }
+
+  Result<std::vector<ExecutionRecord>> ListExecutions(const ExecutionFilter& f) override {
+    std::lock_guard lock(mu_);
+    std::vector<const ExecutionEntry*> hits;
+    for (const auto& [id, e] : executions_) {
+      if (f.status && e.record.status != *f.status) continue;
+      if (!f.workflow.empty() && e.record.workflow != f.workflow) continue;
+      hits.push_back(&e);
+    }
+    auto newest_first = [](const ExecutionEntry* a, const ExecutionEntry* b) {
+      if (a->record.created_at != b->record.created_at) {
+        return a->record.created_at > b->record.created_at;
+      }
+      return a->order > b->order;
+    };
+    size_t n = f.limit == 0 ? hits.size() : std::min(f.limit, hits.size());
+    std::partial_sort(hits.begin(), hits.begin() + static_cast<ptrdiff_t>(n), hits.end(),
+                      newest_first);
+    std::vector<ExecutionRecord> out;
+    out.reserve(n);
+    for (size_t i = 0; i < n; ++i) out.push_back(hits[i]->record);
+    return out;
+  }
+
+  Result<std::vector<ExecutionRecord>> ListUnfinishedExecutions() override {
+    std::lock_guard lock(mu_);
+    std::vector<const ExecutionEntry*> hits;
+    for (const auto& [id, e] : executions_) {
+      if (!IsTerminal(e.record.status)) hits.push_back(&e);
+    }
+    std::sort(hits.begin(), hits.end(), [](const ExecutionEntry* a, const ExecutionEntry* b) {
+      if (a->record.created_at != b->record.created_at) {
+        return a->record.created_at < b->record.created_at;
+      }
+      return a->order < b->order;
+    });
+    std::vector<ExecutionRecord> out;
+    out.reserve(hits.size());
+    for (const ExecutionEntry* e : hits) out.push_back(e->record);
+    return out;
+  }
+
+  Result<std::vector<StepRecord>> GetSteps(const std::string& execution_id) override {
+    std::lock_guard lock(mu_);
+    std::vector<StepRecord> out;
+    if (const ExecutionData* d = Find(execution_id)) {
+      out.reserve(d->steps.size());
+      for (const auto& [id, s] : d->steps) out.push_back(s);
+    }
+    std::sort(out.begin(), out.end(), [](const StepRecord& a, const StepRecord& b) {
+      if (a.index != b.index) return a.index < b.index;
+      return a.step_id < b.step_id;
+    });
+    return out;
+  }
+
+  Result<std::vector<AttemptRecord>> GetAttempts(const std::string& execution_id) override {
+    std::lock_guard lock(mu_);
+    std::vector<AttemptRecord> out;
+    if (const ExecutionData* d = Find(execution_id)) {
+      out.reserve(d->attempts.size());
+      for (const auto& [key, a] : d->attempts) out.push_back(a);
+    }
+    std::sort(out.begin(), out.end(), [](const AttemptRecord& a, const AttemptRecord& b) {
+      if (a.step_id != b.step_id) return a.step_id < b.step_id;
+      return a.attempt < b.attempt;
+    });
+    return out;
+  }
+
+  Result<std::vector<EventRecord>> GetEvents(const std::string& execution_id, int64_t after_seq,
+                                             size_t limit) override {
+    std::lock_guard lock(mu_);
+    std::vector<EventRecord> out;
+    const ExecutionData* d = Find(execution_id);
+    if (d == nullptr) return out;
+    auto it = std::upper_bound(d->events.begin(), d->events.end(), after_seq,
+                               [](int64_t s, const EventRecord& e) { return s < e.seq; });
+    size_t available = static_cast<size_t>(d->events.end() - it);
+    size_t n = limit == 0 ? available : std::min(limit, available);
+    out.assign(it, it + static_cast<ptrdiff_t>(n));
+    return out;
+  }
+
+  Result<std::vector<DeadLetterRecord>> ListDeadLetters(const std::string& execution_id) override {
+    std::lock_guard lock(mu_);
+    if (execution_id.empty()) return dead_letters_;
+    std::vector<DeadLetterRecord> out;
+    for (const DeadLetterRecord& d : dead_letters_) {
+      if (d.execution_id == execution_id) out.push_back(d);
+    }
+    return out;
+  }
+
+  Result<WorkflowRecord> GetWorkflow(const std::string& name, int version) override {
+    std::lock_guard lock(mu_);
+    auto it = workflows_.find(name);
+    if (it != workflows_.end() && !it->second.empty()) {
+      const auto& versions = it->second;
+      if (version == 0) {
+        return std::max_element(versions.begin(), versions.end(),
+                                [](const auto& a, const auto& b) { return a.first < b.first; })
+            ->second;
+      }
+      if (auto v = versions.find(version); v != versions.end()) return v->second;
+    }
+    return Status(errc::kNotFound,
+                  "workflow " + name + (version == 0 ? "" : " version " + std::to_string(version)));
+  }
+
+ private:
+  const ExecutionData* Find(const std::string& execution_id) const {
+    auto it = data_.find(execution_id);
+    return it == data_.end() ? nullptr : &it->second;
+  }
+
+  // Consecutive records of a batch almost always belong to one execution; remembering
+  // the last one saves a hash lookup per record.
+  ExecutionData& DataFor(const std::string& execution_id) {
+    if (last_data_ == nullptr || last_id_ != execution_id) {
+      last_data_ = &data_[execution_id];  // node-based map: the pointer stays valid
+      last_id_ = execution_id;
+    }
+    return *last_data_;
+  }
+
+  Status CheckEvents(std::span<const WriteBatch* const> batches) const {
+    // Fast path: per execution, every new seq is above both the stored maximum and the
+    // previous seq of this commit -- then none can collide.
+    std::unordered_map<std::string_view, int64_t> high;  // execution -> highest seq seen
+    bool in_order = true;
+    for (const WriteBatch* b : batches) {
+      for (const EventRecord& e : b->events) {
+        auto [it, inserted] = high.try_emplace(e.execution_id, 0);
+        if (inserted) {
+          const ExecutionData* d = Find(e.execution_id);
+          if (d != nullptr && !d->events.empty()) it->second = d->events.back().seq;
+        }
+        if (e.seq <= it->second) in_order = false;
+        it->second = std::max(it->second, e.seq);
+      }
+    }
+    if (in_order) return Status::Ok();
+    // Slow path (out-of-order seqs): exact check against the store and within the commit.
+    std::vector<std::pair<std::string_view, int64_t>> seen;
+    for (const WriteBatch* b : batches) {
+      for (const EventRecord& e : b->events) {
+        const ExecutionData* d = Find(e.execution_id);
+        if (d != nullptr && HasEvent(d->events, e.seq)) return DuplicateEvent(e);
+        seen.emplace_back(e.execution_id, e.seq);
+      }
+    }
+    std::sort(seen.begin(), seen.end());
+    auto dup = std::adjacent_find(seen.begin(), seen.end());
+    if (dup != seen.end()) {
+      return Status(errc::kStore, "duplicate event seq " + std::to_string(dup->second) +
+                                      " for execution " + std::string(dup->first) +
+                                      " within one commit");
+    }
+    return Status::Ok();
+  }
+
+  static Status DuplicateEvent(const EventRecord& e) {
+    return Status(errc::kStore, "event seq " + std::to_string(e.seq) + " of execution " +
+                                    e.execution_id + " already exists");
+  }
+
+  void Apply(const WriteBatch& b) {
+    for (const WorkflowRecord& w : b.workflows) workflows_[w.name][w.version] = w;
+    for (const ExecutionRecord& e : b.executions) {
+      auto [it, inserted] = executions_.try_emplace(e.id);
+      if (inserted) it->second.order = next_order_++;
+      it->second.record = e;
+    }
+    for (const StepRecord& s : b.steps) DataFor(s.execution_id).steps[s.step_id] = s;
+    for (const AttemptRecord& a : b.attempts) DataFor(a.execution_id).attempts[AttemptKey(a)] = a;
+    for (const EventRecord& e : b.events) {
+      std::vector<EventRecord>& events = DataFor(e.execution_id).events;
+      if (events.empty() || events.back().seq < e.seq) {
+        events.push_back(e);
+      } else {
+        auto it = std::lower_bound(events.begin(), events.end(), e.seq,
+                                   [](const EventRecord& x, int64_t s) { return x.seq < s; });
+        events.insert(it, e);
+      }
+    }
+    dead_letters_.insert(dead_letters_.end(), b.dead_letters.begin(), b.dead_letters.end());
+  }
+
+  std::mutex mu_;
+  std::unordered_map<std::string, std::unordered_map<int, WorkflowRecord>> workflows_;
+  std::unordered_map<std::string, ExecutionEntry> executions_;
+  std::unordered_map<std::string, ExecutionData> data_;
+  std::vector<DeadLetterRecord> dead_letters_;
+  uint64_t next_order_ = 0;
+  ExecutionData* last_data_ = nullptr;
+  std::string last_id_;
+};
+
+}  // namespace
+
+std::unique_ptr<Store> NewMemoryStore() {
+  return std::make_unique<MemoryStore>();
+}
+
+}  // namespace baton

@@ -1,0 +1,167 @@
+#include "store/sqlite/migrations.h"
+
+#include "store/sqlite/statement.h"
+
+#include <chrono>
+#include <iterator>
+#include <string>
+
+namespace baton::sqlite {
+namespace {
+
+// JSON columns hold compact JSON text, NULL for a null value. Times are milliseconds
+// since the Unix epoch, 0 when unset. Statuses are their snake_case names.
+constexpr const char* kMigrations[] = {
+    // 1: initial schema.
+    R"sql(
+CREATE TABLE workflows (
+  name TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  definition TEXT,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (name, version)
+);
+CREATE TABLE executions (
+  id TEXT NOT NULL PRIMARY KEY,
+  workflow TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  definition TEXT,
+  input TEXT,
+  status TEXT NOT NULL,
+  priority INTEGER NOT NULL,
+  output TEXT,
+  error TEXT,
+  parent_id TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  started_at INTEGER NOT NULL,
+  completed_at INTEGER NOT NULL,
+  deadline INTEGER NOT NULL
+);
+CREATE INDEX executions_status ON executions (status, created_at);
+CREATE INDEX executions_created ON executions (created_at);
+CREATE INDEX executions_workflow ON executions (workflow, created_at);
+CREATE TABLE steps (
+  execution_id TEXT NOT NULL,
+  step_id TEXT NOT NULL,
+  idx INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  attempts INTEGER NOT NULL,
+  progress INTEGER NOT NULL,
+  output TEXT,
+  error TEXT,
+  exit_code INTEGER NOT NULL,
+  stderr_tail TEXT NOT NULL,
+  assignment_id TEXT NOT NULL,
+  started_at INTEGER NOT NULL,
+  completed_at INTEGER NOT NULL,
+  retry_at INTEGER NOT NULL,
+  deadline INTEGER NOT NULL,
+  PRIMARY KEY (execution_id, step_id)
+);
+CREATE TABLE attempts (
+  execution_id TEXT NOT NULL,
+  step_id TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  assignment_id TEXT NOT NULL,
+  error TEXT,
+  started_at INTEGER NOT NULL,
+  completed_at INTEGER NOT NULL,
+  PRIMARY KEY (execution_id, step_id, attempt)
+) WITHOUT ROWID;
+-- Attempts and events are small and read only by primary-key range, so they live in
+-- their key's b-tree (WITHOUT ROWID) instead of a table plus a separate key index: one
+-- b-tree write per row instead of two.
+CREATE TABLE events (
+  execution_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  type TEXT NOT NULL,
+  step_id TEXT NOT NULL,
+  data TEXT,
+  time INTEGER NOT NULL,
+  PRIMARY KEY (execution_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE dead_letters (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  execution_id TEXT NOT NULL,
+  step_id TEXT NOT NULL,
+  input TEXT,
+  errors TEXT,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX dead_letters_execution ON dead_letters (execution_id, id);
+)sql",
+};
+
+int64_t NowMs() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+Status CurrentVersion(sqlite3* db, int* version) {
+  Stmt q;
+  if (Status s = q.Prepare(db, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
+      !s.ok()) {
+    return s;
+  }
+  if (q.Step() != SQLITE_ROW) return Error(db, "reading schema version");
+  *version = static_cast<int>(q.Int(0));
+  q.Reset();
+  return Status::Ok();
+}
+
+Status Apply(sqlite3* db, int version, const char* script) {
+  const std::string what = "applying schema migration " + std::to_string(version);
+  // IMMEDIATE: two processes opening a fresh file at once must not both migrate.
+  if (Status s = Exec(db, "BEGIN IMMEDIATE"); !s.ok()) return Context(s, what);
+  // Re-check inside the lock: another process may have applied it meanwhile.
+  int current = 0;
+  Status s = CurrentVersion(db, &current);
+  if (s.ok() && current < version) {
+    s = Exec(db, script);
+    if (s.ok()) {
+      Stmt ins;
+      s = ins.Prepare(db, "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)");
+      if (s.ok()) {
+        ins.Bind(1, version);
+        ins.Bind(2, NowMs());
+        s = ins.Run();
+      }
+    }
+  }
+  if (s.ok()) s = Exec(db, "COMMIT");
+  if (!s.ok()) {
+    Exec(db, "ROLLBACK");
+    return Context(s, what);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+int LatestSchemaVersion() {
+  return static_cast<int>(std::size(kMigrations));
+}
+
+Status Migrate(sqlite3* db) {
+  if (Status s = Exec(db,
+                      "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                      "version INTEGER NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)");
+      !s.ok()) {
+    return s;
+  }
+  int current = 0;
+  if (Status s = CurrentVersion(db, &current); !s.ok()) return s;
+  if (current > LatestSchemaVersion()) {
+    return Status(errc::kStore, "database schema version " + std::to_string(current) +
+                                    " is newer than this build of baton supports (" +
+                                    std::to_string(LatestSchemaVersion()) +
+                                    "); upgrade baton to open it");
+  }
+  for (int v = current + 1; v <= LatestSchemaVersion(); ++v) {
+    if (Status s = Apply(db, v, kMigrations[v - 1]); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+}  // namespace baton::sqlite

@@ -1,0 +1,21 @@
+// Versioned schema migrations of the SQLite store.
+//
+// Migration N (1-based) is the N-th script of an append-only list; a database records
+// the versions applied in schema_migrations(version, applied_at). Never edit a released
+// migration -- add a new one.
+#pragma once
+
+#include <baton/status.h>
+
+#include <sqlite3.h>
+
+namespace baton::sqlite {
+
+// The newest schema version this build knows.
+int LatestSchemaVersion();
+
+// Applies every migration newer than the database's version, each in its own
+// transaction. Fails (errc::kStore) when the database is newer than this build.
+Status Migrate(sqlite3* db);
+
+}  // namespace baton::sqlite

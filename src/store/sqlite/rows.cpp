@@ -1,0 +1,219 @@
+#include "store/sqlite/rows.h"
+
+#include <string>
+#include <string_view>
+
+namespace baton::sqlite {
+
+const char* const kUpsertWorkflow =
+    "INSERT INTO workflows (name, version, definition, created_at) VALUES (?1, ?2, ?3, ?4) "
+    "ON CONFLICT (name, version) DO UPDATE SET definition = excluded.definition, "
+    "created_at = excluded.created_at";
+const char* const kUpsertExecution =
+    "INSERT INTO executions (id, workflow, version, definition, input, status, priority, "
+    "output, error, parent_id, created_at, started_at, completed_at, deadline) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) "
+    "ON CONFLICT (id) DO UPDATE SET workflow = excluded.workflow, "
+    "version = excluded.version, definition = excluded.definition, input = excluded.input, "
+    "status = excluded.status, priority = excluded.priority, output = excluded.output, "
+    "error = excluded.error, parent_id = excluded.parent_id, "
+    "created_at = excluded.created_at, started_at = excluded.started_at, "
+    "completed_at = excluded.completed_at, deadline = excluded.deadline";
+const char* const kUpsertStep =
+    "INSERT INTO steps (execution_id, step_id, idx, status, attempts, progress, output, "
+    "error, exit_code, stderr_tail, assignment_id, started_at, completed_at, retry_at, "
+    "deadline) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) "
+    "ON CONFLICT (execution_id, step_id) DO UPDATE SET idx = excluded.idx, "
+    "status = excluded.status, attempts = excluded.attempts, "
+    "progress = excluded.progress, output = excluded.output, error = excluded.error, "
+    "exit_code = excluded.exit_code, stderr_tail = excluded.stderr_tail, "
+    "assignment_id = excluded.assignment_id, started_at = excluded.started_at, "
+    "completed_at = excluded.completed_at, retry_at = excluded.retry_at, "
+    "deadline = excluded.deadline";
+const char* const kUpsertAttempt =
+    "INSERT INTO attempts (execution_id, step_id, attempt, status, assignment_id, error, "
+    "started_at, completed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
+    "ON CONFLICT (execution_id, step_id, attempt) DO UPDATE SET status = excluded.status, "
+    "assignment_id = excluded.assignment_id, error = excluded.error, "
+    "started_at = excluded.started_at, completed_at = excluded.completed_at";
+const char* const kInsertEvent =
+    "INSERT INTO events (execution_id, seq, type, step_id, data, time) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+const char* const kInsertDeadLetter =
+    "INSERT INTO dead_letters (execution_id, step_id, input, errors, created_at) "
+    "VALUES (?1, ?2, ?3, ?4, ?5)";
+
+const char* const kSelectWorkflows = "SELECT name, version, definition, created_at FROM workflows";
+const char* const kSelectExecutions =
+    "SELECT id, workflow, version, definition, input, status, priority, output, error, "
+    "parent_id, created_at, started_at, completed_at, deadline FROM executions";
+const char* const kSelectSteps =
+    "SELECT execution_id, step_id, idx, status, attempts, progress, output, error, exit_code, "
+    "stderr_tail, assignment_id, started_at, completed_at, retry_at, deadline FROM steps";
+const char* const kSelectAttempts =
+    "SELECT execution_id, step_id, attempt, status, assignment_id, error, started_at, "
+    "completed_at FROM attempts";
+const char* const kSelectEvents = "SELECT execution_id, seq, type, step_id, data, time FROM events";
+const char* const kSelectDeadLetters =
+    "SELECT execution_id, step_id, input, errors, created_at FROM dead_letters";
+
+// Context strings are built only on failure: they would cost more than the row.
+Status Write(Stmt& q, const WorkflowRecord& w) {
+  q.Bind(1, w.name);
+  q.Bind(2, w.version);
+  q.BindJson(3, w.definition);
+  q.Bind(4, w.created_at);
+  Status s = q.Run();
+  return s.ok() ? s : Context(s, "writing workflow " + w.name);
+}
+
+Status Write(Stmt& q, const ExecutionRecord& e) {
+  q.Bind(1, e.id);
+  q.Bind(2, e.workflow);
+  q.Bind(3, e.version);
+  q.BindJson(4, e.definition);
+  q.BindJson(5, e.input);
+  q.Bind(6, std::string_view(ToString(e.status)));
+  q.Bind(7, e.priority);
+  q.BindJson(8, e.output);
+  q.BindJson(9, e.error);
+  q.Bind(10, e.parent_id);
+  q.Bind(11, e.created_at);
+  q.Bind(12, e.started_at);
+  q.Bind(13, e.completed_at);
+  q.Bind(14, e.deadline);
+  Status s = q.Run();
+  return s.ok() ? s : Context(s, "writing execution " + e.id);
+}
+
+Status Write(Stmt& q, const StepRecord& r) {
+  q.Bind(1, r.execution_id);
+  q.Bind(2, r.step_id);
+  q.Bind(3, r.index);
+  q.Bind(4, std::string_view(ToString(r.status)));
+  q.Bind(5, r.attempts);
+  q.Bind(6, r.progress);
+  q.BindJson(7, r.output);
+  q.BindJson(8, r.error);
+  q.Bind(9, r.exit_code);
+  q.Bind(10, r.stderr_tail);
+  q.Bind(11, r.assignment_id);
+  q.Bind(12, r.started_at);
+  q.Bind(13, r.completed_at);
+  q.Bind(14, r.retry_at);
+  q.Bind(15, r.deadline);
+  Status s = q.Run();
+  return s.ok() ? s : Context(s, "writing step " + r.execution_id + "/" + r.step_id);
+}
+
+Status Write(Stmt& q, const AttemptRecord& a) {
+  q.Bind(1, a.execution_id);
+  q.Bind(2, a.step_id);
+  q.Bind(3, a.attempt);
+  q.Bind(4, std::string_view(ToString(a.status)));
+  q.Bind(5, a.assignment_id);
+  q.BindJson(6, a.error);
+  q.Bind(7, a.started_at);
+  q.Bind(8, a.completed_at);
+  Status s = q.Run();
+  if (s.ok()) return s;
+  return Context(s, "writing attempt " + std::to_string(a.attempt) + " of " + a.execution_id + "/" +
+                        a.step_id);
+}
+
+Status Write(Stmt& q, const EventRecord& e) {
+  q.Bind(1, e.execution_id);
+  q.Bind(2, e.seq);
+  q.Bind(3, e.type);
+  q.Bind(4, e.step_id);
+  q.BindJson(5, e.data);
+  q.Bind(6, e.time);
+  Status s = q.Run();
+  if (s.ok()) return s;
+  return Context(s,
+                 "writing event seq " + std::to_string(e.seq) + " of execution " + e.execution_id);
+}
+
+Status Write(Stmt& q, const DeadLetterRecord& d) {
+  q.Bind(1, d.execution_id);
+  q.Bind(2, d.step_id);
+  q.BindJson(3, d.input);
+  q.BindJson(4, d.errors);
+  q.Bind(5, d.created_at);
+  Status s = q.Run();
+  return s.ok() ? s : Context(s, "writing dead letter of " + d.execution_id);
+}
+
+bool Read(const Stmt& q, WorkflowRecord* w) {
+  w->name = q.Text(0);
+  w->version = static_cast<int>(q.Int(1));
+  w->created_at = q.Int(3);
+  return q.JsonAt(2, &w->definition);
+}
+
+bool Read(const Stmt& q, ExecutionRecord* e) {
+  e->id = q.Text(0);
+  e->workflow = q.Text(1);
+  e->version = static_cast<int>(q.Int(2));
+  auto status = ParseExecutionStatus(q.Text(5));
+  if (!status) return false;
+  e->status = *status;
+  e->priority = static_cast<int>(q.Int(6));
+  e->parent_id = q.Text(9);
+  e->created_at = q.Int(10);
+  e->started_at = q.Int(11);
+  e->completed_at = q.Int(12);
+  e->deadline = q.Int(13);
+  return q.JsonAt(3, &e->definition) && q.JsonAt(4, &e->input) && q.JsonAt(7, &e->output) &&
+         q.JsonAt(8, &e->error);
+}
+
+bool Read(const Stmt& q, StepRecord* s) {
+  s->execution_id = q.Text(0);
+  s->step_id = q.Text(1);
+  s->index = static_cast<int>(q.Int(2));
+  auto status = ParseStepStatus(q.Text(3));
+  if (!status) return false;
+  s->status = *status;
+  s->attempts = static_cast<int>(q.Int(4));
+  s->progress = static_cast<int>(q.Int(5));
+  s->exit_code = static_cast<int>(q.Int(8));
+  s->stderr_tail = q.Text(9);
+  s->assignment_id = q.Text(10);
+  s->started_at = q.Int(11);
+  s->completed_at = q.Int(12);
+  s->retry_at = q.Int(13);
+  s->deadline = q.Int(14);
+  return q.JsonAt(6, &s->output) && q.JsonAt(7, &s->error);
+}
+
+bool Read(const Stmt& q, AttemptRecord* a) {
+  a->execution_id = q.Text(0);
+  a->step_id = q.Text(1);
+  a->attempt = static_cast<int>(q.Int(2));
+  auto status = ParseStepStatus(q.Text(3));
+  if (!status) return false;
+  a->status = *status;
+  a->assignment_id = q.Text(4);
+  a->started_at = q.Int(6);
+  a->completed_at = q.Int(7);
+  return q.JsonAt(5, &a->error);
+}
+
+bool Read(const Stmt& q, EventRecord* e) {
+  e->execution_id = q.Text(0);
+  e->seq = q.Int(1);
+  e->type = q.Text(2);
+  e->step_id = q.Text(3);
+  e->time = q.Int(5);
+  return q.JsonAt(4, &e->data);
+}
+
+bool Read(const Stmt& q, DeadLetterRecord* d) {
+  d->execution_id = q.Text(0);
+  d->step_id = q.Text(1);
+  d->created_at = q.Int(4);
+  return q.JsonAt(2, &d->input) && q.JsonAt(3, &d->errors);
+}
+
+}  // namespace baton::sqlite

@@ -1,0 +1,273 @@
+// SqliteStore: the default durable Store, one SQLite file in WAL mode.
+//
+// One connection guarded by one mutex: SQLite allows a single writer anyway, and the
+// engine batches its writes (group commit), so a connection pool would buy nothing but
+// lock contention inside SQLite. The connection is opened NOMUTEX because our mutex
+// already serialises every call.
+#include <baton/store.h>
+
+#include "common/crash_point.h"
+#include "store/sqlite/coalesce.h"
+#include "store/sqlite/migrations.h"
+#include "store/sqlite/rows.h"
+#include "store/sqlite/statement.h"
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace baton {
+namespace {
+
+using sqlite::Context;
+using sqlite::Stmt;
+
+Status Corrupt(const std::string& what) {
+  return Status(errc::kStore, "corrupt row in " + what);
+}
+
+// SQLite's LIMIT takes -1 for "no limit"; ours takes 0.
+int64_t SqlLimit(size_t limit) {
+  return limit == 0 ? -1 : static_cast<int64_t>(limit);
+}
+
+struct DbCloser {
+  void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+};
+using DbPtr = std::unique_ptr<sqlite3, DbCloser>;
+
+class SqliteStore final : public Store {
+ public:
+  explicit SqliteStore(DbPtr db) : db_(std::move(db)) {}
+
+  Status Commit(std::span<const WriteBatch* const> batches) override {
+    bool any = false;
+    for (const WriteBatch* b : batches) any = any || !b->empty();
+    if (!any) return Status::Ok();
+    std::lock_guard lock(mu_);
+    Stmt *begin, *commit, *wf, *ex, *st, *at, *ev, *dl;
+    for (auto [stmt, sql] : {std::pair{&begin, "BEGIN IMMEDIATE"},
+                             {&commit, "COMMIT"},
+                             {&wf, sqlite::kUpsertWorkflow},
+                             {&ex, sqlite::kUpsertExecution},
+                             {&st, sqlite::kUpsertStep},
+                             {&at, sqlite::kUpsertAttempt},
+                             {&ev, sqlite::kInsertEvent},
+                             {&dl, sqlite::kInsertDeadLetter}}) {
+      if (Status s = Cached(sql, stmt); !s.ok()) return Context(s, "commit");
+    }
+    const bool coalesce = batches.size() > 1;
+    if (coalesce) {
+      workflows_.Clear();
+      executions_.Clear();
+      steps_.Clear();
+      attempts_.Clear();
+      for (const WriteBatch* b : batches) {
+        workflows_.Add(b->workflows);
+        executions_.Add(b->executions);
+        steps_.Add(b->steps);
+        attempts_.Add(b->attempts);
+      }
+    }
+    // IMMEDIATE takes the write lock up front, so a concurrent writer (another process)
+    // makes us wait busy_timeout here instead of failing mid-transaction.
+    if (Status s = begin->Run(); !s.ok()) return Context(s, "commit: begin");
+    Status s;
+    for (const WriteBatch* b : batches) {
+      if (!(s = WriteAll(*wf, b->workflows, coalesce ? &workflows_ : nullptr)).ok() ||
+          !(s = WriteAll(*ex, b->executions, coalesce ? &executions_ : nullptr)).ok() ||
+          !(s = WriteAll(*st, b->steps, coalesce ? &steps_ : nullptr)).ok() ||
+          !(s = WriteAll(*at, b->attempts, coalesce ? &attempts_ : nullptr)).ok() ||
+          !(s = AppendAll(*ev, b->events)).ok() || !(s = AppendAll(*dl, b->dead_letters)).ok()) {
+        break;
+      }
+    }
+    if (s.ok()) {
+      CrashPoint("store.before_commit");  // recovery tests: rows written, not committed
+      s = commit->Run();
+    }
+    if (!s.ok()) {
+      // A failed COMMIT (e.g. SQLITE_BUSY) leaves the transaction open; a failed
+      // statement may already have rolled it back. Either way end with nothing applied.
+      if (sqlite3_get_autocommit(db()) == 0) sqlite::Exec(db(), "ROLLBACK");
+      return Context(s, "commit");
+    }
+    return Status::Ok();
+  }
+
+  Result<ExecutionRecord> GetExecution(const std::string& id) override {
+    std::lock_guard lock(mu_);
+    auto rows = Query<ExecutionRecord>(std::string(sqlite::kSelectExecutions) + " WHERE id = ?1",
+                                       "executions", [&](Stmt& q) { q.Bind(1, id); });
+    if (!rows.ok()) return rows.status();
+    if (rows->empty()) return Status(errc::kNotFound, "execution " + id);
+    return std::move(rows->front());
+  }
+
+  Result<std::vector<ExecutionRecord>> ListExecutions(const ExecutionFilter& f) override {
+    // One statement per filter shape, so each can use its index.
+    std::string sql = std::string(sqlite::kSelectExecutions) + " WHERE 1";
+    if (f.status) sql += " AND status = ?1";
+    if (!f.workflow.empty()) sql += " AND workflow = ?2";
+    sql += " ORDER BY created_at DESC, rowid DESC LIMIT ?3";
+    std::lock_guard lock(mu_);
+    return Query<ExecutionRecord>(sql, "executions", [&](Stmt& q) {
+      if (f.status) q.Bind(1, std::string_view(ToString(*f.status)));
+      if (!f.workflow.empty()) q.Bind(2, f.workflow);
+      q.Bind(3, SqlLimit(f.limit));
+    });
+  }
+
+  Result<std::vector<ExecutionRecord>> ListUnfinishedExecutions() override {
+    std::lock_guard lock(mu_);
+    return Query<ExecutionRecord>(std::string(sqlite::kSelectExecutions) +
+                                      " WHERE status IN ('pending', 'running', 'paused')"
+                                      " ORDER BY created_at, rowid",
+                                  "executions", [](Stmt&) {});
+  }
+
+  Result<std::vector<StepRecord>> GetSteps(const std::string& execution_id) override {
+    std::lock_guard lock(mu_);
+    return Query<StepRecord>(
+        std::string(sqlite::kSelectSteps) + " WHERE execution_id = ?1 ORDER BY idx, step_id",
+        "steps", [&](Stmt& q) { q.Bind(1, execution_id); });
+  }
+
+  Result<std::vector<AttemptRecord>> GetAttempts(const std::string& execution_id) override {
+    std::lock_guard lock(mu_);
+    return Query<AttemptRecord>(
+        std::string(sqlite::kSelectAttempts) + " WHERE execution_id = ?1 ORDER BY step_id, attempt",
+        "attempts", [&](Stmt& q) { q.Bind(1, execution_id); });
+  }
+
+  Result<std::vector<EventRecord>> GetEvents(const std::string& execution_id, int64_t after_seq,
+                                             size_t limit) override {
+    std::lock_guard lock(mu_);
+    return Query<EventRecord>(std::string(sqlite::kSelectEvents) +
+                                  " WHERE execution_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+                              "events", [&](Stmt& q) {
+                                q.Bind(1, execution_id);
+                                q.Bind(2, after_seq);
+                                q.Bind(3, SqlLimit(limit));
+                              });
+  }
+
+  Result<std::vector<DeadLetterRecord>> ListDeadLetters(const std::string& execution_id) override {
+    std::lock_guard lock(mu_);
+    if (execution_id.empty()) {
+      return Query<DeadLetterRecord>(std::string(sqlite::kSelectDeadLetters) + " ORDER BY id",
+                                     "dead_letters", [](Stmt&) {});
+    }
+    return Query<DeadLetterRecord>(
+        std::string(sqlite::kSelectDeadLetters) + " WHERE execution_id = ?1 ORDER BY id",
+        "dead_letters", [&](Stmt& q) { q.Bind(1, execution_id); });
+  }
+
+  Result<WorkflowRecord> GetWorkflow(const std::string& name, int version) override {
+    std::lock_guard lock(mu_);
+    auto rows =
+        Query<WorkflowRecord>(std::string(sqlite::kSelectWorkflows) +
+                                  (version == 0 ? " WHERE name = ?1 ORDER BY version DESC LIMIT 1"
+                                                : " WHERE name = ?1 AND version = ?2"),
+                              "workflows", [&](Stmt& q) {
+                                q.Bind(1, name);
+                                if (version != 0) q.Bind(2, version);
+                              });
+    if (!rows.ok()) return rows.status();
+    if (rows->empty()) {
+      return Status(
+          errc::kNotFound,
+          "workflow " + name + (version == 0 ? "" : " version " + std::to_string(version)));
+    }
+    return std::move(rows->front());
+  }
+
+ private:
+  sqlite3* db() { return db_.get(); }
+
+  // Statements are prepared on first use and kept for the store's lifetime.
+  Status Cached(const std::string& sql, Stmt** out) {
+    auto it = cache_.find(sql);
+    if (it == cache_.end()) {
+      auto stmt = std::make_unique<Stmt>();
+      if (Status s = stmt->Prepare(db(), sql.c_str()); !s.ok()) return s;
+      it = cache_.emplace(sql, std::move(stmt)).first;
+    }
+    *out = it->second.get();
+    return Status::Ok();
+  }
+
+  template <class T, class BindFn>
+  Result<std::vector<T>> Query(const std::string& sql, const char* table, BindFn bind) {
+    Stmt* q = nullptr;
+    if (Status s = Cached(sql, &q); !s.ok()) return s;
+    sqlite::ResetOnExit reset(*q);
+    bind(*q);
+    std::vector<T> out;
+    int rc;
+    while ((rc = q->Step()) == SQLITE_ROW) {
+      T row;
+      if (!sqlite::Read(*q, &row)) return Corrupt(table);
+      out.push_back(std::move(row));
+    }
+    if (rc != SQLITE_DONE) return sqlite::Error(db(), std::string("reading ") + table);
+    return out;
+  }
+
+  // Upserts go through `latest` when coalescing (nullptr: write every record).
+  template <class Record>
+  static Status WriteAll(Stmt& q, const std::vector<Record>& records,
+                         sqlite::LastWriteWins<Record>* latest) {
+    for (const Record& r : records) {
+      const Record* w = latest != nullptr ? latest->Take(r) : &r;
+      if (w == nullptr) continue;  // this key's last value was written already
+      if (Status s = sqlite::Write(q, *w); !s.ok()) return s;
+    }
+    return Status::Ok();
+  }
+  template <class Record>
+  static Status AppendAll(Stmt& q, const std::vector<Record>& records) {
+    for (const Record& r : records) {
+      if (Status s = sqlite::Write(q, r); !s.ok()) return s;
+    }
+    return Status::Ok();
+  }
+
+  std::mutex mu_;
+  DbPtr db_;  // declared before cache_: statements are finalized before the close
+  std::unordered_map<std::string, std::unique_ptr<Stmt>> cache_;
+  sqlite::LastWriteWins<WorkflowRecord> workflows_;
+  sqlite::LastWriteWins<ExecutionRecord> executions_;
+  sqlite::LastWriteWins<StepRecord> steps_;
+  sqlite::LastWriteWins<AttemptRecord> attempts_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path,
+                                               const SqliteOptions& options) {
+  const std::string what = "opening SQLite database " + path;
+  sqlite3* raw = nullptr;
+  int rc =
+      sqlite3_open_v2(path.c_str(), &raw,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  DbPtr db(raw);  // closes even a handle whose open failed, as SQLite requires
+  if (rc != SQLITE_OK) {
+    return Status(errc::kStore, what + ": " + (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
+  }
+  sqlite3_extended_result_codes(db.get(), 1);
+  sqlite3_busy_timeout(db.get(), options.busy_timeout_ms);
+  // The first statement reads the file header: a file that is not a database fails here
+  // ("file is not a database").
+  const char* pragmas = options.synchronous_full
+                            ? "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
+                            : "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;";
+  if (Status s = sqlite::Exec(db.get(), pragmas); !s.ok()) return Context(s, what);
+  if (Status s = sqlite::Migrate(db.get()); !s.ok()) return Context(s, what);
+  return std::unique_ptr<Store>(std::make_unique<SqliteStore>(std::move(db)));
+}
+
+}  // namespace baton

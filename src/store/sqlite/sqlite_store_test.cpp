@@ -1,0 +1,189 @@
+// SQLite-specific behaviour; the shared contract is in conformance_test.cpp.
+#include <baton/store.h>
+
+#include "store/sqlite/migrations.h"
+#include "store/store_test_util.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace baton {
+namespace {
+
+using testing::Attempt;
+using testing::Event;
+using testing::Execution;
+using testing::Id;
+using testing::Step;
+using testing::TempDir;
+
+// Runs a query on the raw file and returns the first column of the first row.
+std::string RawQuery(const std::string& path, const char* sql) {
+  sqlite3* db = nullptr;
+  std::string out;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* q = nullptr;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, nullptr) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0) != nullptr) {
+      out = reinterpret_cast<const char*>(sqlite3_column_text(q, 0));
+    }
+    sqlite3_finalize(q);
+  }
+  sqlite3_close(db);
+  return out;
+}
+
+TEST(SqliteStore, ReopeningKeepsData) {
+  TempDir dir;
+  const std::string path = dir.File("baton.db");
+  {
+    auto store = OpenSqliteStore(path);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    WriteBatch b;
+    b.executions = {Execution("e", ExecutionStatus::kRunning, 5)};
+    b.executions[0].output = Json{{"ok", true}};
+    b.steps.push_back(Step("e", "s", StepStatus::kCompleted));
+    b.events = {Event("e", 1), Event("e", 2)};
+    ASSERT_TRUE((*store)->Commit(b).ok());
+  }
+  auto store = OpenSqliteStore(path);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto e = (*store)->GetExecution("e");
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->output, (Json{{"ok", true}}));
+  EXPECT_EQ((*store)->GetSteps("e")->size(), 1u);
+  EXPECT_EQ((*store)->GetEvents("e", 0, 0)->size(), 2u);
+  EXPECT_EQ((*store)->ListUnfinishedExecutions()->size(), 1u);
+  // Sequence numbers stay taken across the reopen.
+  WriteBatch dup;
+  dup.events = {Event("e", 2)};
+  EXPECT_EQ((*store)->Commit(dup).code(), errc::kStore);
+}
+
+TEST(SqliteStore, RecordsSchemaVersionAndUsesWal) {
+  TempDir dir;
+  const std::string path = dir.File("baton.db");
+  ASSERT_TRUE(OpenSqliteStore(path).ok());
+  EXPECT_GE(sqlite::LatestSchemaVersion(), 1);
+  EXPECT_EQ(RawQuery(path, "SELECT MAX(version) FROM schema_migrations"),
+            std::to_string(sqlite::LatestSchemaVersion()));
+  EXPECT_EQ(RawQuery(path, "SELECT COUNT(*) FROM schema_migrations"),
+            std::to_string(sqlite::LatestSchemaVersion()));
+  EXPECT_EQ(RawQuery(path, "PRAGMA journal_mode"), "wal");
+  // Reopening applies nothing twice.
+  ASSERT_TRUE(OpenSqliteStore(path).ok());
+  EXPECT_EQ(RawQuery(path, "SELECT COUNT(*) FROM schema_migrations"),
+            std::to_string(sqlite::LatestSchemaVersion()));
+}
+
+TEST(SqliteStore, RejectsNewerSchema) {
+  TempDir dir;
+  const std::string path = dir.File("baton.db");
+  ASSERT_TRUE(OpenSqliteStore(path).ok());
+  RawQuery(path, "INSERT INTO schema_migrations (version, applied_at) VALUES (9999, 0)");
+  auto store = OpenSqliteStore(path);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), errc::kStore);
+  EXPECT_NE(store.status().message().find("9999"), std::string::npos) << store.status().ToString();
+  EXPECT_NE(store.status().message().find("newer"), std::string::npos);
+}
+
+TEST(SqliteStore, NotADatabaseIsAClearError) {
+  TempDir dir;
+  const std::string path = dir.File("notes.txt");
+  std::ofstream(path) << "this is a text file, long enough to fill a database header......"
+                      << std::string(200, 'x') << "\n";
+  auto store = OpenSqliteStore(path);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), errc::kStore);
+  EXPECT_NE(store.status().message().find(path), std::string::npos) << store.status().ToString();
+  EXPECT_NE(store.status().message().find("not a database"), std::string::npos)
+      << store.status().ToString();
+}
+
+TEST(SqliteStore, UnopenablePathIsAnError) {
+  TempDir dir;
+  auto store = OpenSqliteStore(dir.File("no/such/dir/baton.db"));
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), errc::kStore);
+  EXPECT_NE(store.status().message().find("no/such/dir"), std::string::npos);
+}
+
+TEST(SqliteStore, NormalSynchronousWorks) {
+  TempDir dir;
+  SqliteOptions options;
+  options.synchronous_full = false;
+  auto store = OpenSqliteStore(dir.File("baton.db"), options);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  WriteBatch b;
+  b.events = {Event("e", 1)};
+  EXPECT_TRUE((*store)->Commit(b).ok());
+}
+
+TEST(SqliteStore, InvalidUtf8InJsonIsReplacedNotThrown) {
+  TempDir dir;
+  auto store = OpenSqliteStore(dir.File("baton.db"));
+  ASSERT_TRUE(store.ok());
+  WriteBatch b;
+  b.steps.push_back(Step("e", "s"));
+  b.steps[0].output = Json{{"bytes", std::string("ok\xff\xfe")}};
+  b.steps[0].stderr_tail = std::string("raw\xff");  // plain text column: kept as is
+  ASSERT_TRUE((*store)->Commit(b).ok());
+  auto steps = (*store)->GetSteps("e");
+  ASSERT_TRUE(steps.ok()) << steps.status().ToString();
+  EXPECT_EQ(steps->at(0).output["bytes"], "ok\xef\xbf\xbd\xef\xbf\xbd");
+  EXPECT_EQ(steps->at(0).stderr_tail, std::string("raw\xff"));
+}
+
+// A rough durable-throughput figure (printed, not asserted): 10,000 steps of ~6 rows each
+// (execution, step, attempt, three events), committed in groups of 200 batches with
+// synchronous=FULL.
+TEST(SqliteStore, ThroughputGroupsOf200) {
+  TempDir dir;
+  auto store = OpenSqliteStore(dir.File("baton.db"));
+  ASSERT_TRUE(store.ok());
+  constexpr int kSteps = 10'000;
+  constexpr int kGroup = 200;
+  std::vector<WriteBatch> batches(kSteps);
+  size_t rows = 0;
+  for (int i = 0; i < kSteps; ++i) {
+    WriteBatch& b = batches[i];
+    b.executions = {Execution("bench", ExecutionStatus::kRunning, 1)};
+    const std::string step = Id("step-", i);
+    StepRecord st = Step("bench", step, StepStatus::kCompleted, i);
+    st.attempts = 1;
+    st.progress = 100;
+    st.output = Json{{"i", i}};
+    b.steps.push_back(std::move(st));
+    b.attempts.push_back(Attempt("bench", step, 1, StepStatus::kCompleted));
+    for (int k = 0; k < 3; ++k) b.events.push_back(Event("bench", 3 * i + k + 1, "step", step));
+    rows += 6;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const std::clock_t cpu_start = std::clock();
+  for (int i = 0; i < kSteps; i += kGroup) {
+    std::vector<const WriteBatch*> group;
+    for (int j = i; j < i + kGroup; ++j) group.push_back(&batches[j]);
+    Status s = (*store)->Commit(group);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double cpu_secs = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
+  std::printf(
+      "[ measure  ] sqlite FULL, %d steps (%zu rows) in groups of %d: %.0f ms wall "
+      "(%.0f ms CPU), %.0f steps/s, %.0f rows/s\n",
+      kSteps, rows, kGroup, secs * 1000, cpu_secs * 1000, kSteps / secs,
+      static_cast<double>(rows) / secs);
+  EXPECT_EQ((*store)->GetSteps("bench")->size(), size_t{kSteps});
+}
+
+}  // namespace
+}  // namespace baton

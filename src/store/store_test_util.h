@@ -1,0 +1,89 @@
+// Helpers shared by the store tests (header-only; not part of the library).
+#pragma once
+
+#include <baton/store.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace baton::testing {
+
+// A fresh directory under the system temp dir, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "baton-store-XXXXXX").string();
+    char* made = mkdtemp(tmpl.data());
+    EXPECT_NE(made, nullptr) << "mkdtemp failed";
+    path_ = tmpl;
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// prefix + n. (Spelled out because `"e" + std::to_string(n)` trips GCC 12's false
+// -Wrestrict positive at -O3.)
+inline std::string Id(std::string_view prefix, int64_t n) {
+  std::string out(prefix);
+  out += std::to_string(n);
+  return out;
+}
+
+inline EventRecord Event(const std::string& execution, int64_t seq, std::string type = "test",
+                         std::string step = "") {
+  EventRecord e;
+  e.execution_id = execution;
+  e.seq = seq;
+  e.type = std::move(type);
+  e.step_id = std::move(step);
+  e.data = Json{{"seq", seq}};
+  e.time = 1000 + seq;
+  return e;
+}
+
+inline ExecutionRecord Execution(const std::string& id, ExecutionStatus status, TimeMs created_at,
+                                 const std::string& workflow = "wf") {
+  ExecutionRecord e;
+  e.id = id;
+  e.workflow = workflow;
+  e.status = status;
+  e.created_at = created_at;
+  e.definition = Json{{"name", workflow}};
+  return e;
+}
+
+inline StepRecord Step(const std::string& execution, const std::string& step,
+                       StepStatus status = StepStatus::kPending, int index = 0) {
+  StepRecord s;
+  s.execution_id = execution;
+  s.step_id = step;
+  s.status = status;
+  s.index = index;
+  return s;
+}
+
+inline AttemptRecord Attempt(const std::string& execution, const std::string& step, int attempt = 1,
+                             StepStatus status = StepStatus::kRunning) {
+  AttemptRecord a;
+  a.execution_id = execution;
+  a.step_id = step;
+  a.attempt = attempt;
+  a.status = status;
+  return a;
+}
+
+}  // namespace baton::testing
