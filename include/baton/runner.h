@@ -32,7 +32,7 @@ struct RunResult {
   Status status;  // ok, or the error (code + message)
   Json output;    // the step's output (on success; may be set on failure too)
   Json error_details;
-  int exit_code = -1;  // shell: the process exit code; -1 when not applicable
+  int exit_code = -1;       // shell: the process exit code; -1 when not applicable
   std::string stderr_text;  // shell: captured stderr (bounded)
 };
 
@@ -58,7 +58,7 @@ class Runner {
 };
 
 struct ShellRunnerOptions {
-  Duration kill_grace{5000};          // SIGTERM -> SIGKILL
+  Duration kill_grace{5000};            // SIGTERM -> SIGKILL
   size_t default_max_output = 1 << 20;  // bytes per stream
 };
 // Runs `shell` steps: argv via posix_spawn in a new process group; a string `run` via

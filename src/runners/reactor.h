@@ -1,0 +1,81 @@
+// ProcessReactor: one I/O thread that runs child processes for a runner.
+//
+// The thread spawns each submitted process (runners/process.h), writes its stdin, reads
+// its stdout and stderr (keeping at most max_output bytes of each, draining the rest),
+// learns of its exit through its pidfd, reaps it and reports a ProcessOutcome. It sleeps
+// in epoll_wait with no timeout unless a kill deadline is pending; an eventfd wakes it
+// for new work. There is no thread per process.
+//
+// Process lifetime: a process's group dies with it. Once the leader has exited, the rest
+// of its group gets SIGKILL before the outcome is reported, and output still held open
+// by processes outside the group is not waited for. (A step that must leave a daemon
+// behind starts it in a session of its own, e.g. with setsid.)
+//
+// Cancel: SIGTERM (and SIGCONT) to the group; SIGKILL to the group after kill_grace if
+// the leader is still alive. A leader that exits within the grace period gives the rest
+// of its group the remainder of that period to close its output before the SIGKILL.
+//
+// The reactor reaps its children itself and relies on the unreaped leader to keep the
+// group id from being reused, so nothing else in the process may reap them: no
+// waitpid(-1, ...) elsewhere, and SIGCHLD must not be set to SIG_IGN.
+//
+// Threading: Submit, Cancel and Post are thread-safe and may be called from the
+// callbacks. Callbacks run on the I/O thread, one at a time; they must not block for
+// long and must not call Shutdown() or destroy the reactor.
+#pragma once
+
+#include <baton/clock.h>
+#include <baton/status.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "runners/process.h"
+
+namespace baton::runners {
+
+struct ProcessOutcome {
+  Status spawn_error;       // not ok: the process never started (nothing else is set)
+  bool cancelled = false;   // Cancel() reached it before it exited on its own
+  bool reaped = false;      // wait_status is known
+  int wait_status = 0;      // as from waitpid
+  std::string stdout_data;  // the first max_output bytes
+  std::string stderr_data;
+  uint64_t stdout_total = 0;  // bytes the process wrote, kept or not
+  uint64_t stderr_total = 0;
+};
+
+struct ProcessJob {
+  std::string id;  // for Cancel; need not be unique (Cancel reaches every match)
+  ProcessSpec spec;
+  size_t max_output = 1 << 20;                  // bytes kept per stream
+  std::function<void()> on_started;             // optional
+  std::function<void(ProcessOutcome)> on_done;  // exactly once per accepted job
+};
+
+class ProcessReactor {
+ public:
+  explicit ProcessReactor(Duration kill_grace);
+  ~ProcessReactor();  // Shutdown()
+  ProcessReactor(const ProcessReactor&) = delete;
+  ProcessReactor& operator=(const ProcessReactor&) = delete;
+
+  // Queues `job`. Returns false (and drops it, calling nothing) after Shutdown().
+  bool Submit(ProcessJob job);
+  // Cancels the running or queued jobs with this id; a no-op for unknown ids.
+  void Cancel(const std::string& id);
+  // Runs `task` on the I/O thread, in order with the other requests. False after
+  // Shutdown() (the task is dropped).
+  bool Post(std::function<void()> task);
+  // Refuses new work, cancels all jobs, waits until every on_done has returned and
+  // joins the thread. Idempotent; thread-safe; not from a callback.
+  void Shutdown();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace baton::runners
