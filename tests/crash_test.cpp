@@ -126,8 +126,9 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_pair("store.before_commit", 1),
                       std::make_pair("store.before_commit", 3),
                       std::make_pair("store.before_commit", 6)),
-    [](const auto& info) {
-      std::string n = std::string(info.param.first) + "_" + std::to_string(info.param.second);
+    [](const auto& param_info) {
+      std::string n = std::string(param_info.param.first) + "_" +
+                      std::to_string(param_info.param.second);
       for (char& c : n) c = isalnum(static_cast<unsigned char>(c)) ? c : '_';
       return n;
     });

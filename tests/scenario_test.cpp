@@ -76,19 +76,30 @@ TEST_P(Scenario, HasExpectedOutcome) {
 
   Json ex = Json::parse(r.out, nullptr, false);
   ASSERT_FALSE(ex.is_discarded()) << "stdout is not JSON:\n" << r.out;
-  if (expect.contains("status")) EXPECT_EQ(ex["status"], expect["status"]);
+  if (expect.contains("status")) {
+    EXPECT_EQ(ex["status"], expect["status"]);
+  }
   if (expect.contains("error_code")) {
     ASSERT_TRUE(ex["error"].is_object()) << ex.dump(2);
     EXPECT_EQ(ex["error"]["code"], expect["error_code"]);
   }
-  if (expect.contains("output")) EXPECT_EQ(ex["output"], expect["output"]);
-  for (const auto& [id, want] : expect.value("steps", Json::object()).items()) {
+  if (expect.contains("output")) {
+    EXPECT_EQ(ex["output"], expect["output"]);
+  }
+  const Json steps_want = expect.value("steps", Json::object());  // items() needs it alive
+  for (const auto& [id, want] : steps_want.items()) {
     const Json* got = FindStep(ex, id);
     ASSERT_NE(got, nullptr) << "no step " << id;
     SCOPED_TRACE("step " + id + ": " + got->dump());
-    if (want.contains("status")) EXPECT_EQ((*got)["status"], want["status"]);
-    if (want.contains("attempts")) EXPECT_EQ((*got)["attempts"], want["attempts"]);
-    if (want.contains("output")) EXPECT_EQ((*got)["output"], want["output"]);
+    if (want.contains("status")) {
+      EXPECT_EQ((*got)["status"], want["status"]);
+    }
+    if (want.contains("attempts")) {
+      EXPECT_EQ((*got)["attempts"], want["attempts"]);
+    }
+    if (want.contains("output")) {
+      EXPECT_EQ((*got)["output"], want["output"]);
+    }
     if (want.contains("error_code")) {
       if (want["error_code"].is_null()) {
         EXPECT_TRUE((*got)["error"].is_null());
@@ -126,8 +137,8 @@ TEST_P(Scenario, HasExpectedOutcome) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Scenarios, Scenario, ::testing::ValuesIn(ScenarioNames()),
-                         [](const auto& info) {
-                           std::string n = info.param;
+                         [](const auto& param_info) {
+                           std::string n = param_info.param;
                            std::replace_if(n.begin(), n.end(), [](char c) { return !isalnum(c); }, '_');
                            return n;
                          });

@@ -74,9 +74,11 @@ class Result {
   }
   T& value() & { return std::get<T>(v_); }
   const T& value() const& { return std::get<T>(v_); }
-  T&& value() && { return std::get<T>(std::move(v_)); }
+  // By value on rvalues, so `for (auto& x : *store->List())` owns what it iterates.
+  T value() && { return std::get<T>(std::move(v_)); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
+  T operator*() && { return std::get<T>(std::move(v_)); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
 

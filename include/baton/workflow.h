@@ -47,7 +47,8 @@ struct RetryPolicy {
   std::vector<std::string> retry_on;
 
   bool IsRetryable(std::string_view code) const;
-  // Delay before attempt `next_attempt` (2 = first retry), without jitter.
+  // Delay before attempt `next_attempt` (2 = first retry), without jitter:
+  // min(max_delay, initial_delay * multiplier^(next_attempt-2)); 0 for attempt 1.
   Duration DelayBefore(int next_attempt) const;
 };
 
@@ -80,10 +81,12 @@ struct StepDef {
   // Type-specific fields, kept as written (templates unresolved): run, env, cwd, stdin,
   // max_output, memory, cpu_time (shell); request, accept (http); duration, until
   // (wait); command, resource, target (command); workflow, input (workflow); with (all).
+  // Byte sizes (max_output, memory) go through ParseByteSize, durations (cpu_time,
+  // request.timeout, duration) through ParseDuration; both may also be templates.
   Json spec = Json::object();
   Json for_each;  // null, or a template string that yields an array
   std::optional<CacheSpec> cache;
-  int line = 0;  // line in the source file, 0 when unknown
+  int line = 0;  // line in the source file, 0 when unknown (e.g. rebuilt from a snapshot)
 };
 
 struct WorkflowDef {
@@ -97,17 +100,20 @@ struct WorkflowDef {
   bool fail_fast = false;
   Json vars = Json::object();
   std::vector<StepDef> steps;
-  Json output;  // null or a template value rendered at completion
-  Json notify;  // null or a list (sent by the server)
+  Json output;              // null or a template value rendered at completion
+  Json notify;              // null or a list (sent by the server)
   std::string source_name;  // file name, for messages
   Json source;              // the whole document as JSON: the snapshot executions keep
 
-  // Index of the step with this id, or -1.
+  // Index of the step with this id, or -1. A linear scan: callers on hot paths keep
+  // their own index.
   int FindStep(std::string_view id) const;
 };
 
 // One problem found in a workflow file. ToString():
 //   "deploy.yaml:12: step 'start': field 'timeout': bad duration '5x' (expected ...)"
+// Empty parts are left out ("deploy.yaml: cannot read file: ..."). A field of a step
+// without a usable id is named from the document root ("steps[2].id").
 struct Diagnostic {
   std::string file;
   int line = 0;
@@ -125,13 +131,24 @@ struct ParseOutcome {
   Status ToStatus() const;
 };
 
-// Parses YAML or JSON text (JSON is detected by its first non-space character) and
+// Parses YAML or JSON text (JSON is detected by its first non-space character, '{') and
 // validates it fully: schema, types, durations, ids, dependencies, cycles, templates,
-// conditions. Never throws.
+// conditions. Never throws. Every problem is reported (sorted by line), not just the
+// first. YAML follows the 1.2 core schema (`yes` is a string; quoted scalars are always
+// strings); duplicate keys are errors. Some notable messages:
+//   "duplicate step id 'x' (first defined at line 3)"
+//   "depends on unknown step 'y'"
+//   "cycle: a -> c -> b -> a"      (each arrow reads "depends on")
+//   "template references step 'z', which is not upstream of 'x' (add it to depends_on)"
+// Shorthands accepted besides DESIGN.md §3: `depends_on: a` (one id), `retry: 3`
+// (max_attempts), an input declared as just its type (`n: integer`), and an input
+// without a type taking its default's type.
 ParseOutcome ParseWorkflow(std::string_view text, std::string_view source_name);
 // Reads the file and parses it; an unreadable file is one diagnostic.
 ParseOutcome LoadWorkflowFile(const std::string& path);
-// Rebuilds a definition from its stored snapshot (WorkflowDef::source).
+// Rebuilds a definition from its stored snapshot (WorkflowDef::source): the same
+// WorkflowDef as the original parse, except that StepDef::line is 0. Errors are
+// VALIDATION with the diagnostics as message.
 Result<WorkflowDef> WorkflowFromSnapshot(const Json& source, std::string_view source_name);
 
 // "250ms", "30s", "5m", "2h", "1h30m", or an integer number of seconds (JSON number or
@@ -163,8 +180,10 @@ struct DagAnalysis {
   size_t max_parallelism = 0;            // widest layer
   double estimated_speedup = 1.0;        // sequential / critical path
 };
-// Step duration estimates: a wait step's duration, else the step timeout's tenth, else
-// 1 s. Requires an acyclic workflow (ParseWorkflow guarantees it).
+// Step duration estimates: a wait step's literal duration, else the step timeout's tenth,
+// else 1 s. Layer members are in step order; critical-path ties go to the first listed
+// dependency. Requires an acyclic workflow (ParseWorkflow guarantees it); steps on a
+// cycle are left out (layer_of -1).
 DagAnalysis AnalyzeDag(const WorkflowDef& wf);
 
 }  // namespace baton

@@ -16,7 +16,9 @@
 namespace baton::testing {
 
 struct Outcome {
-  int64_t duration_ms = 10;
+  Outcome(int64_t duration = 10, std::string code = "", Json out = nullptr)
+      : duration_ms(duration), error_code(std::move(code)), output(std::move(out)) {}
+  int64_t duration_ms;
   std::string error_code;  // empty = success
   Json output;
 };

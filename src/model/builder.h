@@ -1,0 +1,110 @@
+// Shared pieces of turning a JSON document into a WorkflowDef: where a value sits (for
+// diagnostics), the diagnostics sink, and typed accessors that report what they expected.
+//
+// Internal to the model module.
+#pragma once
+
+#include "model/source.h"
+
+#include <baton/workflow.h>
+
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace baton::model {
+
+// A value's place: its JSON pointer (for the line), the step it belongs to and its
+// dotted field name within that step (or within the document when there is no step).
+struct Where {
+  std::string pointer;
+  std::string step;
+  std::string field;
+
+  Where Key(std::string_view key) const;
+  Where Index(size_t index) const;
+};
+
+class Diags {
+ public:
+  Diags(std::string file, const LineMap* lines) : file_(std::move(file)), lines_(lines) {}
+
+  void Add(const Where& where, std::string message);
+  int LineOf(std::string_view pointer) const { return lines_ ? lines_->Find(pointer) : 0; }
+  void Append(std::vector<Diagnostic> more);
+  size_t size() const { return out_.size(); }
+  // Sorted by line (stable, so same-line diagnostics keep the order they were found in).
+  std::vector<Diagnostic> Take();
+
+ private:
+  std::string file_;
+  const LineMap* lines_;
+  std::vector<Diagnostic> out_;
+};
+
+// "null", "boolean", "integer", "number", "string", "array" or "object".
+const char* TypeName(const Json& value);
+// A value as quoted in messages: strings as-is, others as compact JSON; long text cut.
+std::string Shown(const Json& value);
+// "a, b, c".
+std::string JoinNames(const std::vector<std::string>& names);
+bool HasTemplate(const Json& value);
+
+// Typed reads; each reports "expected T, got U" at `where` and returns nullopt/false.
+std::optional<std::string> GetString(const Json& v, Diags& d, const Where& where);
+std::optional<int64_t> GetInt(const Json& v, Diags& d, const Where& where);
+std::optional<double> GetNumber(const Json& v, Diags& d, const Where& where);
+std::optional<bool> GetBool(const Json& v, Diags& d, const Where& where);
+bool ExpectObject(const Json& v, Diags& d, const Where& where);
+bool ExpectArray(const Json& v, Diags& d, const Where& where);
+std::optional<Duration> GetDuration(const Json& v, Diags& d, const Where& where);
+// A timeout: a duration greater than zero.
+std::optional<Duration> GetTimeout(const Json& v, Diags& d, const Where& where);
+std::optional<Priority> GetPriority(const Json& v, Diags& d, const Where& where);
+std::optional<TriggerRule> GetTriggerRule(const Json& v, Diags& d, const Where& where);
+
+// Reports every member of `object` not in `valid`: "unknown field 'x' (valid: ...)".
+// `what` names the context when the valid set depends on it ("for a shell step").
+void CheckFields(const Json& object, const std::vector<std::string>& valid, Diags& d,
+                 const Where& where, std::string_view what = "");
+void MissingField(std::string_view name, Diags& d, const Where& where);
+
+// Retry fields present in `value` override those in `policy` (so defaults merge field by
+// field); a bare integer is max_attempts.
+void ApplyRetry(const Json& value, RetryPolicy* policy, Diags& d, const Where& where);
+
+// Input types: string, integer, number (integers too), boolean, object, array.
+bool IsInputType(std::string_view type);
+bool MatchesInputType(const Json& value, std::string_view type);
+// "string, integer, number, boolean, object, array".
+const char* InputTypeList();
+
+// What `defaults:` gives every step.
+struct StepDefaults {
+  std::optional<Duration> timeout;
+  std::optional<Duration> heartbeat_timeout;
+  RetryPolicy retry;
+  Priority priority = Priority::kNormal;
+  TriggerRule trigger_rule = TriggerRule::kAllSuccess;
+  bool optional = false;
+};
+
+// Per-step parse facts the later checks need.
+struct StepSite {
+  Where where;       // the step itself
+  const Json* json;  // the step object as written (nullptr when not an object)
+  bool has_id = false;
+};
+
+// Steps: parses `steps` into wf->steps (one StepDef per object entry) and fills `sites`.
+void ParseSteps(const Json& steps, const StepDefaults& defaults, Diags& d, WorkflowDef* wf,
+                std::vector<StepSite>* sites);
+// Duplicate ids, unknown and self dependencies, cycles.
+void ValidateGraph(const WorkflowDef& wf, const std::vector<StepSite>& sites, Diags& d);
+// Templates and conditions: syntax, roots, declared inputs/vars, upstream steps.
+void ValidateReferences(const WorkflowDef& wf, const std::vector<StepSite>& sites,
+                        bool inputs_declared, Diags& d);
+
+}  // namespace baton::model

@@ -1,0 +1,284 @@
+// ParseWorkflow: the document's top level (name, inputs, defaults, ...), then steps,
+// graph and references, all diagnostics collected in one pass.
+#include "model/builder.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace baton {
+namespace model {
+namespace {
+
+bool IsWorkflowName(std::string_view s) {
+  if (s.empty()) return false;
+  auto lower_or_digit = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!lower_or_digit(s[0])) return false;
+  for (char c : s) {
+    if (!lower_or_digit(c) && c != '_' && c != '.' && c != '-') return false;
+  }
+  return true;
+}
+
+// Input names are path identifiers, so `{{ inputs.NAME }}` can reach them.
+bool IsIdentifier(std::string_view s) {
+  if (s.empty()) return false;
+  auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  if (!alpha(s[0])) return false;
+  for (char c : s) {
+    if (!alpha(c) && !(c >= '0' && c <= '9') && c != '-') return false;
+  }
+  return true;
+}
+
+void ParseInputs(const Json& inputs, Diags& d, const Where& where, WorkflowDef* wf) {
+  if (!ExpectObject(inputs, d, where)) return;
+  for (const auto& [name, decl_json] : inputs.items()) {
+    Where w = where.Key(name);
+    if (!IsIdentifier(name)) {
+      d.Add(w, "invalid input name '" + name +
+                   "' (expected letters, digits, '_' or '-', starting with a letter or '_')");
+    }
+    InputDecl decl;
+    decl.name = name;
+    if (decl_json.is_string()) {  // shorthand: `name: integer`
+      decl.type = decl_json.get<std::string>();
+      if (!IsInputType(decl.type)) {
+        d.Add(w, "unknown input type '" + decl.type + "' (valid: " + InputTypeList() + ")");
+      }
+      wf->inputs.push_back(std::move(decl));
+      continue;
+    }
+    if (decl_json.is_null()) {
+      wf->inputs.push_back(std::move(decl));
+      continue;
+    }
+    if (!ExpectObject(decl_json, d, w)) continue;
+    CheckFields(decl_json, {"type", "required", "default", "description"}, d, w);
+    bool type_ok = true;
+    if (decl_json.contains("type")) {
+      Where tw = w.Key("type");
+      std::optional<std::string> type = GetString(decl_json["type"], d, tw);
+      if (type && IsInputType(*type)) {
+        decl.type = *type;
+      } else {
+        type_ok = false;
+        if (type) d.Add(tw, "unknown input type '" + *type + "' (valid: " + InputTypeList() + ")");
+      }
+    } else if (decl_json.contains("default")) {
+      // No declared type: the default's type is the input's.
+      const Json& def = decl_json["default"];
+      std::string t = TypeName(def);
+      if (IsInputType(t)) decl.type = t;
+    }
+    if (decl_json.contains("required")) {
+      if (auto b = GetBool(decl_json["required"], d, w.Key("required"))) decl.required = *b;
+    }
+    if (decl_json.contains("description")) {
+      if (auto s = GetString(decl_json["description"], d, w.Key("description"))) {
+        decl.description = *s;
+      }
+    }
+    if (decl_json.contains("default")) {
+      const Json& def = decl_json["default"];
+      if (type_ok && !MatchesInputType(def, decl.type)) {
+        d.Add(w.Key("default"), "default does not match type " + decl.type + ": expected " +
+                                    decl.type + ", got " + TypeName(def));
+      }
+      decl.default_value = def;
+    }
+    wf->inputs.push_back(std::move(decl));
+  }
+}
+
+StepDefaults ParseDefaults(const Json& v, Diags& d, const Where& where) {
+  StepDefaults out;
+  if (!ExpectObject(v, d, where)) return out;
+  CheckFields(v, {"timeout", "heartbeat_timeout", "retry", "priority", "trigger_rule", "optional"},
+              d, where);
+  if (v.contains("timeout")) out.timeout = GetTimeout(v["timeout"], d, where.Key("timeout"));
+  if (v.contains("heartbeat_timeout")) {
+    out.heartbeat_timeout = GetTimeout(v["heartbeat_timeout"], d, where.Key("heartbeat_timeout"));
+  }
+  if (v.contains("retry")) ApplyRetry(v["retry"], &out.retry, d, where.Key("retry"));
+  if (v.contains("priority")) {
+    if (auto p = GetPriority(v["priority"], d, where.Key("priority"))) out.priority = *p;
+  }
+  if (v.contains("trigger_rule")) {
+    if (auto r = GetTriggerRule(v["trigger_rule"], d, where.Key("trigger_rule"))) {
+      out.trigger_rule = *r;
+    }
+  }
+  if (v.contains("optional")) {
+    if (auto b = GetBool(v["optional"], d, where.Key("optional"))) out.optional = *b;
+  }
+  return out;
+}
+
+void ParseNotify(const Json& v, Diags& d, const Where& where) {
+  if (!ExpectArray(v, d, where)) return;
+  for (size_t i = 0; i < v.size(); ++i) {
+    Where w = where.Index(i);
+    const Json& entry = v[i];
+    if (!ExpectObject(entry, d, w)) continue;
+    CheckFields(entry, {"url", "events"}, d, w);
+    if (!entry.contains("url")) {
+      MissingField("url", d, w);
+    } else {
+      GetString(entry["url"], d, w.Key("url"));
+    }
+    if (entry.contains("events")) {
+      Where ew = w.Key("events");
+      if (ExpectArray(entry["events"], d, ew)) {
+        for (size_t k = 0; k < entry["events"].size(); ++k) {
+          GetString(entry["events"][k], d, ew.Index(k));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+// The whole document, already JSON; `lines` may be empty (a stored snapshot).
+ParseOutcome BuildWorkflow(Json doc, const LineMap& lines, const std::string& file,
+                           std::vector<Diagnostic> earlier) {
+  Diags d(file, &lines);
+  d.Append(std::move(earlier));
+  Where root;
+  if (doc.is_null()) {
+    d.Add(root, "empty workflow document");
+    return ParseOutcome{std::nullopt, d.Take()};
+  }
+  if (!doc.is_object()) {
+    d.Add(root, std::string("expected an object at the top level, got ") + TypeName(doc));
+    return ParseOutcome{std::nullopt, d.Take()};
+  }
+  WorkflowDef wf;
+  wf.source_name = file;
+  CheckFields(doc,
+              {"name", "version", "description", "inputs", "timeout", "max_parallel", "priority",
+               "fail_fast", "vars", "defaults", "steps", "output", "notify"},
+              d, root);
+  if (!doc.contains("name")) {
+    MissingField("name", d, root);
+  } else if (auto name = GetString(doc["name"], d, root.Key("name"))) {
+    if (!IsWorkflowName(*name)) {
+      d.Add(root.Key("name"),
+            "invalid workflow name '" + *name + "' (expected [a-z0-9][a-z0-9_.-]*)");
+    }
+    wf.name = *name;
+  }
+  if (doc.contains("version")) {
+    Where w = root.Key("version");
+    std::optional<int64_t> v = GetInt(doc["version"], d, w);
+    if (v && (*v < 1 || *v > std::numeric_limits<int>::max())) {
+      d.Add(w, "must be an integer >= 1");
+    } else if (v) {
+      wf.version = static_cast<int>(*v);
+    }
+  }
+  if (doc.contains("description")) {
+    if (auto s = GetString(doc["description"], d, root.Key("description"))) wf.description = *s;
+  }
+  bool inputs_declared = doc.contains("inputs") && !doc["inputs"].is_null();
+  if (inputs_declared) ParseInputs(doc["inputs"], d, root.Key("inputs"), &wf);
+  if (doc.contains("timeout")) wf.timeout = GetTimeout(doc["timeout"], d, root.Key("timeout"));
+  if (doc.contains("max_parallel")) {
+    Where w = root.Key("max_parallel");
+    std::optional<int64_t> v = GetInt(doc["max_parallel"], d, w);
+    if (v && (*v < 1 || *v > std::numeric_limits<int>::max())) {
+      d.Add(w, "must be an integer >= 1");
+    } else if (v) {
+      wf.max_parallel = static_cast<int>(*v);
+    }
+  }
+  if (doc.contains("priority")) {
+    if (auto p = GetPriority(doc["priority"], d, root.Key("priority"))) wf.priority = *p;
+  }
+  if (doc.contains("fail_fast")) {
+    if (auto b = GetBool(doc["fail_fast"], d, root.Key("fail_fast"))) wf.fail_fast = *b;
+  }
+  if (doc.contains("vars")) {
+    if (ExpectObject(doc["vars"], d, root.Key("vars"))) wf.vars = doc["vars"];
+  }
+  StepDefaults defaults;
+  if (doc.contains("defaults")) defaults = ParseDefaults(doc["defaults"], d, root.Key("defaults"));
+  if (doc.contains("output")) wf.output = doc["output"];
+  if (doc.contains("notify")) {
+    ParseNotify(doc["notify"], d, root.Key("notify"));
+    wf.notify = doc["notify"];
+  }
+  std::vector<StepSite> sites;
+  if (!doc.contains("steps")) {
+    MissingField("steps", d, root);
+  } else {
+    Where w = root.Key("steps");
+    const Json& steps = doc["steps"];
+    if (ExpectArray(steps, d, w)) {
+      if (steps.empty()) {
+        d.Add(w, "a workflow needs at least one step");
+      } else {
+        ParseSteps(steps, defaults, d, &wf, &sites);
+      }
+    }
+  }
+  ValidateGraph(wf, sites, d);
+  ValidateReferences(wf, sites, inputs_declared, d);
+  if (d.size() > 0) return ParseOutcome{std::nullopt, d.Take()};
+  wf.source = std::move(doc);
+  return ParseOutcome{std::move(wf), {}};
+}
+
+}  // namespace model
+
+ParseOutcome ParseWorkflow(std::string_view text, std::string_view source_name) {
+  std::string file(source_name);
+  try {
+    model::SourceDoc doc = model::ParseSource(text, file);
+    if (doc.syntax_error) return ParseOutcome{std::nullopt, std::move(doc.diagnostics)};
+    return model::BuildWorkflow(std::move(doc.value), doc.lines, file, std::move(doc.diagnostics));
+  } catch (const std::exception& e) {
+    // A bug, not bad input; still a value, never an exception across the module boundary.
+    return ParseOutcome{std::nullopt,
+                        {Diagnostic{file, 0, "", "", std::string("internal error: ") + e.what()}}};
+  }
+}
+
+ParseOutcome LoadWorkflowFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return ParseOutcome{std::nullopt,
+                        {Diagnostic{path, 0, "", "", "cannot read file: it is a directory"}}};
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return ParseOutcome{
+        std::nullopt,
+        {Diagnostic{path, 0, "", "", std::string("cannot read file: ") + std::strerror(errno)}}};
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    return ParseOutcome{std::nullopt, {Diagnostic{path, 0, "", "", "cannot read file"}}};
+  }
+  return ParseWorkflow(text.str(), path);
+}
+
+Result<WorkflowDef> WorkflowFromSnapshot(const Json& source, std::string_view source_name) {
+  std::string file(source_name);
+  ParseOutcome outcome;
+  try {
+    model::LineMap no_lines;
+    outcome = model::BuildWorkflow(source, no_lines, file, {});
+  } catch (const std::exception& e) {
+    return Status(errc::kValidation, std::string("internal error: ") + e.what());
+  }
+  if (!outcome.ok()) return outcome.ToStatus();
+  return std::move(*outcome.workflow);
+}
+
+}  // namespace baton

@@ -1,0 +1,391 @@
+// One step: common fields, defaults inheritance, and the fields of its type.
+#include "model/builder.h"
+
+#include <algorithm>
+#include <cctype>
+#include <unordered_set>
+
+namespace baton::model {
+namespace {
+
+const std::vector<std::string> kCommonFields = {
+    "id",    "name",         "description", "type",     "depends_on",
+    "when",  "trigger_rule", "optional",    "timeout",  "heartbeat_timeout",
+    "retry", "priority",     "with",        "for_each", "cache"};
+
+const std::vector<std::string>& TypeFields(StepType type) {
+  static const std::vector<std::string> kNoop;
+  static const std::vector<std::string> kShell = {"run",        "env",    "cwd",     "stdin",
+                                                  "max_output", "memory", "cpu_time"};
+  static const std::vector<std::string> kHttp = {"request", "accept"};
+  static const std::vector<std::string> kWait = {"duration", "until"};
+  static const std::vector<std::string> kCommand = {"command", "resource", "target", "data"};
+  static const std::vector<std::string> kWorkflow = {"workflow", "input"};
+  switch (type) {
+    case StepType::kNoop:
+      return kNoop;
+    case StepType::kShell:
+      return kShell;
+    case StepType::kHttp:
+      return kHttp;
+    case StepType::kWait:
+      return kWait;
+    case StepType::kCommand:
+      return kCommand;
+    case StepType::kWorkflow:
+      return kWorkflow;
+  }
+  return kNoop;
+}
+
+constexpr StepType kAllTypes[] = {StepType::kNoop, StepType::kShell,   StepType::kHttp,
+                                  StepType::kWait, StepType::kCommand, StepType::kWorkflow};
+
+bool IsStepId(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') return false;
+  }
+  return true;
+}
+
+bool IsScalar(const Json& v) {
+  return v.is_string() || v.is_number() || v.is_boolean();
+}
+bool IsTemplateString(const Json& v) {
+  return v.is_string() && HasTemplate(v);
+}
+
+// A duration field of a step's spec, as written; templates are checked when rendered.
+void CheckSpecDuration(const Json& v, Diags& d, const Where& w, bool positive) {
+  if (IsTemplateString(v)) return;
+  if (positive) {
+    GetTimeout(v, d, w);
+  } else {
+    GetDuration(v, d, w);
+  }
+}
+
+void CheckSpecSize(const Json& v, Diags& d, const Where& w) {
+  if (IsTemplateString(v)) return;
+  Result<int64_t> r = ParseByteSize(v);
+  if (!r.ok()) d.Add(w, r.status().message());
+}
+
+// An object whose values are scalars (env, headers).
+void CheckScalarMap(const Json& v, Diags& d, const Where& w, bool env_names) {
+  if (!ExpectObject(v, d, w)) return;
+  for (const auto& [key, value] : v.items()) {
+    if (env_names) {
+      bool ok = !key.empty() && !std::isdigit(static_cast<unsigned char>(key[0]));
+      for (char c : key) {
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') ok = false;
+      }
+      if (!ok) d.Add(w.Key(key), "invalid environment variable name '" + key + "'");
+    }
+    if (!IsScalar(value)) {
+      d.Add(w.Key(key), std::string("expected string, number or boolean, got ") + TypeName(value));
+    }
+  }
+}
+
+void CheckShell(const Json& s, Diags& d, const Where& w) {
+  if (!s.contains("run")) {
+    MissingField("run", d, w);
+  } else {
+    const Json& run = s["run"];
+    Where rw = w.Key("run");
+    if (run.is_string()) {
+      if (run.get_ref<const std::string&>().empty()) d.Add(rw, "empty command");
+    } else if (run.is_array()) {
+      if (run.empty()) d.Add(rw, "empty command");
+      for (size_t i = 0; i < run.size(); ++i) {
+        if (!IsScalar(run[i])) {
+          d.Add(rw.Index(i),
+                std::string("expected string, number or boolean, got ") + TypeName(run[i]));
+        }
+      }
+    } else {
+      d.Add(rw, std::string("expected string or array, got ") + TypeName(run));
+    }
+  }
+  if (s.contains("env")) CheckScalarMap(s["env"], d, w.Key("env"), true);
+  if (s.contains("cwd")) GetString(s["cwd"], d, w.Key("cwd"));
+  if (s.contains("stdin")) GetString(s["stdin"], d, w.Key("stdin"));
+  if (s.contains("max_output")) CheckSpecSize(s["max_output"], d, w.Key("max_output"));
+  if (s.contains("memory")) CheckSpecSize(s["memory"], d, w.Key("memory"));
+  if (s.contains("cpu_time")) CheckSpecDuration(s["cpu_time"], d, w.Key("cpu_time"), true);
+}
+
+void CheckHttp(const Json& s, Diags& d, const Where& w) {
+  if (!s.contains("request")) {
+    MissingField("request", d, w);
+  } else {
+    const Json& req = s["request"];
+    Where qw = w.Key("request");
+    if (ExpectObject(req, d, qw)) {
+      CheckFields(req, {"method", "url", "headers", "body", "timeout"}, d, qw);
+      if (!req.contains("url")) {
+        MissingField("url", d, qw);
+      } else if (auto url = GetString(req["url"], d, qw.Key("url"))) {
+        if (!HasTemplate(req["url"]) && !url->starts_with("http://") &&
+            !url->starts_with("https://")) {
+          d.Add(qw.Key("url"), "expected an http:// or https:// URL, got '" + *url + "'");
+        }
+      }
+      if (req.contains("method")) {
+        Where mw = qw.Key("method");
+        if (auto m = GetString(req["method"], d, mw); m && !HasTemplate(req["method"])) {
+          std::string upper = *m;
+          for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+          static const char* kMethods[] = {"GET",   "HEAD",   "POST",   "PUT",
+                                           "PATCH", "DELETE", "OPTIONS"};
+          if (std::none_of(std::begin(kMethods), std::end(kMethods),
+                           [&](const char* k) { return upper == k; })) {
+            d.Add(mw, "unknown HTTP method '" + *m +
+                          "' (valid: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS)");
+          }
+        }
+      }
+      if (req.contains("headers")) CheckScalarMap(req["headers"], d, qw.Key("headers"), false);
+      if (req.contains("timeout")) CheckSpecDuration(req["timeout"], d, qw.Key("timeout"), true);
+    }
+  }
+  if (s.contains("accept")) {
+    Where aw = w.Key("accept");
+    if (ExpectArray(s["accept"], d, aw)) {
+      for (size_t i = 0; i < s["accept"].size(); ++i) {
+        std::optional<int64_t> code = GetInt(s["accept"][i], d, aw.Index(i));
+        if (code && (*code < 100 || *code > 599)) {
+          d.Add(aw.Index(i), "HTTP status must be between 100 and 599");
+        }
+      }
+    }
+  }
+}
+
+void CheckWait(const Json& s, Diags& d, const Where& w) {
+  bool has_duration = s.contains("duration");
+  bool has_until = s.contains("until");
+  if (has_duration == has_until) {
+    d.Add(has_duration ? w.Key("until") : w,
+          has_duration ? "a wait step takes 'duration' or 'until', not both"
+                       : "a wait step needs 'duration' or 'until'");
+  }
+  if (has_duration) CheckSpecDuration(s["duration"], d, w.Key("duration"), false);
+  if (has_until) GetString(s["until"], d, w.Key("until"));
+}
+
+void CheckCommand(const Json& s, Diags& d, const Where& w) {
+  if (!s.contains("command")) {
+    MissingField("command", d, w);
+  } else if (auto c = GetString(s["command"], d, w.Key("command")); c && c->empty()) {
+    d.Add(w.Key("command"), "empty command name");
+  }
+  if (s.contains("resource")) ExpectObject(s["resource"], d, w.Key("resource"));
+  if (s.contains("target")) {
+    const Json& t = s["target"];
+    Where tw = w.Key("target");
+    if (ExpectObject(t, d, tw)) {
+      CheckFields(t, {"node", "tags"}, d, tw);
+      bool node = t.contains("node");
+      bool tags = t.contains("tags");
+      if (node && tags) {
+        d.Add(tw, "a target names a node or tags, not both");
+      } else if (!node && !tags) {
+        d.Add(tw, "a target needs 'node' or 'tags'");
+      }
+      if (node) GetString(t["node"], d, tw.Key("node"));
+      if (tags && ExpectArray(t["tags"], d, tw.Key("tags"))) {
+        for (size_t i = 0; i < t["tags"].size(); ++i) {
+          GetString(t["tags"][i], d, tw.Key("tags").Index(i));
+        }
+      }
+    }
+  }
+}
+
+void CheckWorkflow(const Json& s, Diags& d, const Where& w) {
+  if (!s.contains("workflow")) {
+    MissingField("workflow", d, w);
+  } else if (auto name = GetString(s["workflow"], d, w.Key("workflow")); name && name->empty()) {
+    d.Add(w.Key("workflow"), "empty workflow name");
+  }
+  if (s.contains("input")) {
+    const Json& in = s["input"];
+    if (!in.is_object() && !IsTemplateString(in)) {
+      d.Add(w.Key("input"), std::string("expected object or template, got ") + TypeName(in));
+    }
+  }
+}
+
+void CheckTypeFields(StepType type, const Json& s, Diags& d, const Where& w) {
+  switch (type) {
+    case StepType::kNoop:
+      break;
+    case StepType::kShell:
+      CheckShell(s, d, w);
+      break;
+    case StepType::kHttp:
+      CheckHttp(s, d, w);
+      break;
+    case StepType::kWait:
+      CheckWait(s, d, w);
+      break;
+    case StepType::kCommand:
+      CheckCommand(s, d, w);
+      break;
+    case StepType::kWorkflow:
+      CheckWorkflow(s, d, w);
+      break;
+  }
+}
+
+void ParseDependsOn(const Json& v, Diags& d, const Where& w, StepDef* step) {
+  std::unordered_set<std::string> seen;
+  auto add = [step, &seen](const std::string& id) {
+    if (seen.insert(id).second) step->depends_on.push_back(id);
+  };
+  if (v.is_string()) {
+    add(v.get<std::string>());
+    return;
+  }
+  if (!v.is_array()) {
+    d.Add(w, std::string("expected array of step ids or a string, got ") + TypeName(v));
+    return;
+  }
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (auto id = GetString(v[i], d, w.Index(i))) add(*id);
+  }
+}
+
+void ParseCache(const Json& v, Diags& d, const Where& w, StepDef* step) {
+  if (!ExpectObject(v, d, w)) return;
+  CheckFields(v, {"ttl", "key"}, d, w);
+  CacheSpec cache;
+  if (v.contains("ttl")) cache.ttl = GetTimeout(v["ttl"], d, w.Key("ttl"));
+  if (v.contains("key")) {
+    cache.key = v["key"];
+    if (!cache.key.is_null() && !cache.key.is_string()) {
+      d.Add(w.Key("key"), std::string("expected string, got ") + TypeName(cache.key));
+    }
+  }
+  step->cache = std::move(cache);
+}
+
+StepDef ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSite* site) {
+  StepDef step;
+  Where& w = site->where;
+  step.line = d.LineOf(w.pointer);
+  if (!s.contains("id")) {
+    MissingField("id", d, w);
+  } else if (auto id = GetString(s["id"], d, w.Key("id"))) {
+    if (!id->empty()) {
+      step.id = *id;
+      site->has_id = true;
+      w.step = *id;
+      w.field.clear();
+    }
+    if (!IsStepId(*id)) {
+      d.Add(w.Key("id"), "invalid step id '" + *id + "' (expected letters, digits, '_' or '-')");
+    }
+  }
+  std::optional<StepType> type;
+  if (!s.contains("type")) {
+    MissingField("type", d, w);
+  } else if (auto t = GetString(s["type"], d, w.Key("type"))) {
+    type = ParseStepType(*t);
+    if (!type) {
+      d.Add(w.Key("type"),
+            "unknown step type '" + *t + "' (valid: noop, shell, http, wait, command, workflow)");
+    }
+  }
+  std::vector<std::string> valid = kCommonFields;
+  if (type) {
+    const auto& extra = TypeFields(*type);
+    valid.insert(valid.end(), extra.begin(), extra.end());
+    CheckFields(s, valid, d, w, std::string("for step type '") + ToString(*type) + "'");
+    step.type = *type;
+  } else {
+    // Without a known type, only fields no type accepts are reported.
+    for (StepType t : kAllTypes) {
+      const auto& extra = TypeFields(t);
+      valid.insert(valid.end(), extra.begin(), extra.end());
+    }
+    CheckFields(s, valid, d, w);
+  }
+  if (s.contains("name")) {
+    if (auto v = GetString(s["name"], d, w.Key("name"))) step.name = *v;
+  }
+  if (s.contains("description")) {
+    if (auto v = GetString(s["description"], d, w.Key("description"))) step.description = *v;
+  }
+  if (s.contains("depends_on")) ParseDependsOn(s["depends_on"], d, w.Key("depends_on"), &step);
+  if (s.contains("when")) {
+    const Json& when = s["when"];
+    if (when.is_string() || when.is_object()) {
+      step.when = when;
+    } else {
+      d.Add(w.Key("when"), std::string("expected string or object, got ") + TypeName(when));
+    }
+  }
+  step.trigger_rule = defaults.trigger_rule;
+  if (s.contains("trigger_rule")) {
+    if (auto r = GetTriggerRule(s["trigger_rule"], d, w.Key("trigger_rule"))) {
+      step.trigger_rule = *r;
+    }
+  }
+  step.optional = defaults.optional;
+  if (s.contains("optional")) {
+    if (auto b = GetBool(s["optional"], d, w.Key("optional"))) step.optional = *b;
+  }
+  step.timeout = defaults.timeout;
+  if (s.contains("timeout")) step.timeout = GetTimeout(s["timeout"], d, w.Key("timeout"));
+  step.heartbeat_timeout = defaults.heartbeat_timeout;
+  if (s.contains("heartbeat_timeout")) {
+    step.heartbeat_timeout = GetTimeout(s["heartbeat_timeout"], d, w.Key("heartbeat_timeout"));
+  }
+  step.retry = defaults.retry;
+  if (s.contains("retry")) ApplyRetry(s["retry"], &step.retry, d, w.Key("retry"));
+  step.priority = defaults.priority;
+  if (s.contains("priority")) {
+    if (auto p = GetPriority(s["priority"], d, w.Key("priority"))) step.priority = *p;
+  }
+  if (s.contains("for_each")) {
+    const Json& fe = s["for_each"];
+    Where fw = w.Key("for_each");
+    if (GetString(fe, d, fw)) {
+      if (!HasTemplate(fe)) {
+        d.Add(fw,
+              "expected a template that yields an array, e.g. "
+              "\"{{ steps.list.output.items }}\"");
+      }
+      step.for_each = fe;
+    }
+  }
+  if (s.contains("cache")) ParseCache(s["cache"], d, w.Key("cache"), &step);
+  if (type) {
+    for (const std::string& key : TypeFields(*type)) {
+      if (s.contains(key)) step.spec[key] = s[key];
+    }
+    CheckTypeFields(*type, s, d, w);
+  }
+  if (s.contains("with")) step.spec["with"] = s["with"];
+  return step;
+}
+
+}  // namespace
+
+void ParseSteps(const Json& steps, const StepDefaults& defaults, Diags& d, WorkflowDef* wf,
+                std::vector<StepSite>* sites) {
+  Where list{"/steps", "", "steps"};
+  for (size_t i = 0; i < steps.size(); ++i) {
+    Where w = list.Index(i);
+    if (!ExpectObject(steps[i], d, w)) continue;
+    StepSite site{w, &steps[i], false};
+    wf->steps.push_back(ParseStep(steps[i], defaults, d, &site));
+    sites->push_back(std::move(site));
+  }
+}
+
+}  // namespace baton::model

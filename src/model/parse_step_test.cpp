@@ -1,0 +1,173 @@
+// Step types and their fields (DESIGN.md §3 "Step types").
+#include "model/test_util.h"
+
+namespace baton {
+namespace {
+
+using testing_model::MustParse;
+using testing_model::Parse;
+
+TEST(ParseStep, ShellStep) {
+  WorkflowDef wf = MustParse(
+      "name: x\n"
+      "steps:\n"
+      "  - id: a\n"
+      "    type: shell\n"
+      "    run: echo hi | wc -c\n"
+      "    env: {A: 1, B_2: x}\n"
+      "    cwd: /tmp\n"
+      "    stdin: hello\n"
+      "    max_output: 1MiB\n"
+      "    memory: 268435456\n"
+      "    cpu_time: 30s\n"
+      "    with: {x: 1}\n");
+  EXPECT_EQ(wf.steps[0].spec["run"], Json("echo hi | wc -c"));
+  EXPECT_EQ(wf.steps[0].spec["max_output"], Json("1MiB"));  // as written
+  EXPECT_EQ(wf.steps[0].spec["with"]["x"], Json(1));
+
+  ParseOutcome out = Parse(
+      "name: x\n"
+      "steps:\n"
+      "  - id: a\n"
+      "    type: shell\n"
+      "    env: {1A: x, B: [1]}\n"
+      "    max_output: lots\n"
+      "    memory: -5\n"
+      "    cpu_time: 5 minutes\n"
+      "    cwd: 5\n"
+      "  - id: b\n"
+      "    type: shell\n"
+      "    run: [echo, {a: 1}]\n"
+      "  - id: c\n"
+      "    type: shell\n"
+      "    run: []\n"
+      "  - id: d\n"
+      "    type: shell\n"
+      "    run: 5\n");
+  EXPECT_DIAG(out, 3, "a", "run", "missing required field 'run'");
+  EXPECT_DIAG(out, 5, "a", "env.1A", "invalid environment variable name '1A'");
+  EXPECT_DIAG(out, 5, "a", "env.B", "expected string, number or boolean, got array");
+  EXPECT_DIAG(out, 6, "a", "max_output",
+              "bad size 'lots' (expected bytes or e.g. 512KiB, 1MiB, 2GB)");
+  EXPECT_DIAG(out, 7, "a", "memory", "bad size '-5' (expected bytes or e.g. 512KiB, 1MiB, 2GB)");
+  EXPECT_DIAG(out, 8, "a", "cpu_time",
+              "bad duration '5 minutes' (expected e.g. 250ms, 30s, 5m, 1h30m or seconds)");
+  EXPECT_DIAG(out, 9, "a", "cwd", "expected string, got integer");
+  EXPECT_DIAG(out, 12, "b", "run[1]", "expected string, number or boolean, got object");
+  EXPECT_DIAG(out, 15, "c", "run", "empty command");
+  EXPECT_DIAG(out, 18, "d", "run", "expected string or array, got integer");
+}
+
+TEST(ParseStep, HttpStep) {
+  WorkflowDef wf = MustParse(
+      "name: x\n"
+      "steps:\n"
+      "  - id: a\n"
+      "    type: http\n"
+      "    request:\n"
+      "      method: put\n"
+      "      url: https://x/y\n"
+      "      headers: {Authorization: Bearer t}\n"
+      "      body: {k: [1, 2]}\n"
+      "      timeout: 10s\n"
+      "    accept: [404, 409]\n");
+  EXPECT_EQ(wf.steps[0].spec["accept"], Json::parse("[404, 409]"));
+
+  ParseOutcome out = Parse(
+      "name: x\n"
+      "steps:\n"
+      "  - id: a\n"
+      "    type: http\n"
+      "    request:\n"
+      "      method: FETCH\n"
+      "      uri: x\n"
+      "    accept: [99, x]\n"
+      "  - id: b\n"
+      "    type: http\n"
+      "    request: {url: 'ftp://x', timeout: soon, headers: [1]}\n"
+      "  - id: c\n"
+      "    type: http\n");
+  EXPECT_DIAG(out, 6, "a", "request.method",
+              "unknown HTTP method 'FETCH' (valid: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS)");
+  EXPECT_DIAG(out, 7, "a", "request.uri",
+              "unknown field 'uri' (valid: body, headers, method, timeout, url)");
+  EXPECT_DIAG(out, 5, "a", "request.url", "missing required field 'url'");
+  EXPECT_DIAG(out, 8, "a", "accept[0]", "HTTP status must be between 100 and 599");
+  EXPECT_DIAG(out, 8, "a", "accept[1]", "expected integer, got string");
+  EXPECT_DIAG(out, 11, "b", "request.url", "expected an http:// or https:// URL, got 'ftp://x'");
+  EXPECT_DIAG(out, 11, "b", "request.timeout",
+              "bad duration 'soon' (expected e.g. 250ms, 30s, 5m, 1h30m or seconds)");
+  EXPECT_DIAG(out, 11, "b", "request.headers", "expected object, got array");
+  EXPECT_DIAG(out, 12, "c", "request", "missing required field 'request'");
+}
+
+TEST(ParseStep, WaitStep) {
+  WorkflowDef wf = MustParse(
+      "name: x\nsteps:\n  - {id: a, type: wait, duration: 5m}\n"
+      "  - {id: b, type: wait, until: '2030-01-01T00:00:00Z'}\n"
+      "  - {id: c, type: wait, duration: '{{ inputs.delay }}'}\n");
+  EXPECT_EQ(wf.steps[0].spec["duration"], Json("5m"));
+  ParseOutcome out = Parse(
+      "name: x\nsteps:\n"
+      "  - {id: a, type: wait}\n"
+      "  - {id: b, type: wait, duration: 1s, until: x}\n"
+      "  - {id: c, type: wait, duration: 1y}\n");
+  EXPECT_DIAG(out, 3, "a", "", "a wait step needs 'duration' or 'until'");
+  EXPECT_DIAG(out, 4, "b", "until", "a wait step takes 'duration' or 'until', not both");
+  EXPECT_DIAG(out, 5, "c", "duration",
+              "bad duration '1y' (expected e.g. 250ms, 30s, 5m, 1h30m or seconds)");
+}
+
+TEST(ParseStep, CommandStep) {
+  WorkflowDef wf = MustParse(
+      "name: x\nsteps:\n"
+      "  - {id: a, type: command, command: model.download, resource: {type: model, id: m},\n"
+      "     target: {tags: [gpu]}, data: {k: v}}\n");
+  EXPECT_EQ(wf.steps[0].spec["target"]["tags"][0], Json("gpu"));
+  EXPECT_EQ(wf.steps[0].spec["data"]["k"], Json("v"));
+  ParseOutcome out = Parse(
+      "name: x\nsteps:\n"
+      "  - {id: a, type: command}\n"
+      "  - {id: b, type: command, command: c, target: {node: n, tags: [t]}}\n"
+      "  - {id: c, type: command, command: c, target: {}, resource: 3}\n"
+      "  - {id: d, type: command, command: c, target: {host: h}}\n");
+  EXPECT_DIAG(out, 3, "a", "command", "missing required field 'command'");
+  EXPECT_DIAG(out, 4, "b", "target", "a target names a node or tags, not both");
+  EXPECT_DIAG(out, 5, "c", "target", "a target needs 'node' or 'tags'");
+  EXPECT_DIAG(out, 5, "c", "resource", "expected object, got integer");
+  EXPECT_DIAG(out, 6, "d", "target.host", "unknown field 'host' (valid: node, tags)");
+}
+
+TEST(ParseStep, WorkflowStep) {
+  WorkflowDef wf =
+      MustParse("name: x\nsteps:\n  - {id: a, type: workflow, workflow: child, input: {k: 1}}\n");
+  EXPECT_EQ(wf.steps[0].spec["workflow"], Json("child"));
+  EXPECT_EQ(wf.steps[0].spec["input"]["k"], Json(1));
+  ParseOutcome out = Parse("name: x\nsteps:\n  - {id: a, type: workflow, input: [1]}\n");
+  EXPECT_DIAG(out, 3, "a", "workflow", "missing required field 'workflow'");
+  EXPECT_DIAG(out, 3, "a", "input", "expected object or template, got array");
+}
+
+TEST(ParseStep, CacheAndForEach) {
+  WorkflowDef wf = MustParse(
+      "name: x\nsteps:\n"
+      "  - {id: list, type: noop, with: [1, 2]}\n"
+      "  - id: each\n"
+      "    type: noop\n"
+      "    depends_on: [list]\n"
+      "    for_each: '{{ steps.list.output }}'\n"
+      "    with: {n: '{{ item }}', i: '{{ item_index }}'}\n"
+      "    cache: {ttl: 1h, key: 'k-{{ item }}'}\n"
+      "  - {id: c, type: noop, cache: {}}\n");
+  const StepDef& each = wf.steps[1];
+  EXPECT_EQ(each.for_each, Json("{{ steps.list.output }}"));
+  ASSERT_TRUE(each.cache);
+  EXPECT_EQ(each.cache->ttl, Duration{3'600'000});
+  EXPECT_EQ(each.cache->key, Json("k-{{ item }}"));
+  ASSERT_TRUE(wf.steps[2].cache);
+  EXPECT_FALSE(wf.steps[2].cache->ttl);
+  EXPECT_TRUE(wf.steps[2].cache->key.is_null());
+}
+
+}  // namespace
+}  // namespace baton

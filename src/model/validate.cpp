@@ -1,0 +1,306 @@
+// Graph checks (ids, dependencies, cycles) and reference checks (templates, conditions).
+#include "model/builder.h"
+
+#include "expr/condition.h"
+#include "expr/template.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace baton::model {
+namespace {
+
+// Index of each id's first definition.
+std::unordered_map<std::string, int> IndexIds(const WorkflowDef& wf,
+                                              const std::vector<StepSite>& sites) {
+  std::unordered_map<std::string, int> index;
+  for (size_t i = 0; i < wf.steps.size(); ++i) {
+    if (sites[i].has_id) index.emplace(wf.steps[i].id, static_cast<int>(i));
+  }
+  return index;
+}
+
+// Where a dependency is written: the array element naming it, else depends_on itself.
+Where DependencyWhere(const StepSite& site, const std::string& dep) {
+  Where w = site.where.Key("depends_on");
+  if (site.json == nullptr || !site.json->contains("depends_on")) return w;
+  const Json& list = (*site.json)["depends_on"];
+  if (!list.is_array()) return w;
+  for (size_t k = 0; k < list.size(); ++k) {
+    if (list[k] == dep) return w.Index(k);
+  }
+  return w;
+}
+
+// Known upstream indexes of each step (self and unknown dependencies dropped).
+std::vector<std::vector<int>> Upstreams(const WorkflowDef& wf,
+                                        const std::unordered_map<std::string, int>& index) {
+  std::vector<std::vector<int>> deps(wf.steps.size());
+  for (size_t i = 0; i < wf.steps.size(); ++i) {
+    for (const std::string& dep : wf.steps[i].depends_on) {
+      auto it = index.find(dep);
+      if (it != index.end() && it->second != static_cast<int>(i)) deps[i].push_back(it->second);
+    }
+  }
+  return deps;
+}
+
+// Removes every step that is not on or behind a cycle (Kahn); `alive` keeps the rest.
+void Peel(const std::vector<std::vector<int>>& deps, std::vector<char>* alive) {
+  size_t n = deps.size();
+  std::vector<std::vector<int>> down(n);
+  std::vector<int> indegree(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    if (!(*alive)[i]) continue;
+    for (int u : deps[i]) {
+      if (!(*alive)[u]) continue;
+      down[u].push_back(static_cast<int>(i));
+      ++indegree[i];
+    }
+  }
+  std::vector<int> queue;
+  for (size_t i = 0; i < n; ++i) {
+    if ((*alive)[i] && indegree[i] == 0) queue.push_back(static_cast<int>(i));
+  }
+  while (!queue.empty()) {
+    int u = queue.back();
+    queue.pop_back();
+    (*alive)[u] = 0;
+    for (int v : down[u]) {
+      if (--indegree[v] == 0) queue.push_back(v);
+    }
+  }
+}
+
+void ReportCycles(const WorkflowDef& wf, const std::vector<StepSite>& sites,
+                  const std::vector<std::vector<int>>& deps, Diags& d) {
+  size_t n = deps.size();
+  std::vector<char> alive(n, 1);
+  Peel(deps, &alive);
+  while (true) {
+    auto first = std::find(alive.begin(), alive.end(), 1);
+    if (first == alive.end()) return;
+    // Every remaining step has a remaining dependency, so following them must loop.
+    std::vector<int> path;
+    std::unordered_map<int, size_t> pos;
+    int cur = static_cast<int>(first - alive.begin());
+    while (!pos.count(cur)) {
+      pos[cur] = path.size();
+      path.push_back(cur);
+      int next = -1;
+      for (int u : deps[cur]) {
+        if (alive[u]) {
+          next = u;
+          break;
+        }
+      }
+      if (next < 0) return;  // cannot happen after Peel; be safe
+      cur = next;
+    }
+    std::vector<int> cycle(path.begin() + static_cast<long>(pos[cur]), path.end());
+    // Start at the member defined first, so the message does not depend on the walk.
+    std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
+    std::string text = "cycle: ";
+    for (int s : cycle) text += wf.steps[s].id + " -> ";
+    text += wf.steps[cycle.front()].id;
+    const StepSite& site = sites[cycle.front()];
+    d.Add(DependencyWhere(site, cycle.size() > 1 ? wf.steps[cycle[1]].id : ""), text);
+    for (int s : cycle) alive[s] = 0;
+    Peel(deps, &alive);
+  }
+}
+
+enum class ItemUse { kNotAllowed, kInForEach, kAllowed };
+
+class ReferenceChecker {
+ public:
+  ReferenceChecker(const WorkflowDef& wf, const std::vector<StepSite>& sites, bool inputs_declared,
+                   Diags& d)
+      : wf_(wf), sites_(sites), inputs_declared_(inputs_declared), d_(d) {
+    index_ = IndexIds(wf, sites);
+    deps_ = Upstreams(wf, index_);
+    for (const InputDecl& in : wf.inputs) inputs_.push_back(in.name);
+  }
+
+  void CheckStep(size_t i) {
+    const StepSite& site = sites_[i];
+    const StepDef& step = wf_.steps[i];
+    const Json& s = *site.json;
+    const Where& w = site.where;
+    int idx = static_cast<int>(i);
+    ItemUse item = step.for_each.is_null() ? ItemUse::kNotAllowed : ItemUse::kAllowed;
+    for (const auto& [key, value] : s.items()) {
+      // Fields that hold no templates, or are checked below.
+      if (key == "id" || key == "type" || key == "depends_on" || key == "when" ||
+          key == "trigger_rule" || key == "optional" || key == "timeout" ||
+          key == "heartbeat_timeout" || key == "retry" || key == "priority" || key == "for_each") {
+        continue;
+      }
+      CheckValue(value, w.Key(key), idx, item);
+    }
+    if (s.contains("for_each") && s["for_each"].is_string()) {
+      CheckValue(s["for_each"], w.Key("for_each"), idx, ItemUse::kInForEach);
+    }
+    if (!step.when.is_null()) {
+      Where ww = w.Key("when");
+      Result<expr::Condition> cond = expr::CompileCondition(step.when);
+      if (!cond.ok()) {
+        d_.Add(ww, cond.status().message());
+      } else {
+        for (const expr::Path& p : cond->references()) CheckPath(p, "condition", idx, item, ww);
+      }
+    }
+  }
+
+  // Top-level values (output, vars, notify): any step may be named.
+  void CheckTop(const Json& value, const Where& w) {
+    CheckValue(value, w, -1, ItemUse::kNotAllowed);
+  }
+
+ private:
+  void CheckValue(const Json& v, const Where& w, int step, ItemUse item) {
+    if (v.is_string()) {
+      const std::string& text = v.get_ref<const std::string&>();
+      if (text.find("{{") == std::string::npos) return;
+      std::vector<expr::Path> paths;
+      Status st = expr::CollectReferences(v, &paths);
+      if (!st.ok()) {
+        d_.Add(w, st.message());
+        return;
+      }
+      std::unordered_set<std::string> seen;
+      for (const expr::Path& p : paths) {
+        if (seen.insert(p.text).second) CheckPath(p, "template", step, item, w);
+      }
+    } else if (v.is_array()) {
+      for (size_t i = 0; i < v.size(); ++i) CheckValue(v[i], w.Index(i), step, item);
+    } else if (v.is_object()) {
+      for (const auto& [key, value] : v.items()) CheckValue(value, w.Key(key), step, item);
+    }
+  }
+
+  static const std::string* SecondKey(const expr::Path& p) {
+    if (p.segments.size() < 2 || p.segments[1].key.empty()) return nullptr;
+    return &p.segments[1].key;
+  }
+
+  void CheckPath(const expr::Path& p, const std::string& kind, int step, ItemUse item,
+                 const Where& w) {
+    const std::string& root = p.root();
+    if (root == "inputs") {
+      const std::string* name = SecondKey(p);
+      if (inputs_declared_ && name &&
+          std::find(inputs_.begin(), inputs_.end(), *name) == inputs_.end()) {
+        d_.Add(w, kind + " references undeclared input '" + *name + "' (declared: " +
+                      (inputs_.empty() ? std::string("none") : JoinNames(inputs_)) + ")");
+      }
+    } else if (root == "steps") {
+      CheckStepPath(p, kind, step, w);
+    } else if (root == "vars") {
+      const std::string* name = SecondKey(p);
+      if (name && !wf_.vars.contains(*name)) {
+        d_.Add(w, kind + " references undeclared var '" + *name + "'");
+      }
+    } else if (root == "item" || root == "item_index") {
+      if (item == ItemUse::kNotAllowed) {
+        d_.Add(w, "'" + root + "' is only valid in a step with for_each");
+      } else if (item == ItemUse::kInForEach) {
+        d_.Add(w, "'" + root + "' cannot be used in for_each itself");
+      }
+    } else if (root != "execution") {
+      d_.Add(w, "unknown " + kind + " root '" + root + "' in '" + p.text +
+                    "' (valid: inputs, steps, execution, vars, item, item_index)");
+    }
+  }
+
+  void CheckStepPath(const expr::Path& p, const std::string& kind, int step, const Where& w) {
+    const std::string* target = SecondKey(p);
+    if (!target) {
+      d_.Add(w, kind + " reference '" + p.text + "' must name a step, e.g. steps.ID.output");
+      return;
+    }
+    auto it = index_.find(*target);
+    if (it == index_.end()) {
+      d_.Add(w, kind + " references unknown step '" + *target + "'");
+      return;
+    }
+    if (step < 0) return;
+    if (it->second == step) {
+      d_.Add(w, kind + " references step '" + *target + "' itself");
+      return;
+    }
+    if (!IsUpstream(step, it->second)) {
+      d_.Add(w, kind + " references step '" + *target + "', which is not upstream of '" +
+                    wf_.steps[step].id + "' (add it to depends_on)");
+    }
+  }
+
+  bool IsUpstream(int step, int target) {
+    const std::vector<int>& direct = deps_[step];
+    if (std::find(direct.begin(), direct.end(), target) != direct.end()) return true;
+    if (ancestors_of_ != step) {
+      // One walk per step that needs it; later lookups for the same step are O(1).
+      ancestors_.assign(wf_.steps.size(), 0);
+      std::vector<int> stack = direct;
+      while (!stack.empty()) {
+        int u = stack.back();
+        stack.pop_back();
+        if (ancestors_[u]) continue;
+        ancestors_[u] = 1;
+        for (int v : deps_[u]) {
+          if (!ancestors_[v]) stack.push_back(v);
+        }
+      }
+      ancestors_of_ = step;
+    }
+    return ancestors_[target] != 0;
+  }
+
+  const WorkflowDef& wf_;
+  const std::vector<StepSite>& sites_;
+  bool inputs_declared_;
+  Diags& d_;
+  std::unordered_map<std::string, int> index_;
+  std::vector<std::vector<int>> deps_;
+  std::vector<std::string> inputs_;
+  int ancestors_of_ = -1;
+  std::vector<char> ancestors_;
+};
+
+}  // namespace
+
+void ValidateGraph(const WorkflowDef& wf, const std::vector<StepSite>& sites, Diags& d) {
+  std::unordered_map<std::string, int> first;
+  for (size_t i = 0; i < wf.steps.size(); ++i) {
+    if (!sites[i].has_id) continue;
+    auto [it, inserted] = first.emplace(wf.steps[i].id, static_cast<int>(i));
+    if (!inserted) {
+      int line = d.LineOf(sites[it->second].where.Key("id").pointer);
+      d.Add(sites[i].where.Key("id"), "duplicate step id '" + wf.steps[i].id +
+                                          "' (first defined at line " + std::to_string(line) + ")");
+    }
+  }
+  for (size_t i = 0; i < wf.steps.size(); ++i) {
+    const StepDef& step = wf.steps[i];
+    for (const std::string& dep : step.depends_on) {
+      if (sites[i].has_id && dep == step.id) {
+        d.Add(DependencyWhere(sites[i], dep), "step depends on itself");
+      } else if (!first.count(dep)) {
+        d.Add(DependencyWhere(sites[i], dep), "depends on unknown step '" + dep + "'");
+      }
+    }
+  }
+  ReportCycles(wf, sites, Upstreams(wf, first), d);
+}
+
+void ValidateReferences(const WorkflowDef& wf, const std::vector<StepSite>& sites,
+                        bool inputs_declared, Diags& d) {
+  ReferenceChecker checker(wf, sites, inputs_declared, d);
+  for (size_t i = 0; i < wf.steps.size(); ++i) checker.CheckStep(i);
+  checker.CheckTop(wf.output, Where{"/output", "", "output"});
+  checker.CheckTop(wf.vars, Where{"/vars", "", "vars"});
+  checker.CheckTop(wf.notify, Where{"/notify", "", "notify"});
+}
+
+}  // namespace baton::model

@@ -1,0 +1,135 @@
+#include "model/source.h"
+
+#include <gtest/gtest.h>
+
+namespace baton::model {
+namespace {
+
+TEST(PlainScalar, CoreSchema) {
+  EXPECT_EQ(ResolvePlainScalar(""), Json(nullptr));
+  EXPECT_EQ(ResolvePlainScalar("~"), Json(nullptr));
+  EXPECT_EQ(ResolvePlainScalar("NULL"), Json(nullptr));
+  EXPECT_EQ(ResolvePlainScalar("true"), Json(true));
+  EXPECT_EQ(ResolvePlainScalar("False"), Json(false));
+  EXPECT_EQ(ResolvePlainScalar("yes"), Json("yes"));  // YAML 1.1 only
+  EXPECT_EQ(ResolvePlainScalar("on"), Json("on"));
+  Json i = ResolvePlainScalar("42");
+  EXPECT_TRUE(i.is_number_integer());
+  EXPECT_EQ(i, Json(42));
+  EXPECT_EQ(ResolvePlainScalar("-7"), Json(-7));
+  EXPECT_EQ(ResolvePlainScalar("+7"), Json(7));
+  EXPECT_EQ(ResolvePlainScalar("0x1F"), Json(31));
+  EXPECT_EQ(ResolvePlainScalar("0o17"), Json(15));
+  Json f = ResolvePlainScalar("2.5");
+  EXPECT_TRUE(f.is_number_float());
+  EXPECT_DOUBLE_EQ(f.get<double>(), 2.5);
+  EXPECT_TRUE(ResolvePlainScalar("1e3").is_number_float());
+  EXPECT_TRUE(ResolvePlainScalar(".5").is_number_float());
+  EXPECT_EQ(ResolvePlainScalar(".inf"), Json(".inf"));
+  EXPECT_EQ(ResolvePlainScalar("1_000"), Json("1_000"));
+  EXPECT_EQ(ResolvePlainScalar("1h30m"), Json("1h30m"));
+  EXPECT_EQ(ResolvePlainScalar("1.2.3"), Json("1.2.3"));
+  EXPECT_TRUE(ResolvePlainScalar("99999999999999999999999").is_number_float());
+  EXPECT_EQ(ResolvePlainScalar("-9223372036854775808"), Json(std::numeric_limits<int64_t>::min()));
+}
+
+TEST(Source, YamlTypesAndLines) {
+  SourceDoc doc = ParseSource(
+      "a: 1\n"
+      "b: \"1\"\n"
+      "c: '{{ x }}'\n"
+      "d:\n"
+      "e: |\n"
+      "  text\n"
+      "f: !!str 12\n"
+      "g:\n"
+      "  - x\n"
+      "  - y: 2\n",
+      "f.yaml");
+  ASSERT_FALSE(doc.syntax_error);
+  EXPECT_TRUE(doc.diagnostics.empty());
+  EXPECT_EQ(doc.value["a"], Json(1));
+  EXPECT_EQ(doc.value["b"], Json("1"));
+  EXPECT_EQ(doc.value["c"], Json("{{ x }}"));
+  EXPECT_TRUE(doc.value["d"].is_null());
+  EXPECT_EQ(doc.value["e"], Json("text\n"));
+  EXPECT_EQ(doc.value["f"], Json("12"));
+  EXPECT_EQ(doc.value["g"][1]["y"], Json(2));
+  EXPECT_EQ(doc.lines.Find("/a"), 1);
+  EXPECT_EQ(doc.lines.Find("/d"), 4);
+  EXPECT_EQ(doc.lines.Find("/g"), 8);
+  EXPECT_EQ(doc.lines.Find("/g/0"), 9);
+  EXPECT_EQ(doc.lines.Find("/g/1/y"), 10);
+  EXPECT_EQ(doc.lines.Find("/g/1/y/nothing/here"), 10);  // nearest ancestor
+}
+
+TEST(Source, SyntaxErrorHasLine) {
+  SourceDoc doc = ParseSource("a: 1\nb: [1, 2\nc: 3\n", "f.yaml");
+  ASSERT_TRUE(doc.syntax_error);
+  ASSERT_EQ(doc.diagnostics.size(), 1u);
+  EXPECT_EQ(doc.diagnostics[0].file, "f.yaml");
+  EXPECT_GT(doc.diagnostics[0].line, 1);
+  EXPECT_EQ(doc.diagnostics[0].message.rfind("invalid YAML: ", 0), 0u)
+      << doc.diagnostics[0].message;
+}
+
+TEST(Source, DuplicateKeys) {
+  SourceDoc doc = ParseSource("a: 1\nb: 2\na: 3\n", "f.yaml");
+  ASSERT_FALSE(doc.syntax_error);
+  ASSERT_EQ(doc.diagnostics.size(), 1u);
+  EXPECT_EQ(doc.diagnostics[0].line, 3);
+  EXPECT_EQ(doc.diagnostics[0].field, "a");
+  EXPECT_EQ(doc.diagnostics[0].message, "duplicate key 'a' (first defined at line 1)");
+}
+
+TEST(Source, RecursiveAliasIsAnErrorNotACrash) {
+  SourceDoc doc = ParseSource("x: &a [1, *a]\n", "f.yaml");
+  EXPECT_TRUE(doc.syntax_error);
+  ASSERT_FALSE(doc.diagnostics.empty());
+}
+
+TEST(Source, MultipleDocuments) {
+  SourceDoc doc = ParseSource("a: 1\n---\nb: 2\n", "f.yaml");
+  ASSERT_TRUE(doc.syntax_error);
+  EXPECT_EQ(doc.diagnostics[0].message, "expected one YAML document, found 2");
+}
+
+TEST(Source, JsonWithLines) {
+  SourceDoc doc = ParseSource("{\n  \"a\": 1,\n  \"b\": [true, \"x\", 2.5]\n}\n", "f.json");
+  ASSERT_FALSE(doc.syntax_error);
+  EXPECT_EQ(doc.value, Json::parse(R"({"a": 1, "b": [true, "x", 2.5]})"));
+  EXPECT_EQ(doc.lines.Find("/b"), 3);
+}
+
+TEST(Source, JsonSyntaxError) {
+  SourceDoc doc = ParseSource("{\n  \"a\": 1,\n  \"b\": ]\n}\n", "f.json");
+  ASSERT_TRUE(doc.syntax_error);
+  ASSERT_EQ(doc.diagnostics.size(), 1u);
+  EXPECT_EQ(doc.diagnostics[0].line, 3);
+  EXPECT_EQ(doc.diagnostics[0].message.rfind("invalid JSON: syntax error", 0), 0u)
+      << doc.diagnostics[0].message;
+}
+
+TEST(Source, JsonDuplicateKeys) {
+  SourceDoc doc = ParseSource("{\"a\": 1,\n \"a\": 2}", "f.json");
+  ASSERT_FALSE(doc.syntax_error);
+  ASSERT_EQ(doc.diagnostics.size(), 1u);
+  EXPECT_EQ(doc.diagnostics[0].message, "duplicate key 'a' (first defined at line 1)");
+  EXPECT_EQ(doc.diagnostics[0].line, 2);
+}
+
+TEST(Source, InvalidUtf8) {
+  SourceDoc doc = ParseSource("a: 1\nb: \xff\xfe\n", "f.yaml");
+  ASSERT_TRUE(doc.syntax_error);
+  EXPECT_EQ(doc.diagnostics[0].line, 2);
+  EXPECT_EQ(FindInvalidUtf8("h\xc3\xa9llo"), std::string_view::npos);
+  EXPECT_EQ(FindInvalidUtf8("\xc0\x80"), 0u);  // overlong
+}
+
+TEST(Pointer, Escapes) {
+  EXPECT_EQ(PointerChild("/a", "b/c~d"), "/a/b~1c~0d");
+  EXPECT_EQ(PointerIndex("/steps", 3), "/steps/3");
+}
+
+}  // namespace
+}  // namespace baton::model
