@@ -88,7 +88,7 @@ class CrashTest : public ::testing::Test {
 };
 
 TEST_F(CrashTest, KillWhileAStepRuns) {
-  pid_t pid = StartProcess(RunArgv(), dir_ + "/run.log");
+  pid_t pid = StartProcess(RunArgv(), dir_ + "/run.log", {}, dir_);
   ASSERT_GT(pid, 0);
   // Wait (bounded) until step b's process is running, then kill -9 the engine.
   for (int i = 0; i < 400 && !fs::exists(dir_ + "/started_b"); ++i) {
@@ -118,12 +118,25 @@ TEST_P(CrashAtPoint, ResumeCompletesEveryStepExactlyOnce) {
   ResumeAndCheck();
 }
 
+// Killed inside the very first transaction: the execution never began, so there is
+// nothing to resume, and nothing half-written either.
+TEST_F(CrashTest, KilledBeforeTheFirstCommitLeavesNothing) {
+  ProcessResult r = RunProcess(RunArgv(), dir_, {"BATON_CRASH_AT=store.before_commit:1"});
+  EXPECT_EQ(r.exit_code, 128 + SIGKILL);
+  auto store = OpenSqliteStore(db_);
+  ASSERT_TRUE(store.ok());
+  EXPECT_TRUE((*(*store)->ListExecutions({})).empty());
+  ProcessResult resume = RunProcess({BatonBin(), "resume", "--db", db_}, dir_);
+  EXPECT_EQ(resume.exit_code, 0);
+  EXPECT_NE(resume.err.find("nothing to resume"), std::string::npos) << resume.err;
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Points, CrashAtPoint,
     ::testing::Values(std::make_pair("engine.after_commit", 2),
                       std::make_pair("engine.after_commit", 4),
                       std::make_pair("engine.after_commit", 7),
-                      std::make_pair("store.before_commit", 1),
+                      std::make_pair("store.before_commit", 2),
                       std::make_pair("store.before_commit", 3),
                       std::make_pair("store.before_commit", 6)),
     [](const auto& param_info) {

@@ -45,12 +45,13 @@ int WaitProcess(pid_t pid) {
 }
 
 pid_t StartProcess(const std::vector<std::string>& argv, const std::string& out_file,
-                   const std::vector<std::string>& extra_env) {
+                   const std::vector<std::string>& extra_env, const std::string& cwd) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 1, out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
   auto args = Argv(argv);
   auto env_strings = Env(extra_env);
   auto envp = Argv(env_strings);

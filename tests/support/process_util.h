@@ -20,7 +20,7 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, const std::string
                          const std::vector<std::string>& extra_env = {});
 // Starts argv in the background with stdout/stderr to files; returns the pid.
 pid_t StartProcess(const std::vector<std::string>& argv, const std::string& out_file,
-                   const std::vector<std::string>& extra_env = {});
+                   const std::vector<std::string>& extra_env = {}, const std::string& cwd = "");
 // Waits for pid; returns its exit code (128 + signal when killed).
 int WaitProcess(pid_t pid);
 // A fresh directory under /tmp, removed by the caller.
