@@ -119,7 +119,11 @@ void BM_DurableSqlite(benchmark::State& state) {
   }
   state.counters["steps_per_s"] = n * static_cast<double>(state.iterations()) / total_s;
 }
-BENCHMARK(BM_DurableSqlite)->ArgNames({"steps"})->Arg(20'000)->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK(BM_DurableSqlite)
+    ->ArgNames({"steps"})
+    ->Arg(20'000)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(2);
 
 }  // namespace
 }  // namespace baton

@@ -65,12 +65,13 @@ TEST(Cli, InterruptCancelsCleanlyAndLeavesNoProcess) {
   WriteFile(dir + "/wf.yaml", R"(
 name: long
 steps:
-  - {id: sleeper, type: shell, cwd: ")" + dir + R"(", run: 'sleep 300 & echo $! > child.pid; wait'}
+  - {id: sleeper, type: shell, cwd: ")" +
+                                  dir + R"(", run: 'sleep 300 & echo $! > child.pid; wait'}
   - {id: never, type: noop, depends_on: [sleeper]}
 )");
   std::string db = dir + "/state.db";
-  pid_t pid = StartProcess({BatonBin(), "run", dir + "/wf.yaml", "--db", db, "--json"},
-                           dir + "/out.log");
+  pid_t pid =
+      StartProcess({BatonBin(), "run", dir + "/wf.yaml", "--db", db, "--json"}, dir + "/out.log");
   ASSERT_GT(pid, 0);
   const std::string child_file = dir + "/child.pid";
   for (int i = 0; i < 400 && ReadFile(child_file).empty(); ++i) {
@@ -119,7 +120,8 @@ output: {x: "{{ steps.a.output.x }}"}
   EXPECT_EQ(j["output"], (Json{{"x", 1}}));
   EXPECT_EQ(j["progress"], 100);
   const Json& s = j["steps"][0];
-  for (const char* k : {"id", "status", "attempts", "output", "error", "started_at", "completed_at"}) {
+  for (const char* k :
+       {"id", "status", "attempts", "output", "error", "started_at", "completed_at"}) {
     EXPECT_TRUE(s.contains(k)) << k;
   }
   fs::remove_all(dir);

@@ -131,20 +131,19 @@ TEST_F(CrashTest, KilledBeforeTheFirstCommitLeavesNothing) {
   EXPECT_NE(resume.err.find("nothing to resume"), std::string::npos) << resume.err;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Points, CrashAtPoint,
-    ::testing::Values(std::make_pair("engine.after_commit", 2),
-                      std::make_pair("engine.after_commit", 4),
-                      std::make_pair("engine.after_commit", 7),
-                      std::make_pair("store.before_commit", 2),
-                      std::make_pair("store.before_commit", 3),
-                      std::make_pair("store.before_commit", 6)),
-    [](const auto& param_info) {
-      std::string n = std::string(param_info.param.first) + "_" +
-                      std::to_string(param_info.param.second);
-      for (char& c : n) c = isalnum(static_cast<unsigned char>(c)) ? c : '_';
-      return n;
-    });
+INSTANTIATE_TEST_SUITE_P(Points, CrashAtPoint,
+                         ::testing::Values(std::make_pair("engine.after_commit", 2),
+                                           std::make_pair("engine.after_commit", 4),
+                                           std::make_pair("engine.after_commit", 7),
+                                           std::make_pair("store.before_commit", 2),
+                                           std::make_pair("store.before_commit", 3),
+                                           std::make_pair("store.before_commit", 6)),
+                         [](const auto& param_info) {
+                           std::string n = std::string(param_info.param.first) + "_" +
+                                           std::to_string(param_info.param.second);
+                           for (char& c : n) c = isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           return n;
+                         });
 
 }  // namespace
 }  // namespace baton::testing

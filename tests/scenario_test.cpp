@@ -139,7 +139,8 @@ TEST_P(Scenario, HasExpectedOutcome) {
 INSTANTIATE_TEST_SUITE_P(Scenarios, Scenario, ::testing::ValuesIn(ScenarioNames()),
                          [](const auto& param_info) {
                            std::string n = param_info.param;
-                           std::replace_if(n.begin(), n.end(), [](char c) { return !isalnum(c); }, '_');
+                           std::replace_if(
+                               n.begin(), n.end(), [](char c) { return !isalnum(c); }, '_');
                            return n;
                          });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Scenario);

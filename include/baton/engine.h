@@ -40,10 +40,10 @@ std::unique_ptr<Committer> NewGroupCommitter(Store* store);
 struct ExecutionProgress {
   std::string execution_id;
   ExecutionStatus status = ExecutionStatus::kPending;
-  int percent = 0;        // mean over steps, terminal steps counting 100
-  int layer = 0;          // 1-based index of the first layer with unfinished steps
+  int percent = 0;  // mean over steps, terminal steps counting 100
+  int layer = 0;    // 1-based index of the first layer with unfinished steps
   int layers = 0;
-  int steps_done = 0;     // terminal steps
+  int steps_done = 0;  // terminal steps
   int steps_total = 0;
 };
 
@@ -60,7 +60,7 @@ class ExecutionObserver {
 };
 
 struct EngineOptions {
-  int parallel = 0;  // local worker capacity (shell steps at once); 0 = hardware threads
+  int parallel = 0;          // local worker capacity (shell steps at once); 0 = hardware threads
   uint64_t random_seed = 0;  // jitter; 0 = seeded from the clock
   // Extra attempts granted to steps interrupted by an engine restart.
   int max_engine_restarts = 5;

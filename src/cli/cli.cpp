@@ -6,36 +6,46 @@
 namespace baton::cli {
 
 int Main(int argc, char** argv) {
-  CLI::App app{"baton: a durable workflow engine. Runs DAGs of steps with retries, timeouts,\n"
-               "live progress and crash recovery, from one binary and one database file."};
+  CLI::App app{
+      "baton: a durable workflow engine. Runs DAGs of steps with retries, timeouts,\n"
+      "live progress and crash recovery, from one binary and one database file."};
   app.set_version_flag("--version", "baton 0.1.0");
   app.require_subcommand(1);
-  app.footer("Run 'baton COMMAND --help' for the options of a command.\n"
-             "Exit codes: 0 completed, 1 failed/timed out/cancelled, 2 usage or definition error.");
+  app.footer(
+      "Run 'baton COMMAND --help' for the options of a command.\n"
+      "Exit codes: 0 completed, 1 failed/timed out/cancelled, 2 usage or definition error.");
 
   RunArgs run;
   auto* run_cmd = app.add_subcommand("run", "Run a workflow file in-process until it finishes");
   run_cmd->add_option("file", run.file, "Workflow file (YAML or JSON)")->required();
-  run_cmd->add_option("-i,--input", run.inputs, "Input as key=value (repeatable); converted to the declared type");
+  run_cmd->add_option("-i,--input", run.inputs,
+                      "Input as key=value (repeatable); converted to the declared type");
   run_cmd->add_option("--input-file", run.input_file, "JSON file with an object of inputs");
-  auto* db_opt = run_cmd->add_option("--db", run.db, "SQLite database (default: $BATON_DB or ~/.local/state/baton/baton.db)");
-  run_cmd->add_flag("--ephemeral", run.ephemeral, "Keep state in memory only (no crash recovery)")->excludes(db_opt);
+  auto* db_opt = run_cmd->add_option(
+      "--db", run.db, "SQLite database (default: $BATON_DB or ~/.local/state/baton/baton.db)");
+  run_cmd->add_flag("--ephemeral", run.ephemeral, "Keep state in memory only (no crash recovery)")
+      ->excludes(db_opt);
   run_cmd->add_flag("--json", run.json, "Print the final execution as JSON on stdout");
   run_cmd->add_flag("-q,--quiet", run.quiet, "No progress output");
-  run_cmd->add_option("-p,--parallel", run.parallel, "Shell steps running at once (default: number of cores)");
-  run_cmd->add_flag("--sync-normal", run.sync_normal, "SQLite synchronous=NORMAL: faster, may lose the last commits on power loss");
-  run_cmd->footer("Example:\n  baton run examples/deploy-model.yaml --input model_id=llama-3-8b\n"
-                  "Ctrl-C cancels the execution cleanly (processes get SIGTERM, then SIGKILL).");
+  run_cmd->add_option("-p,--parallel", run.parallel,
+                      "Shell steps running at once (default: number of cores)");
+  run_cmd->add_flag("--sync-normal", run.sync_normal,
+                    "SQLite synchronous=NORMAL: faster, may lose the last commits on power loss");
+  run_cmd->footer(
+      "Example:\n  baton run examples/deploy-model.yaml --input model_id=llama-3-8b\n"
+      "Ctrl-C cancels the execution cleanly (processes get SIGTERM, then SIGKILL).");
 
   RunArgs resume;
   auto* resume_cmd = app.add_subcommand("resume", "Continue unfinished executions after a crash");
-  resume_cmd->add_option("execution_id", resume.execution_id, "Only this execution (default: all unfinished)");
+  resume_cmd->add_option("execution_id", resume.execution_id,
+                         "Only this execution (default: all unfinished)");
   resume_cmd->add_option("--db", resume.db, "SQLite database (default: as for run)");
   resume_cmd->add_flag("--json", resume.json, "Print the final executions as JSON on stdout");
   resume_cmd->add_flag("-q,--quiet", resume.quiet, "No progress output");
   resume_cmd->add_option("-p,--parallel", resume.parallel, "Shell steps running at once");
-  resume_cmd->footer("Completed steps are never run again; a step that was running when the\n"
-                     "process died is a failed attempt ENGINE_RESTART and runs again.");
+  resume_cmd->footer(
+      "Completed steps are never run again; a step that was running when the\n"
+      "process died is a failed attempt ENGINE_RESTART and runs again.");
 
   std::vector<std::string> validate_files;
   bool validate_json = false;

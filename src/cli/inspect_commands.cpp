@@ -17,8 +17,8 @@ int ValidateCommand(const std::vector<std::string>& files, bool json) {
       entry["workflow"] = out.workflow->name;
       entry["steps"] = out.workflow->steps.size();
       if (!json) {
-        std::printf("ok: %s (workflow '%s', %zu steps)\n", file.c_str(),
-                    out.workflow->name.c_str(), out.workflow->steps.size());
+        std::printf("ok: %s (workflow '%s', %zu steps)\n", file.c_str(), out.workflow->name.c_str(),
+                    out.workflow->steps.size());
       }
     } else {
       code = 2;
@@ -69,8 +69,8 @@ int AnalyzeCommand(const std::string& file, bool json) {
   for (size_t i = 0; i < dag.layers.size(); ++i) {
     std::string names;
     for (int s : dag.layers[i]) names += (names.empty() ? "" : ", ") + wf.steps[s].id;
-    std::printf("  layer %zu%s: %s\n", i + 1,
-                dag.layers[i].size() > 1 ? " (parallel)" : "", names.c_str());
+    std::printf("  layer %zu%s: %s\n", i + 1, dag.layers[i].size() > 1 ? " (parallel)" : "",
+                names.c_str());
   }
   std::string path;
   for (int s : dag.critical_path) path += (path.empty() ? "" : " -> ") + wf.steps[s].id;

@@ -17,7 +17,9 @@ std::string IsoTime(TimeMs t) {
 }
 
 namespace {
-Json TimeOrNull(TimeMs t) { return t ? Json(IsoTime(t)) : Json(nullptr); }
+Json TimeOrNull(TimeMs t) {
+  return t ? Json(IsoTime(t)) : Json(nullptr);
+}
 }  // namespace
 
 Result<Json> ExecutionJson(Store* store, const std::string& id) {
@@ -57,6 +59,8 @@ Result<Json> ExecutionJson(Store* store, const std::string& id) {
   return out;
 }
 
-int ExitCodeFor(ExecutionStatus status) { return status == ExecutionStatus::kCompleted ? 0 : 1; }
+int ExitCodeFor(ExecutionStatus status) {
+  return status == ExecutionStatus::kCompleted ? 0 : 1;
+}
 
 }  // namespace baton::cli

@@ -58,9 +58,8 @@ void ProgressView::OnEvent(const EventRecord& e, const ExecutionProgress& p) {
     running_[e.step_id].status = "running";
   } else if (e.type == "step.progress") {
     running_[e.step_id].progress = e.data.value("progress", 0);
-  } else if (e.type == "step.completed" || e.type == "step.failed" ||
-             e.type == "step.timed_out" || e.type == "step.retrying" ||
-             e.type == "step.cancelled" || e.type == "step.skipped") {
+  } else if (e.type == "step.completed" || e.type == "step.failed" || e.type == "step.timed_out" ||
+             e.type == "step.retrying" || e.type == "step.cancelled" || e.type == "step.skipped") {
     running_.erase(e.step_id);
   }
   if (!quiet_) {
@@ -73,8 +72,9 @@ void ProgressView::OnEvent(const EventRecord& e, const ExecutionProgress& p) {
     }
   }
   if (IsExecutionEnd(e.type) && on_finished) {
-    on_finished(e.execution_id, ParseExecutionStatus(e.data.value("status", "failed"))
-                                    .value_or(ExecutionStatus::kFailed));
+    on_finished(
+        e.execution_id,
+        ParseExecutionStatus(e.data.value("status", "failed")).value_or(ExecutionStatus::kFailed));
   }
 }
 
@@ -108,8 +108,7 @@ void ProgressView::PrintLine(const EventRecord& e) {
       return;  // the final summary says it
     } else if (e.type == "execution.started" || e.type == "execution.recovered") {
       std::fprintf(out_, "\x1b[1m%s\x1b[0m %s %s\n", workflow_[e.execution_id].c_str(),
-                   e.execution_id.c_str(),
-                   e.type == "execution.recovered" ? "(recovered)" : "");
+                   e.execution_id.c_str(), e.type == "execution.recovered" ? "(recovered)" : "");
       return;
     } else {
       return;
@@ -150,9 +149,10 @@ void ProgressView::Redraw(TimeMs now) {
       break;
     }
     std::string extra = r.progress > 0 ? std::to_string(r.progress) + "%" : "";
-    if (r.attempt > 1) extra += (extra.empty() ? "" : " ") + std::string("attempt ") + std::to_string(r.attempt);
-    std::fprintf(out_, "    \x1b[36m\u25b6\x1b[0m %-22s %-10s %8s  %s\n", id.c_str(), r.status.c_str(),
-                 Elapsed(now - r.started).c_str(), extra.c_str());
+    if (r.attempt > 1)
+      extra += (extra.empty() ? "" : " ") + std::string("attempt ") + std::to_string(r.attempt);
+    std::fprintf(out_, "    \x1b[36m\u25b6\x1b[0m %-22s %-10s %8s  %s\n", id.c_str(),
+                 r.status.c_str(), Elapsed(now - r.started).c_str(), extra.c_str());
     ++lines;
   }
   drawn_lines_ = lines;

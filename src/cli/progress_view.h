@@ -39,7 +39,7 @@ class ProgressView final : public ExecutionObserver {
   FILE* out_;
   bool live_;
   bool quiet_;
-  std::map<std::string, Running> running_;  // by step id, in id order
+  std::map<std::string, Running> running_;       // by step id, in id order
   std::map<std::string, std::string> workflow_;  // execution id -> workflow name
   ExecutionProgress last_;
   TimeMs exec_started_ = 0;

@@ -6,17 +6,17 @@
 #include <baton/engine.h>
 #include <baton/event_loop.h>
 
+#include <pthread.h>
+#include <unistd.h>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <pthread.h>
 #include <set>
 #include <sstream>
 #include <thread>
-#include <unistd.h>
 
 namespace baton::cli {
 namespace {
@@ -116,8 +116,8 @@ int Drive(const RunArgs& args, Session& session,
   Engine engine(&loop, committer.get(), options);
   engine.SetRunner(StepType::kShell, shell.get());
 
-  const bool live = isatty(STDERR_FILENO) && std::getenv("TERM") &&
-                    std::string(std::getenv("TERM")) != "dumb";
+  const bool live =
+      isatty(STDERR_FILENO) && std::getenv("TERM") && std::string(std::getenv("TERM")) != "dumb";
   ProgressView view(stderr, live, args.quiet);
   engine.AddObserver(&view);
 
@@ -199,11 +199,11 @@ int Drive(const RunArgs& args, Session& session,
       const Json& err = (*final_json)["error"];
       std::string color = status == ExecutionStatus::kCompleted ? "\x1b[32m" : "\x1b[31m";
       if (!live) color.clear();
-      std::fprintf(stderr, "%s%s %s%s %s%s\n", color.c_str(), id.c_str(),
-                   ToString(status), live ? "\x1b[0m" : "",
-                   err.is_object() ? (err.value("code", "") + ": " + err.value("message", "")).c_str()
-                                   : "",
-                   session.db_path.empty() ? "" : ("  (db: " + session.db_path + ")").c_str());
+      std::fprintf(
+          stderr, "%s%s %s%s %s%s\n", color.c_str(), id.c_str(), ToString(status),
+          live ? "\x1b[0m" : "",
+          err.is_object() ? (err.value("code", "") + ": " + err.value("message", "")).c_str() : "",
+          session.db_path.empty() ? "" : ("  (db: " + session.db_path + ")").c_str());
       if (!args.json && status == ExecutionStatus::kCompleted &&
           !(*final_json)["output"].is_null()) {
         std::fprintf(stderr, "output: %s\n", (*final_json)["output"].dump().c_str());
@@ -269,7 +269,8 @@ int ResumeCommand(const RunArgs& args) {
   if (args.execution_id.empty()) {
     auto unfinished = session->store->ListUnfinishedExecutions();
     if (unfinished.ok() && unfinished->empty()) {
-      if (!args.quiet) std::fprintf(stderr, "baton: nothing to resume in %s\n", session->db_path.c_str());
+      if (!args.quiet)
+        std::fprintf(stderr, "baton: nothing to resume in %s\n", session->db_path.c_str());
       return 0;
     }
   }

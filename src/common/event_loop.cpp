@@ -43,7 +43,9 @@ TimerId RealEventLoop::ScheduleAt(TimeMs when, std::function<void()> task) {
   return timers_.Add(when, std::move(task));
 }
 
-void RealEventLoop::CancelTimer(TimerId id) { timers_.Cancel(id); }
+void RealEventLoop::CancelTimer(TimerId id) {
+  timers_.Cancel(id);
+}
 
 void RealEventLoop::Stop() {
   {
@@ -88,7 +90,9 @@ TimerId SimEventLoop::ScheduleAt(TimeMs when, std::function<void()> task) {
   return timers_.Add(when, std::move(task));
 }
 
-void SimEventLoop::CancelTimer(TimerId id) { timers_.Cancel(id); }
+void SimEventLoop::CancelTimer(TimerId id) {
+  timers_.Cancel(id);
+}
 
 size_t SimEventLoop::RunReady() {
   size_t ran = 0;

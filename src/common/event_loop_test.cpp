@@ -48,7 +48,12 @@ TEST(RealEventLoop, RunsPostedTasksFromOtherThreadsAndStops) {
 TEST(RealEventLoop, FiresTimer) {
   RealEventLoop loop;
   bool fired = false;
-  loop.Post([&] { loop.ScheduleAfter(Duration(5), [&] { fired = true; loop.Stop(); }); });
+  loop.Post([&] {
+    loop.ScheduleAfter(Duration(5), [&] {
+      fired = true;
+      loop.Stop();
+    });
+  });
   loop.Run();
   EXPECT_TRUE(fired);
 }

@@ -27,8 +27,8 @@ std::optional<TimeMs> ParseUtcTime(const std::string& s) {
                       &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms, tail);
   if (n != 8) {
     ms = 0;
-    n = std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%1[Z]", &tm.tm_year, &tm.tm_mon,
-                    &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, tail);
+    n = std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%1[Z]", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                    &tm.tm_hour, &tm.tm_min, &tm.tm_sec, tail);
     if (n != 7) return std::nullopt;
   }
   tm.tm_year -= 1900;
@@ -93,7 +93,11 @@ class WaitRunner final : public Runner {
 
 }  // namespace
 
-std::unique_ptr<Runner> NewNoopRunner() { return std::make_unique<NoopRunner>(); }
-std::unique_ptr<Runner> NewWaitRunner(EventLoop* loop) { return std::make_unique<WaitRunner>(loop); }
+std::unique_ptr<Runner> NewNoopRunner() {
+  return std::make_unique<NoopRunner>();
+}
+std::unique_ptr<Runner> NewWaitRunner(EventLoop* loop) {
+  return std::make_unique<WaitRunner>(loop);
+}
 
 }  // namespace baton

@@ -11,17 +11,18 @@ using engine::StepState;
 
 Engine::Impl::Impl(EventLoop* loop, Committer* committer, EngineOptions options)
     : loop_(loop), committer_(committer), options_(options) {
-  capacity_ = options_.parallel > 0 ? options_.parallel
-                                    : std::max(1u, std::thread::hardware_concurrency());
-  rng_.seed(options_.random_seed ? options_.random_seed
-                                 : static_cast<uint64_t>(loop_->Now()));
+  capacity_ =
+      options_.parallel > 0 ? options_.parallel : std::max(1u, std::thread::hardware_concurrency());
+  rng_.seed(options_.random_seed ? options_.random_seed : static_cast<uint64_t>(loop_->Now()));
   noop_runner_ = NewNoopRunner();
   wait_runner_ = NewWaitRunner(loop_);
   runners_[StepType::kNoop] = noop_runner_.get();
   runners_[StepType::kWait] = wait_runner_.get();
 }
 
-Engine::Impl::~Impl() { *alive_ = false; }
+Engine::Impl::~Impl() {
+  *alive_ = false;
+}
 
 Engine::Impl::ExecPtr Engine::Impl::Find(const std::string& id) const {
   auto it = executions_.find(id);
@@ -88,8 +89,8 @@ void Engine::Impl::EndTurn() {
 
   ++stats_.batches;
   auto effects = std::make_shared<std::vector<std::function<void()>>>(std::move(effects_));
-  auto events = std::make_shared<std::vector<std::pair<ExecPtr, EventRecord>>>(
-      std::move(pending_events_));
+  auto events =
+      std::make_shared<std::vector<std::pair<ExecPtr, EventRecord>>>(std::move(pending_events_));
   effects_.clear();
   pending_events_.clear();
   WriteBatch batch = std::move(batch_);
@@ -153,7 +154,8 @@ Status Engine::Impl::BuildGraph(ExecState& ex) {
     for (const auto& dep : st.def->depends_on) {
       auto it = ex.step_index.find(dep);
       if (it == ex.step_index.end()) {
-        return Status(errc::kValidation, "step '" + st.def->id + "' depends on unknown '" + dep + "'");
+        return Status(errc::kValidation,
+                      "step '" + st.def->id + "' depends on unknown '" + dep + "'");
       }
       st.upstream.push_back(it->second);
       ex.steps[it->second].downstream.push_back(static_cast<int>(i));
@@ -211,9 +213,8 @@ Result<std::string> Engine::Impl::Start(StartRequest request) {
        {{"workflow", ex->rec.workflow}, {"version", ex->rec.version}, {"input", ex->rec.input}});
   if (ex->rec.deadline) {
     std::string id = ex->rec.id;
-    ex->deadline_timer = loop_->ScheduleAt(ex->rec.deadline, [this, id] {
-      OnExecutionDeadline(id);
-    });
+    ex->deadline_timer =
+        loop_->ScheduleAt(ex->rec.deadline, [this, id] { OnExecutionDeadline(id); });
   }
   for (size_t i = 0; i < ex->steps.size(); ++i) {
     if (ex->steps[i].pending_deps == 0) OnDependenciesDone(ex, static_cast<int>(i));
@@ -266,9 +267,15 @@ Engine::Engine(EventLoop* loop, Committer* committer, EngineOptions options)
     : impl_(std::make_unique<Impl>(loop, committer, options)) {}
 Engine::~Engine() = default;
 
-void Engine::SetRunner(StepType type, Runner* runner) { impl_->runners_[type] = runner; }
-void Engine::AddObserver(ExecutionObserver* observer) { impl_->observers_.push_back(observer); }
-Result<std::string> Engine::Start(StartRequest request) { return impl_->Start(std::move(request)); }
+void Engine::SetRunner(StepType type, Runner* runner) {
+  impl_->runners_[type] = runner;
+}
+void Engine::AddObserver(ExecutionObserver* observer) {
+  impl_->observers_.push_back(observer);
+}
+Result<std::string> Engine::Start(StartRequest request) {
+  return impl_->Start(std::move(request));
+}
 Status Engine::Recover(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
                        const std::vector<AttemptRecord>& attempts, int64_t last_event_seq) {
   return impl_->Recover(execution, steps, attempts, last_event_seq);
@@ -276,9 +283,15 @@ Status Engine::Recover(const ExecutionRecord& execution, const std::vector<StepR
 Status Engine::Cancel(const std::string& id, const std::string& reason) {
   return impl_->Cancel(id, reason);
 }
-Status Engine::Pause(const std::string& id) { return impl_->Pause(id); }
-Status Engine::Resume(const std::string& id) { return impl_->Resume(id); }
-size_t Engine::ActiveCount() const { return impl_->active_; }
+Status Engine::Pause(const std::string& id) {
+  return impl_->Pause(id);
+}
+Status Engine::Resume(const std::string& id) {
+  return impl_->Resume(id);
+}
+size_t Engine::ActiveCount() const {
+  return impl_->active_;
+}
 std::optional<ExecutionProgress> Engine::Progress(const std::string& id) const {
   auto ex = impl_->Find(id);
   if (!ex) return std::nullopt;

@@ -59,8 +59,8 @@ class Engine::Impl {
 
   // --- results.cpp ------------------------------------------------------------
   void OnStarted(const std::string& exec_id, int step, const std::string& assignment);
-  void OnProgress(const std::string& exec_id, int step, const std::string& assignment,
-                  int progress, const Json& data);
+  void OnProgress(const std::string& exec_id, int step, const std::string& assignment, int progress,
+                  const Json& data);
   void OnDone(const std::string& exec_id, int step, const std::string& assignment,
               RunResult result);
   void OnAttemptTimeout(const std::string& exec_id, int step, const std::string& assignment);
@@ -72,7 +72,7 @@ class Engine::Impl {
   void SkipStep(const ExecPtr& ex, int step, const std::string& reason);
   void RetryNow(const std::string& exec_id, int step);
   void DrainPropagation();
-  void Release(const ExecPtr& ex, int step);  // frees limits held by an in-flight step
+  void Release(const ExecPtr& ex, int step);   // frees limits held by an in-flight step
   void StopStep(const ExecPtr& ex, int step);  // cancels a running attempt's work
   void MaybeFinish(const ExecPtr& ex);
   void FinishExecution(const ExecPtr& ex, ExecutionStatus status, Json error);

@@ -222,7 +222,8 @@ steps:
   EXPECT_EQ(h.Execution(id).status, ExecutionStatus::kFailed);
   StepRecord b = h.Step(id, "b");
   EXPECT_EQ(b.error["code"], "TEMPLATE_ERROR");
-  EXPECT_NE(b.error["message"].get<std::string>().find("steps.a.output.missing"), std::string::npos);
+  EXPECT_NE(b.error["message"].get<std::string>().find("steps.a.output.missing"),
+            std::string::npos);
   EXPECT_EQ(b.attempts, 1);  // never retried
   EXPECT_EQ(h.runner->CallsFor("b"), 0);
 }
@@ -230,14 +231,16 @@ steps:
 TEST(Engine, MaxParallelAndCapacityBoundRunningSteps) {
   SimHarness h(EngineOptions{.parallel = 3});
   std::string yaml = "name: wide\nmax_parallel: 2\nsteps:\n";
-  for (int i = 0; i < 10; ++i) yaml += "  - {id: s" + std::to_string(i) + ", type: shell, run: 'true'}\n";
+  for (int i = 0; i < 10; ++i)
+    yaml += "  - {id: s" + std::to_string(i) + ", type: shell, run: 'true'}\n";
   std::string id = h.Run(yaml);
   EXPECT_EQ(h.Execution(id).status, ExecutionStatus::kCompleted);
   EXPECT_EQ(h.runner->max_running, 2);
 
   SimHarness h2(EngineOptions{.parallel = 3});
   std::string yaml2 = "name: wide\nsteps:\n";
-  for (int i = 0; i < 10; ++i) yaml2 += "  - {id: s" + std::to_string(i) + ", type: shell, run: 'true'}\n";
+  for (int i = 0; i < 10; ++i)
+    yaml2 += "  - {id: s" + std::to_string(i) + ", type: shell, run: 'true'}\n";
   h2.Run(yaml2);
   EXPECT_EQ(h2.runner->max_running, 3);
 }

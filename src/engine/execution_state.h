@@ -21,10 +21,10 @@ struct StepState {
   int pending_deps = 0;  // upstream steps not yet terminal
   std::vector<int> upstream;
   std::vector<int> downstream;
-  TimerId timer = 0;          // retry or attempt-timeout timer, 0 = none
-  bool in_flight = false;     // dispatched and counted against limits
-  bool uses_capacity = false; // counted against the local worker capacity
-  int engine_restarts = 0;    // attempts lost to engine restarts (not counted by retry)
+  TimerId timer = 0;           // retry or attempt-timeout timer, 0 = none
+  bool in_flight = false;      // dispatched and counted against limits
+  bool uses_capacity = false;  // counted against the local worker capacity
+  int engine_restarts = 0;     // attempts lost to engine restarts (not counted by retry)
   Json attempt_errors = Json::array();
   Json resolved_input;  // the rendered spec of the latest attempt (for the DLQ)
   bool dirty = false;   // changed in the open turn
@@ -41,16 +41,16 @@ struct ExecState {
   Json execution_json;  // {id, workflow, version} for templates
 
   int64_t next_seq = 1;
-  int in_flight = 0;       // dispatched steps counted against max_parallel
+  int in_flight = 0;  // dispatched steps counted against max_parallel
   int terminal_steps = 0;
   bool had_failure = false;  // a non-optional step failed for good
   bool failing_fast = false;
-  bool finished = false;     // reached a terminal status in memory
-  bool stopping = false;     // cancelling everything: no natural finish
+  bool finished = false;  // reached a terminal status in memory
+  bool stopping = false;  // cancelling everything: no natural finish
   TimerId deadline_timer = 0;
-  std::deque<int> parked;    // ready steps held back by pause or max_parallel
-  Json first_failure;        // error of the first step that failed for good
-  int64_t progress_sum = 0;  // sum of per-step progress (terminal = 100)
+  std::deque<int> parked;       // ready steps held back by pause or max_parallel
+  Json first_failure;           // error of the first step that failed for good
+  int64_t progress_sum = 0;     // sum of per-step progress (terminal = 100)
   std::vector<int> layer_open;  // non-terminal steps per layer
   int current_layer = 0;        // first layer with open steps
   bool dirty = false;           // record changed in the open turn

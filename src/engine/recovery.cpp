@@ -12,8 +12,7 @@ namespace baton {
 using engine::ExecState;
 using engine::StepState;
 
-Status Engine::Impl::Recover(const ExecutionRecord& execution,
-                             const std::vector<StepRecord>& steps,
+Status Engine::Impl::Recover(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
                              const std::vector<AttemptRecord>& attempts, int64_t last_event_seq) {
   if (IsTerminal(execution.status)) return Status::Ok();
   if (executions_.count(execution.id)) {
@@ -97,10 +96,10 @@ Status Engine::Impl::Recover(const ExecutionRecord& execution,
     switch (st.rec.status) {
       case StepStatus::kDispatched:
       case StepStatus::kRunning:
-        FailAttempt(ex, step, StepStatus::kFailed,
-                    Status(errc::kEngineRestart,
-                           "the engine stopped while this attempt was running"),
-                    nullptr);
+        FailAttempt(
+            ex, step, StepStatus::kFailed,
+            Status(errc::kEngineRestart, "the engine stopped while this attempt was running"),
+            nullptr);
         break;
       case StepStatus::kWaitingRetry: {
         std::string id = ex->rec.id;
@@ -130,8 +129,8 @@ Result<std::vector<std::string>> RecoverExecutions(Store* store, Engine* engine,
     Result<ExecutionRecord> one = store->GetExecution(only_id);
     if (!one.ok()) return one.status();
     if (IsTerminal(one->status)) {
-      return Status(errc::kConflict, "execution '" + only_id + "' already finished (" +
-                                         ToString(one->status) + ")");
+      return Status(errc::kConflict,
+                    "execution '" + only_id + "' already finished (" + ToString(one->status) + ")");
     }
     todo.push_back(std::move(one.value()));
   } else {

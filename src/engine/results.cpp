@@ -12,9 +12,8 @@ namespace {
 
 // Codes that no retry can fix, whatever the policy says.
 bool NeverRetried(const std::string& code) {
-  return code == errc::kTemplateError || code == errc::kValidation ||
-         code == errc::kCancelled || code == errc::kUnsupportedStepType ||
-         code == errc::kConditionError;
+  return code == errc::kTemplateError || code == errc::kValidation || code == errc::kCancelled ||
+         code == errc::kUnsupportedStepType || code == errc::kConditionError;
 }
 
 std::string Tail(const std::string& s, size_t n) {
@@ -126,8 +125,8 @@ void Engine::Impl::Release(const ExecPtr& ex, int step) {
   }
 }
 
-void Engine::Impl::FailAttempt(const ExecPtr& ex, int step, StepStatus status,
-                               const Status& error, Json details) {
+void Engine::Impl::FailAttempt(const ExecPtr& ex, int step, StepStatus status, const Status& error,
+                               Json details) {
   StepState& st = ex->steps[step];
   const StepDef& def = *st.def;
   Release(ex, step);
@@ -273,10 +272,17 @@ void Engine::Impl::FinishExecution(const ExecPtr& ex, ExecutionStatus status, Js
   MarkDirty(ex);
   const char* type = "execution.completed";
   switch (status) {
-    case ExecutionStatus::kFailed: type = "execution.failed"; break;
-    case ExecutionStatus::kTimeout: type = "execution.timed_out"; break;
-    case ExecutionStatus::kCancelled: type = "execution.cancelled"; break;
-    default: break;
+    case ExecutionStatus::kFailed:
+      type = "execution.failed";
+      break;
+    case ExecutionStatus::kTimeout:
+      type = "execution.timed_out";
+      break;
+    case ExecutionStatus::kCancelled:
+      type = "execution.cancelled";
+      break;
+    default:
+      break;
   }
   Json data = {{"status", ToString(status)}};
   if (!ex->rec.error.is_null()) data["error"] = ex->rec.error;
@@ -306,8 +312,9 @@ void Engine::Impl::OnExecutionDeadline(const std::string& exec_id) {
   const std::string limit =
       ex->def->timeout ? FormatDuration(*ex->def->timeout) : std::string("its deadline");
   CancelOpenSteps(ex, "execution timed out");
-  FinishExecution(ex, ExecutionStatus::kTimeout,
-                  {{"code", errc::kTimeout}, {"message", "execution exceeded its timeout of " + limit}});
+  FinishExecution(
+      ex, ExecutionStatus::kTimeout,
+      {{"code", errc::kTimeout}, {"message", "execution exceeded its timeout of " + limit}});
 }
 
 }  // namespace baton

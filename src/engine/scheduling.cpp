@@ -10,7 +10,9 @@ using engine::StepState;
 
 namespace {
 
-bool IsSuccess(StepStatus s) { return s == StepStatus::kCompleted || s == StepStatus::kCached; }
+bool IsSuccess(StepStatus s) {
+  return s == StepStatus::kCompleted || s == StepStatus::kCached;
+}
 bool IsFailure(StepStatus s) {
   return s == StepStatus::kFailed || s == StepStatus::kTimeout || s == StepStatus::kCancelled;
 }
@@ -29,21 +31,40 @@ bool Engine::Impl::TriggerRuleAllows(const ExecState& ex, int step, std::string*
   int success = 0, failed = 0, skipped = 0;
   for (int up : st.upstream) {
     StepStatus s = ex.steps[up].rec.status;
-    if (IsSuccess(s)) ++success;
-    else if (IsFailure(s)) ++failed;
-    else if (s == StepStatus::kSkipped) ++skipped;
+    if (IsSuccess(s))
+      ++success;
+    else if (IsFailure(s))
+      ++failed;
+    else if (s == StepStatus::kSkipped)
+      ++skipped;
   }
   const int n = static_cast<int>(st.upstream.size());
   bool ok = false;
   switch (st.def->trigger_rule) {
-    case TriggerRule::kAllSuccess: ok = success == n; break;
-    case TriggerRule::kAllDone: ok = true; break;
-    case TriggerRule::kAllFailed: ok = failed == n; break;
-    case TriggerRule::kOneSuccess: ok = success > 0; break;
-    case TriggerRule::kOneFailed: ok = failed > 0; break;
-    case TriggerRule::kNoneFailed: ok = failed == 0; break;
-    case TriggerRule::kNoneSkipped: ok = skipped == 0; break;
-    case TriggerRule::kAlways: ok = true; break;
+    case TriggerRule::kAllSuccess:
+      ok = success == n;
+      break;
+    case TriggerRule::kAllDone:
+      ok = true;
+      break;
+    case TriggerRule::kAllFailed:
+      ok = failed == n;
+      break;
+    case TriggerRule::kOneSuccess:
+      ok = success > 0;
+      break;
+    case TriggerRule::kOneFailed:
+      ok = failed > 0;
+      break;
+    case TriggerRule::kNoneFailed:
+      ok = failed == 0;
+      break;
+    case TriggerRule::kNoneSkipped:
+      ok = skipped == 0;
+      break;
+    case TriggerRule::kAlways:
+      ok = true;
+      break;
   }
   if (!ok) {
     *why = std::string("trigger rule ") + ToString(st.def->trigger_rule) + " not met (" +
@@ -92,8 +113,8 @@ void Engine::Impl::MakeReady(const ExecPtr& ex, int step) {
   } else if (!st.uses_capacity) {
     Dispatch(ex, step);  // noop and wait hold no slot: no reason to queue them
   } else {
-    ready_.push({ex->rec.priority * 8 + static_cast<int>(st.def->priority), ready_seq_++, ex,
-                 step});
+    ready_.push(
+        {ex->rec.priority * 8 + static_cast<int>(st.def->priority), ready_seq_++, ex, step});
   }
 }
 
@@ -172,9 +193,8 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   if (st.rec.deadline = 0; def.timeout && def.timeout->count() > 0) {
     st.rec.deadline = st.rec.started_at + def.timeout->count();
     std::string id = ex->rec.id, assignment = st.rec.assignment_id;
-    st.timer = loop_->ScheduleAt(st.rec.deadline, [this, id, step, assignment] {
-      OnAttemptTimeout(id, step, assignment);
-    });
+    st.timer = loop_->ScheduleAt(
+        st.rec.deadline, [this, id, step, assignment] { OnAttemptTimeout(id, step, assignment); });
   }
   Emit(*ex, "step.dispatched", step,
        {{"attempt", st.rec.attempts}, {"assignment_id", st.rec.assignment_id}});

@@ -13,9 +13,9 @@ const Json* ExecScope::Find(const expr::Path& path) const {
   if (it == ex_.step_index.end()) return nullptr;
   const StepState& st = ex_.steps[it->second];
   const std::string& field = path.segments[2].key;
-  const bool has_output =
-      st.rec.status == StepStatus::kCompleted || st.rec.status == StepStatus::kCached ||
-      ((st.rec.status == StepStatus::kFailed) && !st.rec.output.is_null());
+  const bool has_output = st.rec.status == StepStatus::kCompleted ||
+                          st.rec.status == StepStatus::kCached ||
+                          ((st.rec.status == StepStatus::kFailed) && !st.rec.output.is_null());
   if (field == "output") return has_output ? expr::Walk(st.rec.output, path, 3) : nullptr;
   if (path.segments.size() != 3) {
     if (field == "error" && !st.rec.error.is_null()) return expr::Walk(st.rec.error, path, 3);

@@ -14,8 +14,12 @@ extern char** environ;
 
 namespace baton::testing {
 
-std::string BatonBin() { return BATON_BIN_PATH; }
-std::string SourceDir() { return BATON_SOURCE_PATH; }
+std::string BatonBin() {
+  return BATON_BIN_PATH;
+}
+std::string SourceDir() {
+  return BATON_SOURCE_PATH;
+}
 
 namespace {
 

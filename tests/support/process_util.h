@@ -1,8 +1,8 @@
 // Running the real `baton` binary from tests.
 #pragma once
 
-#include <string>
 #include <sys/types.h>
+#include <string>
 #include <vector>
 
 namespace baton::testing {

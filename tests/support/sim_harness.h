@@ -51,14 +51,15 @@ class ScriptedRunner final : public Runner {
     max_running = std::max(max_running, running);
     if (cb.on_started) cb.on_started();
     auto done = std::make_shared<std::function<void(RunResult)>>(std::move(cb.on_done));
-    TimerId t = loop_->ScheduleAfter(Duration(o.duration_ms), [this, o, done, id = req.assignment_id] {
-      pending_.erase(id);
-      --running;
-      RunResult r;
-      r.output = o.output;
-      if (!o.error_code.empty()) r.status = Status(o.error_code, "scripted failure");
-      (*done)(std::move(r));
-    });
+    TimerId t =
+        loop_->ScheduleAfter(Duration(o.duration_ms), [this, o, done, id = req.assignment_id] {
+          pending_.erase(id);
+          --running;
+          RunResult r;
+          r.output = o.output;
+          if (!o.error_code.empty()) r.status = Status(o.error_code, "scripted failure");
+          (*done)(std::move(r));
+        });
     pending_[req.assignment_id] = {t, done};
   }
   void Cancel(const std::string& assignment_id) override {
