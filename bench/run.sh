@@ -6,5 +6,5 @@ bash scripts/setup.sh
 command -v ninja >/dev/null || apt-get install -y -qq ninja-build
 cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DBATON_BENCH=ON >/dev/null
 ninja -C build-bench baton baton_bench_engine
-./build-bench/baton_bench_engine --benchmark_counters_tabular=true
+./build-bench/bench/baton_bench_engine --benchmark_counters_tabular=true
 bash bench/shell_vs_ninja.sh build-bench/baton
