@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -47,6 +48,9 @@ class CommitQueue {
   // Queues `batch`. `done` (may be empty) runs on the writer thread once the
   // transaction holding the batch committed (ok) or failed (its error).
   void Submit(WriteBatch batch, std::function<void(const Status&)> done);
+  // The same, for a batch the caller keeps reading after the commit (the engine tells
+  // observers about its events). The batch must not change once submitted.
+  void Submit(std::shared_ptr<const WriteBatch> batch, std::function<void(const Status&)> done);
 
   // Blocks until everything submitted before the call has committed and its callback
   // ran. Not from a callback.
@@ -62,7 +66,7 @@ class CommitQueue {
 
  private:
   struct Item {
-    WriteBatch batch;
+    std::shared_ptr<const WriteBatch> batch;
     std::function<void(const Status&)> done;
   };
 

@@ -28,7 +28,9 @@ namespace baton {
 class Committer {
  public:
   virtual ~Committer() = default;
-  virtual void Submit(WriteBatch batch, std::function<void(const Status&)> done) = 0;
+  // The batch is shared: the engine reads its events again after the commit.
+  virtual void Submit(std::shared_ptr<const WriteBatch> batch,
+                      std::function<void(const Status&)> done) = 0;
   // Blocks until everything submitted has committed.
   virtual void Flush() = 0;
 };

@@ -103,7 +103,7 @@ struct StepRecord {
 struct AttemptRecord {
   std::string execution_id;
   std::string step_id;
-  int attempt = 1;
+  int attempt = 1;  // 1, 2, 3 ... (numbers below 1 are not stored)
   StepStatus status = StepStatus::kRunning;
   std::string assignment_id;
   Json error;

@@ -10,8 +10,9 @@ namespace {
 class SyncCommitter final : public Committer {
  public:
   explicit SyncCommitter(Store* store) : store_(store) {}
-  void Submit(WriteBatch batch, std::function<void(const Status&)> done) override {
-    done(store_->Commit(batch));
+  void Submit(std::shared_ptr<const WriteBatch> batch,
+              std::function<void(const Status&)> done) override {
+    done(store_->Commit(*batch));
   }
   void Flush() override {}
 
@@ -23,7 +24,8 @@ class SyncCommitter final : public Committer {
 class GroupCommitter final : public Committer {
  public:
   explicit GroupCommitter(Store* store) : queue_(store, CommitQueue::Options{}) {}
-  void Submit(WriteBatch batch, std::function<void(const Status&)> done) override {
+  void Submit(std::shared_ptr<const WriteBatch> batch,
+              std::function<void(const Status&)> done) override {
     queue_.Submit(std::move(batch), std::move(done));
   }
   void Flush() override { queue_.Flush(); }

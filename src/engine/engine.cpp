@@ -1,6 +1,7 @@
 #include "engine/engine_impl.h"
 
 #include "common/crash_point.h"
+#include "expr/template.h"
 
 #include <thread>
 
@@ -37,8 +38,8 @@ void Engine::Impl::Emit(ExecState& ex, const char* type, int step, Json data) {
   if (step >= 0) ev.step_id = ex.steps[step].rec.step_id;
   ev.data = std::move(data);
   ev.time = loop_->Now();
-  batch_.events.push_back(ev);
-  pending_events_.emplace_back(executions_.at(ex.rec.id), std::move(ev));
+  batch_.events.push_back(std::move(ev));
+  event_execs_.push_back(&ex);
 }
 
 void Engine::Impl::MarkDirty(const ExecPtr& ex) {
@@ -89,19 +90,27 @@ void Engine::Impl::EndTurn() {
 
   ++stats_.batches;
   auto effects = std::make_shared<std::vector<std::function<void()>>>(std::move(effects_));
-  auto events =
-      std::make_shared<std::vector<std::pair<ExecPtr, EventRecord>>>(std::move(pending_events_));
   effects_.clear();
-  pending_events_.clear();
-  WriteBatch batch = std::move(batch_);
+  auto batch = std::make_shared<const WriteBatch>(std::move(batch_));
   batch_ = WriteBatch();
+  // Observers learn of events after the commit; which execution each belongs to is
+  // pinned here so progress can be computed then. Executions leave memory only in these
+  // callbacks, so the pointers stay valid until the last one runs.
+  auto execs = std::make_shared<std::vector<ExecPtr>>();
+  execs->reserve(event_execs_.size());
+  const ExecState* last = nullptr;
+  for (const ExecState* e : event_execs_) {
+    if (e != last) execs->push_back(executions_.at(e->rec.id));
+    last = e;
+  }
+  event_execs_.clear();
   std::weak_ptr<bool> alive = alive_;
-  committer_->Submit(std::move(batch), [this, alive, effects, events](const Status& st) {
-    loop_->Post([this, alive, effects, events, st] {
+  committer_->Submit(batch, [this, alive, effects, batch, execs](const Status& st) {
+    loop_->Post([this, alive, effects, batch, execs, st] {
       if (alive.expired()) return;
       if (!st.ok()) {
         // The store has the last good state; stop what diverged from it.
-        for (auto& [ex, ev] : *events) {
+        for (auto& ex : *execs) {
           if (!ex->finished) {
             ex->finished = true;
             if (active_ > 0) --active_;
@@ -114,12 +123,16 @@ void Engine::Impl::EndTurn() {
       CrashPoint("engine.after_commit");
       TurnGuard turn(this);
       for (auto& effect : *effects) effect();
-      for (auto& [ex, ev] : *events) {
-        ExecutionProgress p = ProgressOf(*ex);
-        for (auto* o : observers_) o->OnEvent(ev, p);
+      if (!observers_.empty()) {
+        size_t k = 0;
+        for (const EventRecord& ev : batch->events) {
+          while ((*execs)[k]->rec.id != ev.execution_id) ++k;
+          ExecutionProgress p = ProgressOf(*(*execs)[k]);
+          for (auto* o : observers_) o->OnEvent(ev, p);
+        }
       }
       // Finished executions leave memory once their last batch is durable.
-      for (auto& [ex, ev] : *events) {
+      for (auto& ex : *execs) {
         if (ex->finished && ex->in_flight == 0) {
           auto it = executions_.find(ex->rec.id);
           if (it != executions_.end() && it->second == ex) executions_.erase(it);
@@ -146,6 +159,7 @@ Status Engine::Impl::BuildGraph(ExecState& ex) {
   const size_t n = def.steps.size();
   ex.steps.resize(n);
   ex.conditions.resize(n);
+  ex.spec_has_templates.resize(n);
   ex.step_index.reserve(n);
   for (size_t i = 0; i < n; ++i) ex.step_index.emplace(def.steps[i].id, static_cast<int>(i));
   for (size_t i = 0; i < n; ++i) {
@@ -167,6 +181,7 @@ Status Engine::Impl::BuildGraph(ExecState& ex) {
       ex.conditions[i] = std::move(cond.value());
     }
     st.uses_capacity = st.def->type != StepType::kNoop && st.def->type != StepType::kWait;
+    ex.spec_has_templates[i] = expr::HasTemplates(st.def->spec);
   }
   DagAnalysis dag = AnalyzeDag(def);
   ex.layer_of = dag.layer_of;

@@ -120,7 +120,7 @@ class Engine::Impl {
   std::vector<std::function<void()>> effects_;
   std::vector<ExecPtr> dirty_execs_;
   std::vector<std::pair<ExecPtr, int>> dirty_steps_;
-  std::vector<std::pair<ExecPtr, EventRecord>> pending_events_;
+  std::vector<const engine::ExecState*> event_execs_;  // per event of batch_, in order
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

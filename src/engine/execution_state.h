@@ -36,6 +36,7 @@ struct ExecState {
   std::vector<StepState> steps;
   std::unordered_map<std::string, int> step_index;
   std::vector<expr::Condition> conditions;  // per step; default = always true
+  std::vector<bool> spec_has_templates;     // per step: Render needed at dispatch
   std::vector<int> layer_of;
   int layers = 0;
   Json execution_json;  // {id, workflow, version} for templates

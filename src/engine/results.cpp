@@ -34,7 +34,6 @@ void Engine::Impl::OnStarted(const std::string& exec_id, int step, const std::st
   st.rec.status = StepStatus::kRunning;
   MarkStepDirty(ex, step);
   Emit(*ex, "step.started", step, {{"attempt", st.rec.attempts}});
-  SaveAttempt(*ex, step, StepStatus::kRunning, nullptr);
 }
 
 void Engine::Impl::OnProgress(const std::string& exec_id, int step, const std::string& assignment,

@@ -156,7 +156,9 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   req.assignment_id = st.rec.assignment_id;
   req.type = def.type;
   req.timeout = def.timeout.value_or(Duration(0));
-  {
+  if (!ex->spec_has_templates[step]) {
+    req.spec = def.spec;
+  } else {
     engine::ExecScope scope(*ex);
     Result<Json> spec = expr::Render(def.spec, scope);
     if (!spec.ok()) {
@@ -196,9 +198,8 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
     st.timer = loop_->ScheduleAt(
         st.rec.deadline, [this, id, step, assignment] { OnAttemptTimeout(id, step, assignment); });
   }
-  Emit(*ex, "step.dispatched", step,
-       {{"attempt", st.rec.attempts}, {"assignment_id", st.rec.assignment_id}});
-  SaveAttempt(*ex, step, StepStatus::kDispatched, nullptr);
+  // The attempt's row is written when it ends; until then the step row describes it.
+  Emit(*ex, "step.dispatched", step, {{"attempt", st.rec.attempts}});
 
   // The runner starts only after this turn is durable (transactional outbox).
   std::weak_ptr<bool> alive = alive_;

@@ -22,6 +22,11 @@ CommitQueue::~CommitQueue() {
 }
 
 void CommitQueue::Submit(WriteBatch batch, std::function<void(const Status&)> done) {
+  Submit(std::make_shared<const WriteBatch>(std::move(batch)), std::move(done));
+}
+
+void CommitQueue::Submit(std::shared_ptr<const WriteBatch> batch,
+                         std::function<void(const Status&)> done) {
   {
     std::lock_guard lock(mu_);
     queue_.push_back(Item{std::move(batch), std::move(done)});
@@ -66,7 +71,7 @@ void CommitQueue::Run() {
     // Producers keep queueing while this commit (and its fsync) runs; that backlog is
     // what the next group picks up.
     ptrs.clear();
-    for (const Item& item : group) ptrs.push_back(&item.batch);
+    for (const Item& item : group) ptrs.push_back(item.batch.get());
     const auto start = std::chrono::steady_clock::now();
     const Status status = store_->Commit(ptrs);
     const double ms =

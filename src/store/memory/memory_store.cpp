@@ -26,15 +26,19 @@ struct ExecutionEntry {
 struct ExecutionData {
   std::unordered_map<std::string, StepRecord> steps;
   // Keyed by step id + '\0' + attempt number, so one hash lookup per upsert.
-  std::unordered_map<std::string, AttemptRecord> attempts;
+  // Per step, a step's attempts by number (attempt N at N-1; unwritten ones have 0).
+  std::unordered_map<std::string, std::vector<AttemptRecord>> attempts;
   std::vector<EventRecord> events;  // sorted by seq
 };
 
-std::string AttemptKey(const AttemptRecord& a) {
-  std::string key = a.step_id;
-  key.push_back('\0');
-  key += std::to_string(a.attempt);
-  return key;
+void PutAttempt(std::vector<AttemptRecord>& slots, const AttemptRecord& a) {
+  if (a.attempt < 1) return;
+  if (slots.size() < static_cast<size_t>(a.attempt)) {
+    AttemptRecord unwritten;
+    unwritten.attempt = 0;  // a gap: never listed
+    slots.resize(a.attempt, unwritten);
+  }
+  slots[a.attempt - 1] = a;
 }
 
 bool HasEvent(const std::vector<EventRecord>& events, int64_t seq) {
@@ -120,8 +124,11 @@ class MemoryStore final : public Store {
     std::lock_guard lock(mu_);
     std::vector<AttemptRecord> out;
     if (const ExecutionData* d = Find(execution_id)) {
-      out.reserve(d->attempts.size());
-      for (const auto& [key, a] : d->attempts) out.push_back(a);
+      for (const auto& [step, slots] : d->attempts) {
+        for (const AttemptRecord& a : slots) {
+          if (a.attempt > 0) out.push_back(a);
+        }
+      }
     }
     std::sort(out.begin(), out.end(), [](const AttemptRecord& a, const AttemptRecord& b) {
       if (a.step_id != b.step_id) return a.step_id < b.step_id;
@@ -235,7 +242,9 @@ class MemoryStore final : public Store {
       it->second.record = e;
     }
     for (const StepRecord& s : b.steps) DataFor(s.execution_id).steps[s.step_id] = s;
-    for (const AttemptRecord& a : b.attempts) DataFor(a.execution_id).attempts[AttemptKey(a)] = a;
+    for (const AttemptRecord& a : b.attempts) {
+      PutAttempt(DataFor(a.execution_id).attempts[a.step_id], a);
+    }
     for (const EventRecord& e : b.events) {
       std::vector<EventRecord>& events = DataFor(e.execution_id).events;
       if (events.empty() || events.back().seq < e.seq) {
