@@ -1,6 +1,7 @@
 // Engine benchmarks (run in Release via bench/run.sh):
 //   BM_InMemory/{chain,fanout,layered}: 100k no-op steps, memory store, virtual-time
 //     loop. Reports us_per_step (DESIGN.md §9 target <= 1 us; issue #2 done at <= 2 us).
+//   BM_EngineOnly: the same with batches discarded: the engine's scheduling cost alone.
 //   BM_DurableSqlite: no-op steps through SQLite (synchronous=FULL) with group commit
 //     on a real loop. Reports steps_per_s (target >= 50,000; issue #2 done at 10,000).
 #include <baton/engine.h>
@@ -44,7 +45,17 @@ std::shared_ptr<const WorkflowDef> MakeDag(Shape shape, int n) {
   return wf;
 }
 
-void BM_InMemory(benchmark::State& state) {
+// Accepts every batch at once and keeps nothing: what is left is the engine's own cost
+// (decisions, records, events), without any store's.
+class DiscardCommitter final : public Committer {
+ public:
+  void Submit(std::shared_ptr<const WriteBatch>, std::function<void(const Status&)> done) override {
+    done(Status::Ok());
+  }
+  void Flush() override {}
+};
+
+void RunInMemory(benchmark::State& state, bool with_store) {
   const Shape shape = static_cast<Shape>(state.range(0));
   const int n = static_cast<int>(state.range(1));
   auto wf = MakeDag(shape, n);
@@ -53,7 +64,9 @@ void BM_InMemory(benchmark::State& state) {
     SimClock clock;
     SimEventLoop loop(&clock);
     auto store = NewMemoryStore();
-    auto committer = NewSyncCommitter(store.get());
+    std::unique_ptr<Committer> committer = with_store
+                                               ? NewSyncCommitter(store.get())
+                                               : std::unique_ptr<Committer>(new DiscardCommitter);
     Engine engine(&loop, committer.get(), EngineOptions{.parallel = 8, .random_seed = 1});
     auto t0 = std::chrono::steady_clock::now();
     loop.Post([&] {
@@ -70,6 +83,17 @@ void BM_InMemory(benchmark::State& state) {
   state.counters["us_per_step"] = total_us / static_cast<double>(state.iterations()) / n;
   state.SetItemsProcessed(state.iterations() * n);
 }
+
+void BM_InMemory(benchmark::State& state) { RunInMemory(state, true); }
+void BM_EngineOnly(benchmark::State& state) { RunInMemory(state, false); }
+
+BENCHMARK(BM_EngineOnly)
+    ->ArgNames({"shape", "steps"})
+    ->Args({kChain, 100'000})
+    ->Args({kFanout, 100'000})
+    ->Args({kLayered, 100'000})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
 BENCHMARK(BM_InMemory)
     ->ArgNames({"shape", "steps"})
     ->Args({kChain, 100'000})
