@@ -122,7 +122,7 @@ class Engine {
 Result<std::vector<std::string>> RecoverExecutions(Store* store, Engine* engine,
                                                    const std::string& only_id = "");
 
-// New execution id: time-ordered, e.g. "01jd3k5x7q-4f9a2c".
+// New execution id: time-ordered, 15 characters, e.g. "01jd3k5x7q4f9a2".
 std::string NewExecutionId(TimeMs now);
 
 }  // namespace baton

@@ -1,6 +1,7 @@
 #include <baton/commit_queue.h>
 #include <baton/engine.h>
 
+#include <atomic>
 #include <chrono>
 #include <random>
 
@@ -45,19 +46,21 @@ std::unique_ptr<Committer> NewSyncCommitter(Store* store) {
 }
 
 std::string NewExecutionId(TimeMs now) {
-  // Crockford base32 of the millisecond time (sorts by creation), then random bits.
+  // Crockford base32: 10 characters of millisecond time (ids sort by creation), then 5
+  // of a per-process counter that starts at a random value, so ids made in one process
+  // never repeat and two processes collide only on the same millisecond and counter.
+  // 15 characters fit std::string's inline buffer: no allocation per copy.
   static const char* kDigits = "0123456789abcdefghjkmnpqrstvwxyz";
-  std::string id(10, '0');
+  static std::atomic<uint64_t> counter{std::random_device{}()};
+  std::string id(15, '0');
   uint64_t t = static_cast<uint64_t>(now);
   for (int i = 9; i >= 0; --i) {
     id[i] = kDigits[t & 31];
     t >>= 5;
   }
-  static thread_local std::mt19937_64 rng(std::random_device{}());
-  uint64_t r = rng();
-  id += '-';
-  for (int i = 0; i < 6; ++i) {
-    id += kDigits[r & 31];
+  uint64_t r = counter.fetch_add(1, std::memory_order_relaxed);
+  for (int i = 14; i >= 10; --i) {
+    id[i] = kDigits[r & 31];
     r >>= 5;
   }
   return id;

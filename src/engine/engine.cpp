@@ -183,10 +183,27 @@ Status Engine::Impl::BuildGraph(ExecState& ex) {
     st.uses_capacity = st.def->type != StepType::kNoop && st.def->type != StepType::kWait;
     ex.spec_has_templates[i] = expr::HasTemplates(st.def->spec);
   }
-  DagAnalysis dag = AnalyzeDag(def);
-  ex.layer_of = dag.layer_of;
-  ex.layers = static_cast<int>(dag.layers.size());
-  ex.layer_open.assign(dag.layers.size(), 0);
+  // Kahn layers over the index graph (the definition is validated acyclic): for the
+  // progress view's "layer i/L" only; scheduling never waits for a layer.
+  ex.layer_of.assign(n, 0);
+  std::vector<int> indegree(n), queue;
+  queue.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    indegree[i] = static_cast<int>(ex.steps[i].upstream.size());
+    if (indegree[i] == 0) queue.push_back(static_cast<int>(i));
+  }
+  int deepest = 0;
+  for (size_t head = 0; head < queue.size(); ++head) {
+    const int u = queue[head];
+    deepest = std::max(deepest, ex.layer_of[u]);
+    for (int d : ex.steps[u].downstream) {
+      ex.layer_of[d] = std::max(ex.layer_of[d], ex.layer_of[u] + 1);
+      if (--indegree[d] == 0) queue.push_back(d);
+    }
+  }
+  if (queue.size() != n) return Status(errc::kValidation, "the workflow has a cycle");
+  ex.layers = n == 0 ? 0 : deepest + 1;
+  ex.layer_open.assign(ex.layers, 0);
   for (int l : ex.layer_of) ++ex.layer_open[l];
   ex.execution_json = {{"id", ex.rec.id}, {"workflow", def.name}, {"version", def.version}};
   return Status::Ok();

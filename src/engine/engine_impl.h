@@ -63,6 +63,8 @@ class Engine::Impl {
                   const Json& data);
   void OnDone(const std::string& exec_id, int step, const std::string& assignment,
               RunResult result);
+  // The attempt's outcome, within the caller's turn.
+  void ApplyResult(const ExecPtr& ex, int step, RunResult result);
   void OnAttemptTimeout(const std::string& exec_id, int step, const std::string& assignment);
   // The attempt ended with an error: retry, or fail for good.
   void FailAttempt(const ExecPtr& ex, int step, StepStatus status, const Status& error,

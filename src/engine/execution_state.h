@@ -25,7 +25,7 @@ struct StepState {
   bool in_flight = false;      // dispatched and counted against limits
   bool uses_capacity = false;  // counted against the local worker capacity
   int engine_restarts = 0;     // attempts lost to engine restarts (not counted by retry)
-  Json attempt_errors = Json::array();
+  Json attempt_errors;  // array of every attempt's error (null until the first)
   Json resolved_input;  // the rendered spec of the latest attempt (for the DLQ)
   bool dirty = false;   // changed in the open turn
 };

@@ -59,8 +59,13 @@ void Engine::Impl::OnDone(const std::string& exec_id, int step, const std::strin
   StepState& st = ex->steps[step];
   if (!st.in_flight || st.rec.assignment_id != assignment) return;  // stale: timed out, cancelled
   TurnGuard turn(this);
+  ApplyResult(ex, step, std::move(result));
+}
+
+void Engine::Impl::ApplyResult(const ExecPtr& ex, int step, RunResult result) {
+  StepState& st = ex->steps[step];
   st.rec.exit_code = result.exit_code;
-  st.rec.stderr_tail = Tail(result.stderr_text, 4096);
+  if (!result.stderr_text.empty()) st.rec.stderr_tail = Tail(result.stderr_text, 4096);
   st.rec.output = std::move(result.output);
   if (!result.status.ok()) {
     return FailAttempt(ex, step, StepStatus::kFailed, result.status,

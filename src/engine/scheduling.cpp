@@ -149,35 +149,21 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   st.rec.error = nullptr;
   MarkStepDirty(ex, step);
 
-  RunRequest req;
-  req.execution_id = ex->rec.id;
-  req.step_id = def.id;
-  req.attempt = st.rec.attempts;
-  req.assignment_id = st.rec.assignment_id;
-  req.type = def.type;
-  req.timeout = def.timeout.value_or(Duration(0));
+  Json spec;
   if (!ex->spec_has_templates[step]) {
-    req.spec = def.spec;
+    spec = def.spec;
   } else {
     engine::ExecScope scope(*ex);
-    Result<Json> spec = expr::Render(def.spec, scope);
-    if (!spec.ok()) {
+    Result<Json> rendered = expr::Render(def.spec, scope);
+    if (!rendered.ok()) {
       st.resolved_input = def.spec;
-      return FailAttempt(ex, step, StepStatus::kFailed, spec.status(), nullptr);
+      return FailAttempt(ex, step, StepStatus::kFailed, rendered.status(), nullptr);
     }
-    req.spec = std::move(spec.value());
-  }
-  st.resolved_input = req.spec;
-  if (def.type == StepType::kShell) {
-    // Who am I: lets a script pick up a checkpoint or behave per attempt.
-    Json& env = req.spec["env"];
-    if (!env.is_object()) env = Json::object();
-    env.emplace("BATON_EXECUTION_ID", ex->rec.id);
-    env.emplace("BATON_STEP_ID", def.id);
-    env.emplace("BATON_ATTEMPT", std::to_string(st.rec.attempts));
+    spec = std::move(rendered.value());
   }
   auto runner_it = runners_.find(def.type);
   if (runner_it == runners_.end() || runner_it->second == nullptr) {
+    st.resolved_input = std::move(spec);
     return FailAttempt(ex, step, StepStatus::kFailed,
                        Status(errc::kUnsupportedStepType,
                               std::string("step type '") + ToString(def.type) +
@@ -185,21 +171,48 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
                        nullptr);
   }
   Runner* runner = runner_it->second;
+  ++stats_.steps_dispatched;
+  // The attempt's row is written when it ends; until then the step row describes it.
+  Emit(*ex, "step.dispatched", step, {{"attempt", st.rec.attempts}});
+
+  if (runner == noop_runner_.get()) {
+    // A built-in noop has no effect outside the engine, so there is nothing for the
+    // outbox to hold back: it completes in this turn, with the same events and records
+    // as any step. (A chain of noops finishes in one turn, one batch.)
+    RunResult done;
+    if (auto it = spec.find("with"); it != spec.end()) done.output = std::move(*it);
+    return ApplyResult(ex, step, std::move(done));
+  }
+
+  st.resolved_input = spec;  // kept for the dead-letter record should the step fail
+  if (def.type == StepType::kShell) {
+    // Who am I: lets a script pick up a checkpoint or behave per attempt.
+    Json& env = spec["env"];
+    if (!env.is_object()) env = Json::object();
+    env.emplace("BATON_EXECUTION_ID", ex->rec.id);
+    env.emplace("BATON_STEP_ID", def.id);
+    env.emplace("BATON_ATTEMPT", std::to_string(st.rec.attempts));
+  }
+  RunRequest req;
+  req.execution_id = ex->rec.id;
+  req.step_id = def.id;
+  req.attempt = st.rec.attempts;
+  req.assignment_id = st.rec.assignment_id;
+  req.type = def.type;
+  req.timeout = def.timeout.value_or(Duration(0));
+  req.spec = std::move(spec);
 
   st.in_flight = true;
   if (st.uses_capacity) {
     ++ex->in_flight;
     ++capacity_used_;
   }
-  ++stats_.steps_dispatched;
   if (st.rec.deadline = 0; def.timeout && def.timeout->count() > 0) {
     st.rec.deadline = st.rec.started_at + def.timeout->count();
     std::string id = ex->rec.id, assignment = st.rec.assignment_id;
     st.timer = loop_->ScheduleAt(
         st.rec.deadline, [this, id, step, assignment] { OnAttemptTimeout(id, step, assignment); });
   }
-  // The attempt's row is written when it ends; until then the step row describes it.
-  Emit(*ex, "step.dispatched", step, {{"attempt", st.rec.attempts}});
 
   // The runner starts only after this turn is durable (transactional outbox).
   std::weak_ptr<bool> alive = alive_;
