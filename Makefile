@@ -2,6 +2,10 @@
 # each installs the Debian packages it needs (only the missing ones) first.
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
+# Let ccache reuse objects across checkouts (CI builds a fresh clone): paths are made
+# relative to the checkout and the working directory is left out of the hash.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 
 .PHONY: setup build release demo test test-asan test-tsan bench format clean
 

@@ -142,7 +142,7 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   const StepDef& def = *st.def;
   st.rec.attempts += 1;
   st.rec.status = StepStatus::kDispatched;
-  st.rec.assignment_id = ex->rec.id + "/" + def.id + "/" + std::to_string(st.rec.attempts);
+  st.rec.assignment_id.clear();
   st.rec.started_at = loop_->Now();
   st.rec.completed_at = 0;
   st.rec.retry_at = 0;
@@ -160,6 +160,13 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
       return FailAttempt(ex, step, StepStatus::kFailed, rendered.status(), nullptr);
     }
     spec = std::move(rendered.value());
+  }
+  if (!def.for_each.is_null()) {
+    st.resolved_input = std::move(spec);
+    return FailAttempt(ex, step, StepStatus::kFailed,
+                       Status(errc::kUnsupportedStepType,
+                              "for_each fan-out is validated but not run by this release"),
+                       nullptr);
   }
   auto runner_it = runners_.find(def.type);
   if (runner_it == runners_.end() || runner_it->second == nullptr) {
@@ -184,6 +191,9 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
     return ApplyResult(ex, step, std::move(done));
   }
 
+  // Fencing: a result counts only for the dispatch it answers. (A noop above needs
+  // none: nothing can answer it late.)
+  st.rec.assignment_id = ex->rec.id + "/" + def.id + "/" + std::to_string(st.rec.attempts);
   st.resolved_input = spec;  // kept for the dead-letter record should the step fail
   if (def.type == StepType::kShell) {
     // Who am I: lets a script pick up a checkpoint or behave per attempt.
