@@ -149,6 +149,13 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   st.rec.error = nullptr;
   MarkStepDirty(ex, step);
 
+  if (!def.for_each.is_null()) {
+    st.resolved_input = def.spec;
+    return FailAttempt(ex, step, StepStatus::kFailed,
+                       Status(errc::kUnsupportedStepType,
+                              "for_each fan-out is validated but not run by this release"),
+                       nullptr);
+  }
   Json spec;
   if (!ex->spec_has_templates[step]) {
     spec = def.spec;
@@ -160,13 +167,6 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
       return FailAttempt(ex, step, StepStatus::kFailed, rendered.status(), nullptr);
     }
     spec = std::move(rendered.value());
-  }
-  if (!def.for_each.is_null()) {
-    st.resolved_input = std::move(spec);
-    return FailAttempt(ex, step, StepStatus::kFailed,
-                       Status(errc::kUnsupportedStepType,
-                              "for_each fan-out is validated but not run by this release"),
-                       nullptr);
   }
   auto runner_it = runners_.find(def.type);
   if (runner_it == runners_.end() || runner_it->second == nullptr) {
