@@ -95,8 +95,12 @@ void RunInMemory(benchmark::State& state, bool with_store) {
   state.SetItemsProcessed(state.iterations() * n);
 }
 
-void BM_InMemory(benchmark::State& state) { RunInMemory(state, true); }
-void BM_EngineOnly(benchmark::State& state) { RunInMemory(state, false); }
+void BM_InMemory(benchmark::State& state) {
+  RunInMemory(state, true);
+}
+void BM_EngineOnly(benchmark::State& state) {
+  RunInMemory(state, false);
+}
 
 BENCHMARK(BM_EngineOnly)
     ->ArgNames({"shape", "steps"})

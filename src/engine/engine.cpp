@@ -162,19 +162,41 @@ Status Engine::Impl::BuildGraph(ExecState& ex) {
   ex.spec_has_templates.resize(n);
   ex.step_index.reserve(n);
   for (size_t i = 0; i < n; ++i) ex.step_index.emplace(def.steps[i].id, static_cast<int>(i));
+  engine::StepGraph& g = ex.graph;
+  g.up_begin.assign(n + 1, 0);
+  g.down_begin.assign(n + 1, 0);
   for (size_t i = 0; i < n; ++i) {
-    StepState& st = ex.steps[i];
-    st.def = &def.steps[i];
-    for (const auto& dep : st.def->depends_on) {
+    for (const auto& dep : def.steps[i].depends_on) {
       auto it = ex.step_index.find(dep);
       if (it == ex.step_index.end()) {
         return Status(errc::kValidation,
-                      "step '" + st.def->id + "' depends on unknown '" + dep + "'");
+                      "step '" + def.steps[i].id + "' depends on unknown '" + dep + "'");
       }
-      st.upstream.push_back(it->second);
-      ex.steps[it->second].downstream.push_back(static_cast<int>(i));
+      ++g.up_begin[i + 1];
+      ++g.down_begin[it->second + 1];
     }
-    st.pending_deps = static_cast<int>(st.upstream.size());
+  }
+  for (size_t i = 0; i < n; ++i) {
+    g.up_begin[i + 1] += g.up_begin[i];
+    g.down_begin[i + 1] += g.down_begin[i];
+  }
+  g.up.resize(g.up_begin[n]);
+  g.down.resize(g.down_begin[n]);
+  {
+    std::vector<int> down_fill(g.down_begin.begin(), g.down_begin.end() - 1);
+    for (size_t i = 0; i < n; ++i) {
+      int k = g.up_begin[i];
+      for (const auto& dep : def.steps[i].depends_on) {
+        const int u = ex.step_index.find(dep)->second;
+        g.up[k++] = u;
+        g.down[down_fill[u]++] = static_cast<int>(i);
+      }
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    StepState& st = ex.steps[i];
+    st.def = &def.steps[i];
+    st.pending_deps = static_cast<int>(g.Upstream(static_cast<int>(i)).size());
     if (!st.def->when.is_null()) {
       auto cond = expr::CompileCondition(st.def->when);
       if (!cond.ok()) return cond.status();
@@ -189,14 +211,14 @@ Status Engine::Impl::BuildGraph(ExecState& ex) {
   std::vector<int> indegree(n), queue;
   queue.reserve(n);
   for (size_t i = 0; i < n; ++i) {
-    indegree[i] = static_cast<int>(ex.steps[i].upstream.size());
+    indegree[i] = static_cast<int>(g.Upstream(static_cast<int>(i)).size());
     if (indegree[i] == 0) queue.push_back(static_cast<int>(i));
   }
   int deepest = 0;
   for (size_t head = 0; head < queue.size(); ++head) {
     const int u = queue[head];
     deepest = std::max(deepest, ex.layer_of[u]);
-    for (int d : ex.steps[u].downstream) {
+    for (int d : g.Downstream(u)) {
       ex.layer_of[d] = std::max(ex.layer_of[d], ex.layer_of[u] + 1);
       if (--indegree[d] == 0) queue.push_back(d);
     }

@@ -9,6 +9,7 @@
 
 #include <deque>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -18,16 +19,27 @@ namespace baton::engine {
 struct StepState {
   StepRecord rec;  // what the store has (or will have once the turn commits)
   const StepDef* def = nullptr;
-  int pending_deps = 0;  // upstream steps not yet terminal
-  std::vector<int> upstream;
-  std::vector<int> downstream;
+  int pending_deps = 0;        // upstream steps not yet terminal
   TimerId timer = 0;           // retry or attempt-timeout timer, 0 = none
   bool in_flight = false;      // dispatched and counted against limits
   bool uses_capacity = false;  // counted against the local worker capacity
   int engine_restarts = 0;     // attempts lost to engine restarts (not counted by retry)
-  Json attempt_errors;  // array of every attempt's error (null until the first)
-  Json resolved_input;  // the rendered spec of the latest attempt (for the DLQ)
-  bool dirty = false;   // changed in the open turn
+  Json attempt_errors;         // array of every attempt's error (null until the first)
+  Json resolved_input;         // the rendered spec of the latest attempt (for the DLQ)
+  bool dirty = false;          // changed in the open turn
+};
+
+// The step graph as flat arrays (compressed rows): two allocations for the whole graph
+// instead of two per step, and neighbours sit next to each other in memory.
+struct StepGraph {
+  std::vector<int> up_begin, up;      // upstream of i: up[up_begin[i] .. up_begin[i+1])
+  std::vector<int> down_begin, down;  // downstream of i, likewise
+  std::span<const int> Upstream(int i) const {
+    return {up.data() + up_begin[i], static_cast<size_t>(up_begin[i + 1] - up_begin[i])};
+  }
+  std::span<const int> Downstream(int i) const {
+    return {down.data() + down_begin[i], static_cast<size_t>(down_begin[i + 1] - down_begin[i])};
+  }
 };
 
 struct ExecState {
@@ -35,6 +47,7 @@ struct ExecState {
   std::shared_ptr<const WorkflowDef> def;
   std::vector<StepState> steps;
   std::unordered_map<std::string, int> step_index;
+  StepGraph graph;
   std::vector<expr::Condition> conditions;  // per step; default = always true
   std::vector<bool> spec_has_templates;     // per step: Render needed at dispatch
   std::vector<int> layer_of;

@@ -67,7 +67,7 @@ Status Engine::Impl::Recover(const ExecutionRecord& execution, const std::vector
         }
         ex->had_failure = true;
       }
-      for (int d : st.downstream) --ex->steps[d].pending_deps;
+      for (int d : ex->graph.Downstream(static_cast<int>(i))) --ex->steps[d].pending_deps;
     }
     ex->progress_sum += st.rec.progress;
   }

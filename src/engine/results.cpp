@@ -232,7 +232,7 @@ void Engine::Impl::FinishStep(const ExecPtr& ex, int step, StepStatus status, bo
   }
   MarkStepDirty(ex, step);
   if (propagate) {
-    for (int d : st.downstream) {
+    for (int d : ex->graph.Downstream(step)) {
       if (--ex->steps[d].pending_deps == 0) propagate_.emplace_back(ex, d);
     }
   }

@@ -27,9 +27,10 @@ bool AcceptsFailure(TriggerRule r) {
 
 bool Engine::Impl::TriggerRuleAllows(const ExecState& ex, int step, std::string* why) const {
   const StepState& st = ex.steps[step];
-  if (st.upstream.empty()) return true;  // a root step has nothing to wait for
+  const std::span<const int> upstream = ex.graph.Upstream(step);
+  if (upstream.empty()) return true;  // a root step has nothing to wait for
   int success = 0, failed = 0, skipped = 0;
-  for (int up : st.upstream) {
+  for (int up : upstream) {
     StepStatus s = ex.steps[up].rec.status;
     if (IsSuccess(s))
       ++success;
@@ -38,7 +39,7 @@ bool Engine::Impl::TriggerRuleAllows(const ExecState& ex, int step, std::string*
     else if (s == StepStatus::kSkipped)
       ++skipped;
   }
-  const int n = static_cast<int>(st.upstream.size());
+  const int n = static_cast<int>(upstream.size());
   bool ok = false;
   switch (st.def->trigger_rule) {
     case TriggerRule::kAllSuccess:
