@@ -7,7 +7,7 @@ CMAKE_FLAGS ?=
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: setup build release demo test test-asan test-tsan bench format clean
+.PHONY: setup build release demo test test-plain test-tsan bench format clean
 
 setup:
 	@bash scripts/setup.sh
@@ -25,18 +25,21 @@ demo: release
 	./build-release/baton run examples/deploy-model.yaml --ephemeral \
 	  --input model_id=llama-3-8b
 
-test: build
-	cd build && ctest --output-on-failure -j $(JOBS)
-
-test-asan: setup
+# Every test, under AddressSanitizer + UndefinedBehaviorSanitizer (the Debug build in
+# build-asan/ is sanitized: one build serves both).
+test: setup
 	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DBATON_SANITIZE=address >/dev/null
 	ninja -C build-asan -j $(JOBS)
-	cd build-asan && ctest --output-on-failure -j $(JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
+
+# The same tests without sanitizers (faster to build; what `make build` makes).
+test-plain: build
+	cd build && ctest --output-on-failure -j $(JOBS)
 
 test-tsan: setup
 	cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DBATON_SANITIZE=thread >/dev/null
 	ninja -C build-tsan -j $(JOBS)
-	cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j $(JOBS)
+	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --output-on-failure -j $(JOBS)
 
 bench: setup
 	bash bench/run.sh

@@ -1,6 +1,8 @@
 #include <baton/runner.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+
+#include <thread>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -267,6 +269,8 @@ void ExpectCancelKillsGroup(const std::string& script, Duration grace) {
   }
   ASSERT_GT(pgid, 0);
   EXPECT_EQ(kill(-pgid, 0), 0);
+  // The script runs before the I/O thread reports the start: wait for it (bounded).
+  for (int i = 0; i < 500 && !call.started(); ++i) std::this_thread::sleep_for(10ms);
   EXPECT_TRUE(call.started());
   runner->Cancel("cancel-me");
   RunResult r = call.Wait();
