@@ -1,5 +1,7 @@
 #include "support/sim_harness.h"
 
+#include <set>
+
 namespace baton {
 namespace {
 
@@ -245,6 +247,47 @@ TEST(Engine, MaxParallelAndCapacityBoundRunningSteps) {
   EXPECT_EQ(h2.runner->max_running, 3);
 }
 
+TEST(Engine, HigherPriorityStepsStartFirstWhenCapacityIsShort) {
+  SimHarness h(EngineOptions{.parallel = 1});
+  std::string id = h.Run(R"(
+name: prio
+steps:
+  - {id: low, type: shell, run: "true", priority: low}
+  - {id: normal, type: shell, run: "true"}
+  - {id: critical, type: shell, run: "true", priority: critical}
+  - {id: high, type: shell, run: "true", priority: high}
+  - {id: normal2, type: shell, run: "true"}
+)");
+  EXPECT_EQ(h.Execution(id).status, ExecutionStatus::kCompleted);
+  std::vector<std::string> order;
+  for (const auto& c : h.runner->calls) order.push_back(c.step_id);
+  // By priority, then first come first served.
+  EXPECT_EQ(order, (std::vector<std::string>{"critical", "high", "normal", "normal2", "low"}));
+}
+
+TEST(Engine, JitterDrawsRetryDelaysFromHalfToAllOfTheBackoff) {
+  SimHarness h;
+  h.runner->script["flaky"] = {{0, "EXIT_NONZERO"}};
+  std::string id = h.Run(R"(
+name: jitter
+steps:
+  - id: flaky
+    type: shell
+    run: "false"
+    retry: {max_attempts: 12, initial_delay: 10s, multiplier: 1, jitter: true}
+)");
+  EXPECT_EQ(h.Execution(id).status, ExecutionStatus::kFailed);
+  ASSERT_EQ(h.runner->calls.size(), 12u);
+  std::set<int64_t> gaps;
+  for (size_t i = 1; i < h.runner->calls.size(); ++i) {
+    int64_t gap = h.runner->calls[i].started - h.runner->calls[i - 1].started;
+    EXPECT_GE(gap, 5000);
+    EXPECT_LE(gap, 10000);
+    gaps.insert(gap);
+  }
+  EXPECT_GT(gaps.size(), 1u) << "jitter drew the same delay every time";
+}
+
 TEST(Engine, FailFastCancelsRunningAndOnlyFailureRulesRun) {
   SimHarness h;
   h.runner->script["bad"] = {{10, "EXIT_NONZERO"}};
@@ -339,7 +382,7 @@ steps:
 TEST(Engine, SkippingTheHeadOfAHugeChainDoesNotRecurse) {
   SimHarness h;
   std::string yaml = "name: long\nsteps:\n  - {id: s0, type: noop, when: 'false'}\n";
-  const int n = 20000;
+  const int n = 10000;
   for (int i = 1; i < n; ++i) {
     yaml += "  - {id: s" + std::to_string(i) + ", type: noop, depends_on: [s" +
             std::to_string(i - 1) + "]}\n";
