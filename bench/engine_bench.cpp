@@ -49,6 +49,7 @@ std::shared_ptr<const WorkflowDef> MakeDag(Shape shape, int n) {
       }
     }
   }
+  LinkSteps(*wf);  // what ParseWorkflow does for a file
   return wf;
 }
 

@@ -71,6 +71,10 @@ struct StepDef {
   std::string description;
   StepType type = StepType::kNoop;
   std::vector<std::string> depends_on;
+  // depends_on as indexes into WorkflowDef::steps, filled by LinkSteps (ParseWorkflow and
+  // WorkflowFromSnapshot call it): the graph is resolved once per definition, not once
+  // per execution.
+  std::vector<int> depends_on_index;
   Json when;  // null, an expression string, or a structured condition object
   TriggerRule trigger_rule = TriggerRule::kAllSuccess;
   bool optional = false;
@@ -144,6 +148,9 @@ struct ParseOutcome {
 // (max_attempts), an input declared as just its type (`n: integer`), and an input
 // without a type taking its default's type.
 ParseOutcome ParseWorkflow(std::string_view text, std::string_view source_name);
+// Fills every StepDef::depends_on_index from depends_on (ids that name no step are left
+// out; validation reports them). For definitions built in code rather than parsed.
+void LinkSteps(WorkflowDef& wf);
 // Reads the file and parses it; an unreadable file is one diagnostic.
 ParseOutcome LoadWorkflowFile(const std::string& path);
 // Rebuilds a definition from its stored snapshot (WorkflowDef::source): the same

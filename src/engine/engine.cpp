@@ -3,6 +3,7 @@
 #include "common/crash_point.h"
 #include "expr/template.h"
 
+#include <algorithm>
 #include <thread>
 
 namespace baton {
@@ -52,7 +53,7 @@ void Engine::Impl::MarkStepDirty(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
   if (st.dirty) return;
   st.dirty = true;
-  dirty_steps_.emplace_back(ex, step);
+  dirty_steps_.emplace_back(ex.get(), step);
 }
 
 void Engine::Impl::SaveAttempt(ExecState& ex, int step, StepStatus status, const Json& error) {
@@ -160,20 +161,31 @@ Status Engine::Impl::BuildGraph(ExecState& ex) {
   ex.steps.resize(n);
   ex.conditions.resize(n);
   ex.spec_has_templates.resize(n);
-  ex.step_index.reserve(n);
-  for (size_t i = 0; i < n; ++i) ex.step_index.emplace(def.steps[i].id, static_cast<int>(i));
+  // Edges come resolved with the definition (LinkSteps); a definition built in code
+  // without them is linked here, once.
+  std::vector<std::vector<int>> linked;
+  const bool prelinked = std::all_of(def.steps.begin(), def.steps.end(), [](const StepDef& s) {
+    return s.depends_on_index.size() == s.depends_on.size();
+  });
+  if (!prelinked) {
+    WorkflowDef copy;
+    copy.steps = def.steps;
+    LinkSteps(copy);
+    for (auto& s : copy.steps) linked.push_back(std::move(s.depends_on_index));
+  }
+  auto deps_of = [&](size_t i) -> const std::vector<int>& {
+    return prelinked ? def.steps[i].depends_on_index : linked[i];
+  };
   engine::StepGraph& g = ex.graph;
   g.up_begin.assign(n + 1, 0);
   g.down_begin.assign(n + 1, 0);
   for (size_t i = 0; i < n; ++i) {
-    for (const auto& dep : def.steps[i].depends_on) {
-      auto it = ex.step_index.find(dep);
-      if (it == ex.step_index.end()) {
-        return Status(errc::kValidation,
-                      "step '" + def.steps[i].id + "' depends on unknown '" + dep + "'");
-      }
+    if (deps_of(i).size() != def.steps[i].depends_on.size()) {
+      return Status(errc::kValidation, "step '" + def.steps[i].id + "' depends on an unknown step");
+    }
+    for (int u : deps_of(i)) {
       ++g.up_begin[i + 1];
-      ++g.down_begin[it->second + 1];
+      ++g.down_begin[u + 1];
     }
   }
   for (size_t i = 0; i < n; ++i) {
@@ -186,8 +198,7 @@ Status Engine::Impl::BuildGraph(ExecState& ex) {
     std::vector<int> down_fill(g.down_begin.begin(), g.down_begin.end() - 1);
     for (size_t i = 0; i < n; ++i) {
       int k = g.up_begin[i];
-      for (const auto& dep : def.steps[i].depends_on) {
-        const int u = ex.step_index.find(dep)->second;
+      for (int u : deps_of(i)) {
         g.up[k++] = u;
         g.down[down_fill[u]++] = static_cast<int>(i);
       }

@@ -121,7 +121,8 @@ class Engine::Impl {
   WriteBatch batch_;
   std::vector<std::function<void()>> effects_;
   std::vector<ExecPtr> dirty_execs_;
-  std::vector<std::pair<ExecPtr, int>> dirty_steps_;
+  // Raw pointers: drained within the turn, while executions_ owns every execution.
+  std::vector<std::pair<engine::ExecState*, int>> dirty_steps_;
   std::vector<const engine::ExecState*> event_execs_;  // per event of batch_, in order
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -46,7 +46,17 @@ struct ExecState {
   ExecutionRecord rec;
   std::shared_ptr<const WorkflowDef> def;
   std::vector<StepState> steps;
-  std::unordered_map<std::string, int> step_index;
+  // Step id -> index, built on first use (templates, recovery): a run of template-free
+  // steps never pays for it.
+  const std::unordered_map<std::string, int>& StepIndex() const {
+    if (step_index_.empty() && !steps.empty()) {
+      step_index_.reserve(steps.size());
+      for (size_t i = 0; i < steps.size(); ++i)
+        step_index_.emplace(steps[i].def->id, static_cast<int>(i));
+    }
+    return step_index_;
+  }
+  mutable std::unordered_map<std::string, int> step_index_;
   StepGraph graph;
   std::vector<expr::Condition> conditions;  // per step; default = always true
   std::vector<bool> spec_has_templates;     // per step: Render needed at dispatch

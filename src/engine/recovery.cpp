@@ -43,8 +43,9 @@ Status Engine::Impl::Recover(const ExecutionRecord& execution, const std::vector
     st.rec.index = static_cast<int>(i);
   }
   for (const auto& a : attempts) {
-    auto it = ex->step_index.find(a.step_id);
-    if (it == ex->step_index.end() || a.error.is_null()) continue;
+    const auto& index = ex->StepIndex();
+    auto it = index.find(a.step_id);
+    if (it == index.end() || a.error.is_null()) continue;
     StepState& st = ex->steps[it->second];
     Json logged = a.error;
     logged["attempt"] = a.attempt;

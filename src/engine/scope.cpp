@@ -9,8 +9,9 @@ const Json* ExecScope::Find(const expr::Path& path) const {
   if (root == "execution") return expr::Walk(ex_.execution_json, path, 1);
   if (root == "vars") return expr::Walk(ex_.def->vars, path, 1);
   if (root != "steps" || path.segments.size() < 3) return nullptr;
-  auto it = ex_.step_index.find(path.segments[1].key);
-  if (it == ex_.step_index.end()) return nullptr;
+  const auto& index = ex_.StepIndex();
+  auto it = index.find(path.segments[1].key);
+  if (it == index.end()) return nullptr;
   const StepState& st = ex_.steps[it->second];
   const std::string& field = path.segments[2].key;
   const bool has_output = st.rec.status == StepStatus::kCompleted ||

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <string_view>
+#include <unordered_map>
 
 namespace baton {
 namespace model {
@@ -230,10 +232,24 @@ ParseOutcome BuildWorkflow(Json doc, const LineMap& lines, const std::string& fi
   ValidateReferences(wf, sites, inputs_declared, d);
   if (d.size() > 0) return ParseOutcome{std::nullopt, d.Take()};
   wf.source = std::move(doc);
+  LinkSteps(wf);
   return ParseOutcome{std::move(wf), {}};
 }
 
 }  // namespace model
+
+void LinkSteps(WorkflowDef& wf) {
+  std::unordered_map<std::string_view, int> index;
+  index.reserve(wf.steps.size());
+  for (size_t i = 0; i < wf.steps.size(); ++i) index.emplace(wf.steps[i].id, static_cast<int>(i));
+  for (StepDef& step : wf.steps) {
+    step.depends_on_index.clear();
+    for (const std::string& dep : step.depends_on) {
+      auto it = index.find(dep);
+      if (it != index.end()) step.depends_on_index.push_back(it->second);
+    }
+  }
+}
 
 ParseOutcome ParseWorkflow(std::string_view text, std::string_view source_name) {
   std::string file(source_name);
