@@ -81,6 +81,20 @@ class Engine::Impl {
   void OnExecutionDeadline(const std::string& exec_id);
   void CancelOpenSteps(const ExecPtr& ex, const char* reason);
 
+  // --- fan_out.cpp (for_each) ----------------------------------------------
+  // Renders for_each and begins the instances of a dispatched step.
+  void BeginFanOut(const ExecPtr& ex, int step, Runner* runner);
+  void StartInstances(const ExecPtr& ex, int step, Runner* runner);
+  void OnInstanceDone(const std::string& exec_id, int step, const std::string& assignment,
+                      RunResult result);
+  // Effects that cancel every running instance of the step.
+  void StopInstances(const ExecPtr& ex, int step, Runner* runner);
+  // Starts one runner assignment after the turn commits; its callbacks come back to the
+  // loop, to OnInstanceDone for a for_each instance, else to OnDone.
+  void StartAssignment(const ExecPtr& ex, int step, Runner* runner, RunRequest req, bool instance);
+  // BATON_* variables of a shell step (item_index >= 0 inside a for_each instance).
+  void AddShellEnv(const engine::ExecState& ex, int step, int64_t item_index, Json& spec);
+
   // --- recovery.cpp -----------------------------------------------------------
   Status Recover(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
                  const std::vector<AttemptRecord>& attempts, int64_t last_event_seq);
@@ -135,11 +149,16 @@ std::unique_ptr<Runner> NewWaitRunner(EventLoop* loop);
 namespace engine {
 class ExecScope final : public expr::Scope {
  public:
-  ExecScope(const ExecState& ex) : ex_(ex) {}
+  explicit ExecScope(const ExecState& ex) : ex_(ex) {}
+  // Inside a for_each instance: `item` and `item_index` resolve too.
+  ExecScope(const ExecState& ex, const Json* item, int64_t item_index)
+      : ex_(ex), item_(item), item_index_(item_index) {}
   const Json* Find(const expr::Path& path) const override;
 
  private:
   const ExecState& ex_;
+  const Json* item_ = nullptr;
+  int64_t item_index_ = -1;
   mutable std::deque<Json> temporaries_;
 };
 }  // namespace engine

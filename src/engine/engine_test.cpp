@@ -412,6 +412,88 @@ steps:
   EXPECT_EQ(h.log.progress.back().layers, 3);
 }
 
+TEST(Engine, ForEachRunsOneInstancePerItemBoundedAndInOrder) {
+  SimHarness h;
+  std::string id = h.Run(R"(
+name: fan
+max_parallel: 2
+steps:
+  - {id: list, type: noop, with: {items: [{v: a, ms: 300}, {v: b, ms: 100}, {v: c, ms: 200}, {v: d, ms: 50}, {v: e, ms: 10}]}}
+  - id: each
+    type: shell
+    run: [echo, "{{ item.v }}"]
+    for_each: "{{ steps.list.output.items }}"
+    with: {sim_ms: "{{ item.ms }}", sim_output: "{{ item.v }}-{{ item_index }}"}
+    depends_on: [list]
+  - {id: after, type: noop, depends_on: [each], with: {all: "{{ steps.each.output }}"}}
+)");
+  EXPECT_EQ(h.Execution(id).status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(h.Step(id, "each").output, Json::parse(R"(["a-0","b-1","c-2","d-3","e-4"])"));
+  EXPECT_EQ(h.Step(id, "after").output["all"].size(), 5u);
+  EXPECT_EQ(h.runner->calls.size(), 5u);
+  EXPECT_EQ(h.runner->max_running, 2);
+  EXPECT_EQ(h.runner->calls[0].spec["run"], (Json{"echo", "a"}));
+  EXPECT_EQ(h.runner->calls[0].spec["env"]["BATON_ITEM_INDEX"], "0");
+  bool saw_progress = false;
+  for (const auto& e : h.log.events)
+    saw_progress |= e.type == "step.progress" && e.step_id == "each";
+  EXPECT_TRUE(saw_progress);
+}
+
+TEST(Engine, ForEachInstanceFailureCancelsTheRestAndRetriesEveryItem) {
+  SimHarness h(EngineOptions{.parallel = 4});
+  std::string id = h.Run(R"(
+name: fan-fail
+steps:
+  - id: each
+    type: shell
+    run: "true"
+    for_each: '{{ vars.items }}'
+    with: {sim_ms: "{{ item.ms }}", sim_fail: "{{ item.fail }}"}
+    retry: {max_attempts: 2, initial_delay: 1s}
+vars:
+  items: [{ms: 10000, fail: false}, {ms: 10, fail: true}, {ms: 10000, fail: false}]
+)");
+  StepRecord each = h.Step(id, "each");
+  EXPECT_EQ(each.status, StepStatus::kFailed);
+  EXPECT_EQ(each.attempts, 2);
+  EXPECT_EQ(each.error["code"], "EXIT_NONZERO");
+  EXPECT_EQ(each.error["details"]["item_index"], 1);
+  EXPECT_EQ(h.runner->calls.size(), 6u);               // every item, twice
+  EXPECT_EQ(h.runner->cancelled.size(), 4u);           // the slow siblings, each attempt
+  EXPECT_LT(h.clock.Now() - 1'700'000'000'000, 5000);  // nobody waited for them
+}
+
+TEST(Engine, ForEachOverNothingCompletesWithAnEmptyArrayAndRejectsNonArrays) {
+  SimHarness h;
+  std::string id = h.Run(R"(
+name: fan-edge
+vars: {none: [], one: {a: 1}}
+steps:
+  - {id: empty, type: shell, run: "true", for_each: "{{ vars.none }}"}
+  - {id: object, type: shell, run: "true", for_each: "{{ vars.one }}"}
+)");
+  EXPECT_EQ(h.Step(id, "empty").status, StepStatus::kCompleted);
+  EXPECT_EQ(h.Step(id, "empty").output, Json::array());
+  StepRecord object = h.Step(id, "object");
+  EXPECT_EQ(object.status, StepStatus::kFailed);
+  EXPECT_EQ(object.error["code"], "TEMPLATE_ERROR");
+  EXPECT_EQ(h.runner->calls.size(), 0u);
+}
+
+TEST(Engine, ForEachTimeoutStopsEveryInstance) {
+  SimHarness h(EngineOptions{.parallel = 4});
+  std::string id = h.Run(R"(
+name: fan-timeout
+vars: {items: [1, 2, 3]}
+steps:
+  - {id: each, type: shell, run: "sleep 100", for_each: "{{ vars.items }}", timeout: 2s, with: {sim_ms: 100000}}
+)");
+  EXPECT_EQ(h.Step(id, "each").status, StepStatus::kTimeout);
+  EXPECT_EQ(h.runner->cancelled.size(), 3u);
+  EXPECT_EQ(h.runner->running, 0);
+}
+
 TEST(Engine, UnsupportedStepTypeFailsClearly) {
   SimHarness h;
   std::string id = h.Run(R"(

@@ -16,17 +16,27 @@
 
 namespace baton::engine {
 
+// A for_each attempt in progress: one runner instance per item.
+struct FanOut {
+  Json items;                                    // the rendered for_each array
+  Json outputs;                                  // one per item, in item order
+  size_t next = 0;                               // next item to start
+  size_t done = 0;                               // items completed
+  std::unordered_map<std::string, size_t> live;  // running instance assignment -> item
+};
+
 struct StepState {
   StepRecord rec;  // what the store has (or will have once the turn commits)
   const StepDef* def = nullptr;
-  int pending_deps = 0;        // upstream steps not yet terminal
-  TimerId timer = 0;           // retry or attempt-timeout timer, 0 = none
-  bool in_flight = false;      // dispatched and counted against limits
-  bool uses_capacity = false;  // counted against the local worker capacity
-  int engine_restarts = 0;     // attempts lost to engine restarts (not counted by retry)
-  Json attempt_errors;         // array of every attempt's error (null until the first)
-  Json resolved_input;         // the rendered spec of the latest attempt (for the DLQ)
-  bool dirty = false;          // changed in the open turn
+  int pending_deps = 0;         // upstream steps not yet terminal
+  TimerId timer = 0;            // retry or attempt-timeout timer, 0 = none
+  bool in_flight = false;       // dispatched and counted against limits
+  bool uses_capacity = false;   // counted against the local worker capacity
+  int engine_restarts = 0;      // attempts lost to engine restarts (not counted by retry)
+  Json attempt_errors;          // array of every attempt's error (null until the first)
+  Json resolved_input;          // the rendered spec of the latest attempt (for the DLQ)
+  bool dirty = false;           // changed in the open turn
+  std::unique_ptr<FanOut> fan;  // set while a for_each attempt runs
 };
 
 // The step graph as flat arrays (compressed rows): two allocations for the whole graph

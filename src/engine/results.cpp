@@ -106,6 +106,7 @@ void Engine::Impl::StopStep(const ExecPtr& ex, int step) {
   auto it = runners_.find(st.def->type);
   if (it == runners_.end() || !it->second) return;
   Runner* runner = it->second;
+  if (st.fan) return StopInstances(ex, step, runner);
   std::string assignment = st.rec.assignment_id;
   AddEffect([runner, assignment] { runner->Cancel(assignment); });
 }
@@ -118,6 +119,7 @@ void Engine::Impl::Release(const ExecPtr& ex, int step) {
   }
   if (!st.in_flight) return;
   st.in_flight = false;
+  st.fan.reset();
   if (!st.uses_capacity) return;
   --ex->in_flight;
   --capacity_used_;

@@ -150,15 +150,12 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   st.rec.error = nullptr;
   MarkStepDirty(ex, step);
 
-  if (!def.for_each.is_null()) {
-    st.resolved_input = def.spec;
-    return FailAttempt(ex, step, StepStatus::kFailed,
-                       Status(errc::kUnsupportedStepType,
-                              "for_each fan-out is validated but not run by this release"),
-                       nullptr);
-  }
+  // A for_each step renders its spec per item (BeginFanOut); any other step here.
+  const bool fan_out = !def.for_each.is_null();
   Json spec;
-  if (!ex->spec_has_templates[step]) {
+  if (fan_out) {
+    spec = def.spec;
+  } else if (!ex->spec_has_templates[step]) {
     spec = def.spec;
   } else {
     engine::ExecScope scope(*ex);
@@ -183,7 +180,7 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   // The attempt's row is written when it ends; until then the step row describes it.
   Emit(*ex, "step.dispatched", step, {{"attempt", st.rec.attempts}});
 
-  if (runner == noop_runner_.get()) {
+  if (!fan_out && runner == noop_runner_.get()) {
     // A built-in noop has no effect outside the engine, so there is nothing for the
     // outbox to hold back: it completes in this turn, with the same events and records
     // as any step. (A chain of noops finishes in one turn, one batch.)
@@ -195,24 +192,6 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   // Fencing: a result counts only for the dispatch it answers. (A noop above needs
   // none: nothing can answer it late.)
   st.rec.assignment_id = ex->rec.id + "/" + def.id + "/" + std::to_string(st.rec.attempts);
-  st.resolved_input = spec;  // kept for the dead-letter record should the step fail
-  if (def.type == StepType::kShell) {
-    // Who am I: lets a script pick up a checkpoint or behave per attempt.
-    Json& env = spec["env"];
-    if (!env.is_object()) env = Json::object();
-    env.emplace("BATON_EXECUTION_ID", ex->rec.id);
-    env.emplace("BATON_STEP_ID", def.id);
-    env.emplace("BATON_ATTEMPT", std::to_string(st.rec.attempts));
-  }
-  RunRequest req;
-  req.execution_id = ex->rec.id;
-  req.step_id = def.id;
-  req.attempt = st.rec.attempts;
-  req.assignment_id = st.rec.assignment_id;
-  req.type = def.type;
-  req.timeout = def.timeout.value_or(Duration(0));
-  req.spec = std::move(spec);
-
   st.in_flight = true;
   if (st.uses_capacity) {
     ++ex->in_flight;
@@ -224,31 +203,68 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
     st.timer = loop_->ScheduleAt(
         st.rec.deadline, [this, id, step, assignment] { OnAttemptTimeout(id, step, assignment); });
   }
+  if (fan_out) return BeginFanOut(ex, step, runner);
 
+  st.resolved_input = spec;  // kept for the dead-letter record should the step fail
+  RunRequest req;
+  req.execution_id = ex->rec.id;
+  req.step_id = def.id;
+  req.attempt = st.rec.attempts;
+  req.assignment_id = st.rec.assignment_id;
+  req.type = def.type;
+  req.timeout = def.timeout.value_or(Duration(0));
+  req.spec = std::move(spec);
+  if (def.type == StepType::kShell) AddShellEnv(*ex, step, -1, req.spec);
+  StartAssignment(ex, step, runner, std::move(req), /*instance=*/false);
+}
+
+void Engine::Impl::AddShellEnv(const ExecState& ex, int step, int64_t item_index, Json& spec) {
+  // Who am I: lets a script pick up a checkpoint or behave per attempt.
+  Json& env = spec["env"];
+  if (!env.is_object()) env = Json::object();
+  env.emplace("BATON_EXECUTION_ID", ex.rec.id);
+  env.emplace("BATON_STEP_ID", ex.steps[step].def->id);
+  env.emplace("BATON_ATTEMPT", std::to_string(ex.steps[step].rec.attempts));
+  if (item_index >= 0) env.emplace("BATON_ITEM_INDEX", std::to_string(item_index));
+}
+
+void Engine::Impl::StartAssignment(const ExecPtr& ex, int step, Runner* runner, RunRequest req,
+                                   bool instance) {
   // The runner starts only after this turn is durable (transactional outbox).
   std::weak_ptr<bool> alive = alive_;
   std::weak_ptr<ExecState> weak_ex = ex;
-  AddEffect([this, alive, weak_ex, step, runner, req = std::move(req)]() mutable {
+  AddEffect([this, alive, weak_ex, step, runner, instance, req = std::move(req)]() mutable {
     auto exs = weak_ex.lock();
-    if (!exs || exs->finished || exs->steps[step].rec.assignment_id != req.assignment_id ||
-        !exs->steps[step].in_flight) {
-      return;  // cancelled before it could start
+    if (!exs || exs->finished || !exs->steps[step].in_flight) return;  // cancelled meanwhile
+    const StepState& st = exs->steps[step];
+    if (instance ? !(st.fan && st.fan->live.count(req.assignment_id))
+                 : st.rec.assignment_id != req.assignment_id) {
+      return;
     }
     const std::string id = req.execution_id, assignment = req.assignment_id;
+    // Progress and start of an instance are reported against the step's attempt.
+    const std::string attempt_id = st.rec.assignment_id;
     RunCallbacks cb;
-    cb.on_started = [this, alive, id, step, assignment] {
+    cb.on_started = [this, alive, id, step, attempt_id] {
       loop_->Post([=, this] {
-        if (!alive.expired()) OnStarted(id, step, assignment);
+        if (!alive.expired()) OnStarted(id, step, attempt_id);
       });
     };
-    cb.on_progress = [this, alive, id, step, assignment](int progress, Json data) {
-      loop_->Post([=, this, data = std::move(data)] {
-        if (!alive.expired()) OnProgress(id, step, assignment, progress, data);
-      });
-    };
-    cb.on_done = [this, alive, id, step, assignment](RunResult result) {
+    if (!instance) {
+      cb.on_progress = [this, alive, id, step, assignment](int progress, Json data) {
+        loop_->Post([=, this, data = std::move(data)] {
+          if (!alive.expired()) OnProgress(id, step, assignment, progress, data);
+        });
+      };
+    }
+    cb.on_done = [this, alive, id, step, assignment, instance](RunResult result) {
       loop_->Post([=, this, result = std::move(result)]() mutable {
-        if (!alive.expired()) OnDone(id, step, assignment, std::move(result));
+        if (alive.expired()) return;
+        if (instance) {
+          OnInstanceDone(id, step, assignment, std::move(result));
+        } else {
+          OnDone(id, step, assignment, std::move(result));
+        }
       });
     };
     runner->Start(req, std::move(cb));

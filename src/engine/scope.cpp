@@ -8,6 +8,10 @@ const Json* ExecScope::Find(const expr::Path& path) const {
   if (root == "inputs") return expr::Walk(ex_.rec.input, path, 1);
   if (root == "execution") return expr::Walk(ex_.execution_json, path, 1);
   if (root == "vars") return expr::Walk(ex_.def->vars, path, 1);
+  if (root == "item") return item_ ? expr::Walk(*item_, path, 1) : nullptr;
+  if (root == "item_index") {
+    return item_ && path.segments.size() == 1 ? &temporaries_.emplace_back(item_index_) : nullptr;
+  }
   if (root != "steps" || path.segments.size() < 3) return nullptr;
   const auto& index = ex_.StepIndex();
   auto it = index.find(path.segments[1].key);
