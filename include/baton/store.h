@@ -116,7 +116,8 @@ struct EventRecord {
   int64_t seq = 0;      // 1, 2, 3 ... per execution, gap-free
   std::string type;     // "step.completed", ...
   std::string step_id;  // empty for execution events
-  Json data;
+  int attempt = 0;      // step events: the attempt they are about; 0 otherwise
+  Json data;            // the rest of the event (error, reason, delay, progress), or null
   TimeMs time = 0;
 };
 

@@ -53,14 +53,16 @@ void ProgressView::OnEvent(const EventRecord& e, const ExecutionProgress& p) {
     if (e.data.contains("workflow")) workflow_[e.execution_id] = e.data["workflow"];
   }
   if (e.type == "step.dispatched") {
-    running_[e.step_id] = {"dispatched", e.time, 0, e.data.value("attempt", 1)};
+    running_[e.step_id] = {"dispatched", e.time, 0, std::max(e.attempt, 1)};
   } else if (e.type == "step.started") {
     running_[e.step_id].status = "running";
   } else if (e.type == "step.progress") {
     running_[e.step_id].progress = e.data.value("progress", 0);
   } else if (e.type == "step.completed" || e.type == "step.failed" || e.type == "step.timed_out" ||
              e.type == "step.retrying" || e.type == "step.cancelled" || e.type == "step.skipped") {
-    running_.erase(e.step_id);
+    auto it = running_.find(e.step_id);
+    last_duration_ = it == running_.end() ? 0 : e.time - it->second.started;
+    if (it != running_.end()) running_.erase(it);
   }
   if (!quiet_) {
     if (live_) {
@@ -91,7 +93,7 @@ void ProgressView::PrintLine(const EventRecord& e) {
     std::string detail;
     if (e.type == "step.completed") {
       mark = "\x1b[32m\u2714\x1b[0m";
-      detail = Elapsed(e.data.value("duration_ms", 0));
+      detail = Elapsed(last_duration_);
     } else if (e.type == "step.failed" || e.type == "step.timed_out") {
       mark = "\x1b[31m\u2718\x1b[0m";
       detail = ErrorText(e.data);
@@ -118,8 +120,8 @@ void ProgressView::PrintLine(const EventRecord& e) {
   }
   std::string line = Clock(e.time) + " " + e.execution_id + " " + e.type;
   if (!e.step_id.empty()) line += " " + e.step_id;
-  if (e.data.contains("attempt")) line += " attempt=" + std::to_string(e.data.value("attempt", 0));
-  if (e.type == "step.completed") line += " (" + Elapsed(e.data.value("duration_ms", 0)) + ")";
+  if (e.attempt > 0) line += " attempt=" + std::to_string(e.attempt);
+  if (e.type == "step.completed") line += " (" + Elapsed(last_duration_) + ")";
   if (e.type == "step.progress") line += " " + std::to_string(e.data.value("progress", 0)) + "%";
   if (e.type == "step.retrying") line += " delay=" + Elapsed(e.data.value("delay_ms", 0));
   std::string err = ErrorText(e.data);

@@ -44,6 +44,7 @@ class ProgressView final : public ExecutionObserver {
   ExecutionProgress last_;
   TimeMs exec_started_ = 0;
   int drawn_lines_ = 0;
+  TimeMs last_duration_ = 0;  // of the step whose attempt just ended
   TimeMs last_draw_ = 0;
 };
 

@@ -31,13 +31,14 @@ Engine::Impl::ExecPtr Engine::Impl::Find(const std::string& id) const {
   return it == executions_.end() ? nullptr : it->second;
 }
 
-void Engine::Impl::Emit(ExecState& ex, const char* type, int step, Json data) {
+void Engine::Impl::Emit(ExecState& ex, const char* type, int step, Json data, int attempt) {
   EventRecord ev;
   ev.execution_id = ex.rec.id;
   ev.seq = ex.next_seq++;
   ev.type = type;
   if (step >= 0) ev.step_id = ex.steps[step].rec.step_id;
   ev.data = std::move(data);
+  ev.attempt = attempt;
   ev.time = loop_->Now();
   batch_.events.push_back(std::move(ev));
   event_execs_.push_back(&ex);

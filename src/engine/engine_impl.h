@@ -42,7 +42,9 @@ class Engine::Impl {
     ~TurnGuard() { impl->EndTurn(); }
   };
   void AddEffect(std::function<void()> effect) { effects_.push_back(std::move(effect)); }
-  void Emit(engine::ExecState& ex, const char* type, int step, Json data = nullptr);
+  // Appends an event; `attempt` for step events about an attempt (0 otherwise).
+  void Emit(engine::ExecState& ex, const char* type, int step, Json data = nullptr,
+            int attempt = 0);
   void MarkDirty(const ExecPtr& ex);
   void MarkStepDirty(const ExecPtr& ex, int step);
   void SaveAttempt(engine::ExecState& ex, int step, StepStatus status, const Json& error);

@@ -118,7 +118,8 @@ void Engine::Impl::OnInstanceDone(const std::string& exec_id, int step,
   st.rec.progress = std::min(progress, 99);
   MarkStepDirty(ex, step);
   Emit(*ex, "step.progress", step,
-       {{"progress", st.rec.progress}, {"done", fan.done}, {"total", fan.items.size()}});
+       {{"progress", st.rec.progress}, {"done", fan.done}, {"total", fan.items.size()}},
+       st.rec.attempts);
   StartInstances(ex, step, runner);
 }
 

@@ -33,7 +33,7 @@ void Engine::Impl::OnStarted(const std::string& exec_id, int step, const std::st
   TurnGuard turn(this);
   st.rec.status = StepStatus::kRunning;
   MarkStepDirty(ex, step);
-  Emit(*ex, "step.started", step, {{"attempt", st.rec.attempts}});
+  Emit(*ex, "step.started", step, nullptr, st.rec.attempts);
 }
 
 void Engine::Impl::OnProgress(const std::string& exec_id, int step, const std::string& assignment,
@@ -49,7 +49,7 @@ void Engine::Impl::OnProgress(const std::string& exec_id, int step, const std::s
   MarkStepDirty(ex, step);
   Json ev = {{"progress", progress}};
   if (!data.is_null()) ev["data"] = data;
-  Emit(*ex, "step.progress", step, std::move(ev));
+  Emit(*ex, "step.progress", step, std::move(ev), st.rec.attempts);
 }
 
 void Engine::Impl::OnDone(const std::string& exec_id, int step, const std::string& assignment,
@@ -75,8 +75,7 @@ void Engine::Impl::ApplyResult(const ExecPtr& ex, int step, RunResult result) {
   st.rec.error = nullptr;
   st.rec.completed_at = loop_->Now();
   SaveAttempt(*ex, step, StepStatus::kCompleted, nullptr);
-  Emit(*ex, "step.completed", step,
-       {{"attempt", st.rec.attempts}, {"duration_ms", st.rec.completed_at - st.rec.started_at}});
+  Emit(*ex, "step.completed", step, nullptr, st.rec.attempts);
   ++stats_.steps_completed;
   FinishStep(ex, step, StepStatus::kCompleted);
 }
@@ -167,15 +166,15 @@ void Engine::Impl::FailAttempt(const ExecPtr& ex, int step, StepStatus status, c
   if (retry) {
     st.rec.status = StepStatus::kWaitingRetry;
     st.rec.retry_at = now + delay.count();
-    Emit(*ex, "step.retrying", step,
-         {{"attempt", st.rec.attempts}, {"delay_ms", delay.count()}, {"error", err}});
+    Emit(*ex, "step.retrying", step, {{"delay_ms", delay.count()}, {"error", err}},
+         st.rec.attempts);
     std::string id = ex->rec.id;
     st.timer = loop_->ScheduleAt(st.rec.retry_at, [this, id, step] { RetryNow(id, step); });
     return;
   }
   st.rec.completed_at = now;
   Emit(*ex, status == StepStatus::kTimeout ? "step.timed_out" : "step.failed", step,
-       {{"attempt", st.rec.attempts}, {"error", err}});
+       {{"error", err}}, st.rec.attempts);
   ++stats_.steps_failed;
   DeadLetterRecord dl;
   dl.execution_id = ex->rec.id;

@@ -178,7 +178,7 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   Runner* runner = runner_it->second;
   ++stats_.steps_dispatched;
   // The attempt's row is written when it ends; until then the step row describes it.
-  Emit(*ex, "step.dispatched", step, {{"attempt", st.rec.attempts}});
+  Emit(*ex, "step.dispatched", step, nullptr, st.rec.attempts);
 
   if (!fan_out && runner == noop_runner_.get()) {
     // A built-in noop has no effect outside the engine, so there is nothing for the

@@ -52,6 +52,7 @@ inline EventRecord Event(const std::string& execution, int64_t seq, std::string 
   e.step_id = std::move(step);
   e.data = Json{{"seq", seq}};
   e.time = 1000 + seq;
+  e.attempt = static_cast<int>(seq % 3);  // round-trips like every other field
   return e;
 }
 

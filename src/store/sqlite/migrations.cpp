@@ -91,6 +91,10 @@ CREATE TABLE dead_letters (
 );
 CREATE INDEX dead_letters_execution ON dead_letters (execution_id, id);
 )sql",
+    // 2: the attempt a step event is about, as a column rather than inside `data`.
+    R"sql(
+ALTER TABLE events ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0;
+)sql",
 };
 
 int64_t NowMs() {
