@@ -83,6 +83,7 @@ void Engine::Impl::EndTurn() {
     batch_.executions.push_back(ex->rec);
   }
   dirty_execs_.clear();
+  batch_.steps.reserve(batch_.steps.size() + dirty_steps_.size());
   for (auto& [ex, step] : dirty_steps_) {
     ex->steps[step].dirty = false;
     batch_.steps.push_back(ex->steps[step].rec);
@@ -267,6 +268,16 @@ Result<std::string> Engine::Impl::Start(StartRequest request) {
   TurnGuard turn(this);
   executions_.emplace(ex->rec.id, ex);
   ++active_;
+  // Room for what this turn may write: every step row, and for steps that finish at
+  // once (noops) their events and attempt rows. Reserved pages that stay unused cost
+  // address space, not memory; growing by doubling would copy everything many times.
+  const size_t n = ex->steps.size();
+  dirty_steps_.reserve(dirty_steps_.size() + n);
+  batch_.steps.reserve(batch_.steps.size() + n);
+  batch_.attempts.reserve(batch_.attempts.size() + n);
+  batch_.events.reserve(batch_.events.size() + 3 * n + 2);
+  event_execs_.reserve(event_execs_.size() + 3 * n + 2);
+  propagate_.reserve(n);
   MarkDirty(ex);
   for (size_t i = 0; i < ex->steps.size(); ++i) {
     StepState& st = ex->steps[i];

@@ -245,6 +245,11 @@ class MemoryStore final : public Store {
     for (const AttemptRecord& a : b.attempts) {
       PutAttempt(DataFor(a.execution_id).attempts[a.step_id], a);
     }
+    if (!b.events.empty() && b.events.front().execution_id == b.events.back().execution_id) {
+      // The common case, one execution per batch: grow once, not by doubling.
+      std::vector<EventRecord>& events = DataFor(b.events.front().execution_id).events;
+      events.reserve(events.size() + b.events.size());
+    }
     for (const EventRecord& e : b.events) {
       std::vector<EventRecord>& events = DataFor(e.execution_id).events;
       if (events.empty() || events.back().seq < e.seq) {
