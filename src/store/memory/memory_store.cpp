@@ -241,6 +241,16 @@ class MemoryStore final : public Store {
       if (inserted) it->second.order = next_order_++;
       it->second.record = e;
     }
+    // One execution per batch is the common case: size its tables once instead of
+    // rehashing as they grow (a new 100k-step execution arrives in one batch).
+    if (!b.steps.empty() && b.steps.front().execution_id == b.steps.back().execution_id) {
+      ExecutionData& d = DataFor(b.steps.front().execution_id);
+      d.steps.reserve(d.steps.size() + b.steps.size());
+    }
+    if (!b.attempts.empty() && b.attempts.front().execution_id == b.attempts.back().execution_id) {
+      ExecutionData& d = DataFor(b.attempts.front().execution_id);
+      d.attempts.reserve(d.attempts.size() + b.attempts.size());
+    }
     for (const StepRecord& s : b.steps) DataFor(s.execution_id).steps[s.step_id] = s;
     for (const AttemptRecord& a : b.attempts) {
       PutAttempt(DataFor(a.execution_id).attempts[a.step_id], a);
