@@ -33,12 +33,31 @@ struct ExecutionData {
 
 void PutAttempt(std::vector<AttemptRecord>& slots, const AttemptRecord& a) {
   if (a.attempt < 1) return;
+  if (slots.size() + 1 == static_cast<size_t>(a.attempt)) {  // the next attempt: the usual case
+    slots.push_back(a);
+    return;
+  }
   if (slots.size() < static_cast<size_t>(a.attempt)) {
     AttemptRecord unwritten;
     unwritten.attempt = 0;  // a gap: never listed
     slots.resize(a.attempt, unwritten);
   }
   slots[a.attempt - 1] = a;
+}
+
+// Makes room for `extra` more entries in one step when they would not fit, growing at
+// least geometrically. (reserve(size + extra) on every commit would be exact-size growth:
+// a full copy or rehash per small batch, quadratic over a run.)
+template <class Vector>
+void GrowFor(Vector& v, size_t extra) {
+  if (v.size() + extra > v.capacity()) v.reserve(std::max(v.size() + extra, 2 * v.capacity()));
+}
+template <class K, class V>
+void GrowFor(std::unordered_map<K, V>& m, size_t extra) {
+  const size_t need = m.size() + extra;
+  if (need > static_cast<size_t>(static_cast<double>(m.bucket_count()) * m.max_load_factor())) {
+    m.reserve(std::max(need, 2 * m.size()));
+  }
 }
 
 bool HasEvent(const std::vector<EventRecord>& events, int64_t seq) {
@@ -244,21 +263,19 @@ class MemoryStore final : public Store {
     // One execution per batch is the common case: size its tables once instead of
     // rehashing as they grow (a new 100k-step execution arrives in one batch).
     if (!b.steps.empty() && b.steps.front().execution_id == b.steps.back().execution_id) {
-      ExecutionData& d = DataFor(b.steps.front().execution_id);
-      d.steps.reserve(d.steps.size() + b.steps.size());
+      GrowFor(DataFor(b.steps.front().execution_id).steps, b.steps.size());
     }
     if (!b.attempts.empty() && b.attempts.front().execution_id == b.attempts.back().execution_id) {
-      ExecutionData& d = DataFor(b.attempts.front().execution_id);
-      d.attempts.reserve(d.attempts.size() + b.attempts.size());
+      GrowFor(DataFor(b.attempts.front().execution_id).attempts, b.attempts.size());
     }
-    for (const StepRecord& s : b.steps) DataFor(s.execution_id).steps[s.step_id] = s;
+    for (const StepRecord& s : b.steps)
+      DataFor(s.execution_id).steps.insert_or_assign(s.step_id, s);
     for (const AttemptRecord& a : b.attempts) {
       PutAttempt(DataFor(a.execution_id).attempts[a.step_id], a);
     }
     if (!b.events.empty() && b.events.front().execution_id == b.events.back().execution_id) {
-      // The common case, one execution per batch: grow once, not by doubling.
-      std::vector<EventRecord>& events = DataFor(b.events.front().execution_id).events;
-      events.reserve(events.size() + b.events.size());
+      // The common case, one execution per batch: make room once for a big batch.
+      GrowFor(DataFor(b.events.front().execution_id).events, b.events.size());
     }
     for (const EventRecord& e : b.events) {
       std::vector<EventRecord>& events = DataFor(e.execution_id).events;
