@@ -152,10 +152,18 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
 
   // A for_each step renders its spec per item (BeginFanOut); any other step here.
   const bool fan_out = !def.for_each.is_null();
+  auto runner_it = runners_.find(def.type);
+  if (!fan_out && !ex->spec_has_templates[step] && runner_it != runners_.end() &&
+      runner_it->second == noop_runner_.get()) {
+    // The common noop: nothing to render, nothing to copy but its `with`.
+    ++stats_.steps_dispatched;
+    Emit(*ex, "step.dispatched", step, nullptr, st.rec.attempts);
+    RunResult done;
+    if (auto it = def.spec.find("with"); it != def.spec.end()) done.output = *it;
+    return ApplyResult(ex, step, std::move(done));
+  }
   Json spec;
-  if (fan_out) {
-    spec = def.spec;
-  } else if (!ex->spec_has_templates[step]) {
+  if (fan_out || !ex->spec_has_templates[step]) {
     spec = def.spec;
   } else {
     engine::ExecScope scope(*ex);
@@ -166,7 +174,6 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
     }
     spec = std::move(rendered.value());
   }
-  auto runner_it = runners_.find(def.type);
   if (runner_it == runners_.end() || runner_it->second == nullptr) {
     st.resolved_input = std::move(spec);
     return FailAttempt(ex, step, StepStatus::kFailed,
