@@ -125,7 +125,7 @@ Status Engine::Impl::Recover(const ExecutionRecord& execution, const std::vector
 
 Result<std::vector<std::string>> RecoverExecutions(Store* store, Engine* engine,
                                                    const std::string& only_id) {
-  std::vector<ExecutionRecord> todo;
+  std::vector<ExecutionRecord> to_recover;
   if (!only_id.empty()) {
     Result<ExecutionRecord> one = store->GetExecution(only_id);
     if (!one.ok()) return one.status();
@@ -133,14 +133,14 @@ Result<std::vector<std::string>> RecoverExecutions(Store* store, Engine* engine,
       return Status(errc::kConflict,
                     "execution '" + only_id + "' already finished (" + ToString(one->status) + ")");
     }
-    todo.push_back(std::move(one.value()));
+    to_recover.push_back(std::move(one.value()));
   } else {
     Result<std::vector<ExecutionRecord>> all = store->ListUnfinishedExecutions();
     if (!all.ok()) return all.status();
-    todo = std::move(all.value());
+    to_recover = std::move(all.value());
   }
   std::vector<std::string> ids;
-  for (const auto& ex : todo) {
+  for (const auto& ex : to_recover) {
     auto steps = store->GetSteps(ex.id);
     if (!steps.ok()) return steps.status();
     auto attempts = store->GetAttempts(ex.id);
