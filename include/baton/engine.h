@@ -74,6 +74,8 @@ struct StartRequest {
   std::string execution_id;     // empty = generated
   std::string parent_id;
   std::optional<Priority> priority;  // overrides the workflow's
+  std::string ns;                    // namespace; empty = kDefaultNamespace
+  std::string idempotency_key;       // stored with the execution (the server dedupes)
 };
 
 struct EngineStats {
@@ -106,6 +108,11 @@ class Engine {
   Status Cancel(const std::string& execution_id, const std::string& reason);
   Status Pause(const std::string& execution_id);
   Status Resume(const std::string& execution_id);
+
+  // Calls `done` on the loop once every batch submitted so far is committed (ok) or
+  // was refused by the store (its error): the point where a caller may acknowledge
+  // what it asked for, e.g. a server answering a submit.
+  void WhenDurable(std::function<void(const Status&)> done);
 
   // Executions in memory that have not reached a terminal state.
   size_t ActiveCount() const;

@@ -58,11 +58,16 @@ std::optional<StepStatus> ParseStepStatus(std::string_view s);
 bool IsTerminal(ExecutionStatus s);
 bool IsTerminal(StepStatus s);  // completed, failed, timeout, skipped, cached, cancelled
 
+// Every workflow and execution belongs to a namespace; the server filters every query
+// by the caller's. Records written by `baton run` are in the default one.
+inline constexpr const char* kDefaultNamespace = "default";
+
 struct WorkflowRecord {
   std::string name;
   int version = 1;
   Json definition;  // WorkflowDef::source
   TimeMs created_at = 0;
+  std::string ns = kDefaultNamespace;
 };
 
 struct ExecutionRecord {
@@ -80,6 +85,8 @@ struct ExecutionRecord {
   TimeMs started_at = 0;
   TimeMs completed_at = 0;
   TimeMs deadline = 0;  // execution timeout, 0 = none
+  std::string ns = kDefaultNamespace;
+  std::string idempotency_key;  // empty = none; unique per namespace otherwise
 };
 
 struct StepRecord {
@@ -129,6 +136,17 @@ struct DeadLetterRecord {
   TimeMs created_at = 0;
 };
 
+// An API token. Only a hash of the secret is stored; the secret is shown once.
+struct TokenRecord {
+  std::string id;  // public handle, e.g. "tok_01jd3k5x7q4f9a2"
+  std::string ns = kDefaultNamespace;
+  std::string name;                 // what the token is for
+  std::vector<std::string> scopes;  // admin, write, read, worker
+  std::string secret_hash;          // hex SHA-256 of the secret
+  TimeMs created_at = 0;
+  TimeMs revoked_at = 0;  // 0 = valid
+};
+
 // Everything one decide step changes. Records are upserts keyed by their identity
 // (workflow name + version; execution id; execution + step; execution + step + attempt)
 // that replace every field; events and dead letters are appended, and an event whose
@@ -141,16 +159,30 @@ struct WriteBatch {
   std::vector<AttemptRecord> attempts;
   std::vector<EventRecord> events;
   std::vector<DeadLetterRecord> dead_letters;
+  std::vector<TokenRecord> tokens;  // upserts keyed by id
   bool empty() const {
     return workflows.empty() && executions.empty() && steps.empty() && attempts.empty() &&
-           events.empty() && dead_letters.empty();
+           events.empty() && dead_letters.empty() && tokens.empty();
   }
 };
 
+// Where a page of ListExecutions ended: the next page starts after it.
+struct ExecutionCursor {
+  TimeMs created_at = 0;
+  std::string id;
+};
+
+// Every set field narrows the list; empty strings and zero times mean "any".
 struct ExecutionFilter {
   std::optional<ExecutionStatus> status;
-  std::string workflow;  // empty = any
-  size_t limit = 100;    // 0 = no limit
+  std::string workflow;
+  size_t limit = 100;  // 0 = no limit
+  std::string ns;
+  std::string parent_id;
+  std::string idempotency_key;
+  TimeMs created_from = 0;               // created_at >= created_from
+  TimeMs created_until = 0;              // created_at < created_until
+  std::optional<ExecutionCursor> after;  // only executions listed after this one
 };
 
 class Store {
@@ -165,7 +197,7 @@ class Store {
   }
 
   virtual Result<ExecutionRecord> GetExecution(const std::string& id) = 0;  // NOT_FOUND
-  // Newest first (created_at descending, then most recently inserted first).
+  // Newest first (created_at descending, then id descending).
   virtual Result<std::vector<ExecutionRecord>> ListExecutions(const ExecutionFilter& f) = 0;
   // Executions not in a terminal state (pending, running, paused), oldest first
   // (created_at ascending, then first inserted first).
@@ -181,7 +213,22 @@ class Store {
   virtual Result<std::vector<DeadLetterRecord>> ListDeadLetters(
       const std::string& execution_id) = 0;
   // Latest version when version == 0. NOT_FOUND when absent.
-  virtual Result<WorkflowRecord> GetWorkflow(const std::string& name, int version) = 0;
+  virtual Result<WorkflowRecord> GetWorkflow(const std::string& ns, const std::string& name,
+                                             int version) = 0;
+  Result<WorkflowRecord> GetWorkflow(const std::string& name, int version) {
+    return GetWorkflow(kDefaultNamespace, name, version);
+  }
+  // Empty name: the latest version of every workflow of the namespace, by name.
+  // Otherwise every version of that workflow, newest first (empty when none).
+  virtual Result<std::vector<WorkflowRecord>> ListWorkflows(const std::string& ns,
+                                                            const std::string& name) = 0;
+  // Removes every version; executions keep their snapshots. NOT_FOUND when none.
+  virtual Status DeleteWorkflow(const std::string& ns, const std::string& name) = 0;
+
+  // Tokens of one namespace (empty = all), oldest first. Revoked ones included.
+  virtual Result<std::vector<TokenRecord>> ListTokens(const std::string& ns) = 0;
+  // The token whose secret hashes to `secret_hash` (revoked or not); NOT_FOUND.
+  virtual Result<TokenRecord> FindToken(const std::string& secret_hash) = 0;
 };
 
 std::unique_ptr<Store> NewMemoryStore();

@@ -108,9 +108,11 @@ void Engine::Impl::EndTurn() {
   }
   event_execs_.clear();
   std::weak_ptr<bool> alive = alive_;
-  committer_->Submit(batch, [this, alive, effects, batch, execs](const Status& st) {
-    loop_->Post([this, alive, effects, batch, execs, st] {
+  const uint64_t number = ++batches_submitted_;
+  committer_->Submit(batch, [this, alive, effects, batch, execs, number](const Status& st) {
+    loop_->Post([this, alive, effects, batch, execs, st, number] {
       if (alive.expired()) return;
+      NotifyDurable(number, st);
       if (!st.ok()) {
         // The store has the last good state; stop what diverged from it.
         for (auto& ex : *execs) {
@@ -143,6 +145,15 @@ void Engine::Impl::EndTurn() {
       }
     });
   });
+}
+
+void Engine::Impl::NotifyDurable(uint64_t batch_number, const Status& status) {
+  batches_durable_ = batch_number;
+  while (!durable_waiters_.empty() && durable_waiters_.front().first <= batch_number) {
+    auto done = std::move(durable_waiters_.front().second);
+    durable_waiters_.pop_front();
+    done(status);
+  }
 }
 
 ExecutionProgress Engine::Impl::ProgressOf(const ExecState& ex) const {
@@ -259,6 +270,8 @@ Result<std::string> Engine::Impl::Start(StartRequest request) {
   ex->rec.input = std::move(request.input);
   ex->rec.priority = static_cast<int>(request.priority.value_or(ex->def->priority));
   ex->rec.parent_id = request.parent_id;
+  ex->rec.ns = request.ns.empty() ? kDefaultNamespace : request.ns;
+  ex->rec.idempotency_key = request.idempotency_key;
   ex->rec.status = ExecutionStatus::kRunning;
   ex->rec.created_at = now;
   ex->rec.started_at = now;
@@ -365,6 +378,15 @@ Status Engine::Pause(const std::string& id) {
 }
 Status Engine::Resume(const std::string& id) {
   return impl_->Resume(id);
+}
+void Engine::WhenDurable(std::function<void(const Status&)> done) {
+  Impl& impl = *impl_;
+  // Every batch submitted so far is durable once the last one is (committers keep order).
+  if (impl.durable_waiters_.empty() && impl.batches_submitted_ == impl.batches_durable_) {
+    impl.loop_->Post([done = std::move(done)] { done(Status::Ok()); });
+    return;
+  }
+  impl.durable_waiters_.emplace_back(impl.batches_submitted_, std::move(done));
 }
 size_t Engine::ActiveCount() const {
   return impl_->active_;

@@ -141,6 +141,12 @@ class Engine::Impl {
   std::vector<std::pair<engine::ExecState*, int>> dirty_steps_;
   std::vector<const engine::ExecState*> event_execs_;  // per event of batch_, in order
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+
+  // WhenDurable(): batches are numbered as submitted; committers finish them in order.
+  uint64_t batches_submitted_ = 0;
+  uint64_t batches_durable_ = 0;  // committed, or failed: nothing more is coming for them
+  std::deque<std::pair<uint64_t, std::function<void(const Status&)>>> durable_waiters_;
+  void NotifyDurable(uint64_t batch_number, const Status& status);
 };
 
 // Built-in runners (builtin_runners.cpp).

@@ -72,8 +72,22 @@ class GatedStore final : public Store {
   Result<std::vector<DeadLetterRecord>> ListDeadLetters(const std::string& id) override {
     return inner_->ListDeadLetters(id);
   }
-  Result<WorkflowRecord> GetWorkflow(const std::string& name, int version) override {
-    return inner_->GetWorkflow(name, version);
+  Result<WorkflowRecord> GetWorkflow(const std::string& ns, const std::string& name,
+                                     int version) override {
+    return inner_->GetWorkflow(ns, name, version);
+  }
+  Result<std::vector<WorkflowRecord>> ListWorkflows(const std::string& ns,
+                                                    const std::string& name) override {
+    return inner_->ListWorkflows(ns, name);
+  }
+  Status DeleteWorkflow(const std::string& ns, const std::string& name) override {
+    return inner_->DeleteWorkflow(ns, name);
+  }
+  Result<std::vector<TokenRecord>> ListTokens(const std::string& ns) override {
+    return inner_->ListTokens(ns);
+  }
+  Result<TokenRecord> FindToken(const std::string& hash) override {
+    return inner_->FindToken(hash);
   }
 
  private:

@@ -35,7 +35,8 @@ inline Json ToJson(const WorkflowRecord& w) {
   return {{"name", w.name},
           {"version", w.version},
           {"definition", w.definition},
-          {"created_at", w.created_at}};
+          {"created_at", w.created_at},
+          {"ns", w.ns}};
 }
 inline Json ToJson(const ExecutionRecord& e) {
   return {{"id", e.id},
@@ -51,7 +52,18 @@ inline Json ToJson(const ExecutionRecord& e) {
           {"created_at", e.created_at},
           {"started_at", e.started_at},
           {"completed_at", e.completed_at},
-          {"deadline", e.deadline}};
+          {"deadline", e.deadline},
+          {"ns", e.ns},
+          {"idempotency_key", e.idempotency_key}};
+}
+inline Json ToJson(const TokenRecord& t) {
+  return {{"id", t.id},
+          {"ns", t.ns},
+          {"name", t.name},
+          {"scopes", t.scopes},
+          {"hash", t.secret_hash},
+          {"created_at", t.created_at},
+          {"revoked_at", t.revoked_at}};
 }
 inline Json ToJson(const StepRecord& s) {
   return {{"execution_id", s.execution_id},

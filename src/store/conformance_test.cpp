@@ -73,6 +73,8 @@ TEST_P(StoreConformance, ExecutionRoundTripsEveryFieldAndUpserts) {
   e.started_at = 1'700'000'000'002;
   e.completed_at = 0;
   e.deadline = 1'700'000'100'000;
+  e.ns = "team-a";
+  e.idempotency_key = "order-42";
   WriteBatch b;
   b.executions.push_back(e);
   Commit(b);

@@ -8,6 +8,7 @@
 #include <baton/store.h>
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -60,6 +61,21 @@ void GrowFor(std::unordered_map<K, V>& m, size_t extra) {
   }
 }
 
+bool Matches(const ExecutionFilter& f, const ExecutionRecord& e) {
+  if (f.status && e.status != *f.status) return false;
+  if (!f.workflow.empty() && e.workflow != f.workflow) return false;
+  if (!f.ns.empty() && e.ns != f.ns) return false;
+  if (!f.parent_id.empty() && e.parent_id != f.parent_id) return false;
+  if (!f.idempotency_key.empty() && e.idempotency_key != f.idempotency_key) return false;
+  if (f.created_from != 0 && e.created_at < f.created_from) return false;
+  if (f.created_until != 0 && e.created_at >= f.created_until) return false;
+  if (f.after && (e.created_at > f.after->created_at ||
+                  (e.created_at == f.after->created_at && e.id >= f.after->id))) {
+    return false;
+  }
+  return true;
+}
+
 bool HasEvent(const std::vector<EventRecord>& events, int64_t seq) {
   auto it = std::lower_bound(events.begin(), events.end(), seq,
                              [](const EventRecord& e, int64_t s) { return e.seq < s; });
@@ -88,15 +104,13 @@ class MemoryStore final : public Store {
     std::lock_guard lock(mu_);
     std::vector<const ExecutionEntry*> hits;
     for (const auto& [id, e] : executions_) {
-      if (f.status && e.record.status != *f.status) continue;
-      if (!f.workflow.empty() && e.record.workflow != f.workflow) continue;
-      hits.push_back(&e);
+      if (Matches(f, e.record)) hits.push_back(&e);
     }
     auto newest_first = [](const ExecutionEntry* a, const ExecutionEntry* b) {
       if (a->record.created_at != b->record.created_at) {
         return a->record.created_at > b->record.created_at;
       }
-      return a->order > b->order;
+      return a->record.id > b->record.id;
     };
     size_t n = f.limit == 0 ? hits.size() : std::min(f.limit, hits.size());
     std::partial_sort(hits.begin(), hits.begin() + static_cast<ptrdiff_t>(n), hits.end(),
@@ -180,20 +194,64 @@ class MemoryStore final : public Store {
     return out;
   }
 
-  Result<WorkflowRecord> GetWorkflow(const std::string& name, int version) override {
+  Result<WorkflowRecord> GetWorkflow(const std::string& ns, const std::string& name,
+                                     int version) override {
     std::lock_guard lock(mu_);
-    auto it = workflows_.find(name);
+    auto it = workflows_.find(WorkflowKey(ns, name));
     if (it != workflows_.end() && !it->second.empty()) {
       const auto& versions = it->second;
-      if (version == 0) {
-        return std::max_element(versions.begin(), versions.end(),
-                                [](const auto& a, const auto& b) { return a.first < b.first; })
-            ->second;
-      }
+      if (version == 0) return versions.rbegin()->second;
       if (auto v = versions.find(version); v != versions.end()) return v->second;
     }
     return Status(errc::kNotFound,
                   "workflow " + name + (version == 0 ? "" : " version " + std::to_string(version)));
+  }
+
+  Result<std::vector<WorkflowRecord>> ListWorkflows(const std::string& ns,
+                                                    const std::string& name) override {
+    std::lock_guard lock(mu_);
+    std::vector<WorkflowRecord> out;
+    if (!name.empty()) {
+      auto it = workflows_.find(WorkflowKey(ns, name));
+      if (it != workflows_.end()) {
+        for (auto v = it->second.rbegin(); v != it->second.rend(); ++v) out.push_back(v->second);
+      }
+      return out;
+    }
+    for (const auto& [key, versions] : workflows_) {
+      if (!versions.empty() && versions.begin()->second.ns == ns) {
+        out.push_back(versions.rbegin()->second);
+      }
+    }
+    std::sort(out.begin(), out.end(),
+              [](const WorkflowRecord& a, const WorkflowRecord& b) { return a.name < b.name; });
+    return out;
+  }
+
+  Status DeleteWorkflow(const std::string& ns, const std::string& name) override {
+    std::lock_guard lock(mu_);
+    if (workflows_.erase(WorkflowKey(ns, name)) == 0) {
+      return Status(errc::kNotFound, "workflow " + name);
+    }
+    return Status::Ok();
+  }
+
+  Result<std::vector<TokenRecord>> ListTokens(const std::string& ns) override {
+    std::lock_guard lock(mu_);
+    std::vector<TokenRecord> out;
+    for (const std::string& id : token_order_) {
+      const TokenRecord& t = tokens_.at(id);
+      if (ns.empty() || t.ns == ns) out.push_back(t);
+    }
+    return out;
+  }
+
+  Result<TokenRecord> FindToken(const std::string& secret_hash) override {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, t] : tokens_) {
+      if (t.secret_hash == secret_hash) return t;
+    }
+    return Status(errc::kNotFound, "token");
   }
 
  private:
@@ -254,7 +312,12 @@ class MemoryStore final : public Store {
   }
 
   void Apply(const WriteBatch& b) {
-    for (const WorkflowRecord& w : b.workflows) workflows_[w.name][w.version] = w;
+    for (const WorkflowRecord& w : b.workflows)
+      workflows_[WorkflowKey(w.ns, w.name)][w.version] = w;
+    for (const TokenRecord& t : b.tokens) {
+      auto [it, inserted] = tokens_.insert_or_assign(t.id, t);
+      if (inserted) token_order_.push_back(t.id);
+    }
     for (const ExecutionRecord& e : b.executions) {
       auto [it, inserted] = executions_.try_emplace(e.id);
       if (inserted) it->second.order = next_order_++;
@@ -291,7 +354,14 @@ class MemoryStore final : public Store {
   }
 
   std::mutex mu_;
-  std::unordered_map<std::string, std::unordered_map<int, WorkflowRecord>> workflows_;
+  static std::string WorkflowKey(const std::string& ns, const std::string& name) {
+    return ns + '\0' + name;
+  }
+
+  // Keyed by WorkflowKey(); versions in ascending order.
+  std::unordered_map<std::string, std::map<int, WorkflowRecord>> workflows_;
+  std::unordered_map<std::string, TokenRecord> tokens_;
+  std::vector<std::string> token_order_;
   std::unordered_map<std::string, ExecutionEntry> executions_;
   std::unordered_map<std::string, ExecutionData> data_;
   std::vector<DeadLetterRecord> dead_letters_;

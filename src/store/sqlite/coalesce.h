@@ -35,7 +35,7 @@ struct RecordKeyHash {
 };
 
 inline RecordKey KeyOf(const WorkflowRecord& w) {
-  return {w.name, {}, w.version};
+  return {w.ns, w.name, w.version};
 }
 inline RecordKey KeyOf(const ExecutionRecord& e) {
   return {e.id, {}, 0};

@@ -95,6 +95,37 @@ CREATE INDEX dead_letters_execution ON dead_letters (execution_id, id);
     R"sql(
 ALTER TABLE events ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0;
 )sql",
+    // 3: namespaces, idempotency keys and API tokens (the server). Workflows are keyed
+    // by namespace too, so their table is rebuilt (SQLite cannot alter a primary key).
+    R"sql(
+CREATE TABLE workflows_v3 (
+  ns TEXT NOT NULL,
+  name TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  definition TEXT,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (ns, name, version)
+);
+INSERT INTO workflows_v3 (ns, name, version, definition, created_at)
+  SELECT 'default', name, version, definition, created_at FROM workflows;
+DROP TABLE workflows;
+ALTER TABLE workflows_v3 RENAME TO workflows;
+ALTER TABLE executions ADD COLUMN ns TEXT NOT NULL DEFAULT 'default';
+ALTER TABLE executions ADD COLUMN idempotency_key TEXT NOT NULL DEFAULT '';
+CREATE INDEX executions_ns_created ON executions (ns, created_at, id);
+CREATE INDEX executions_parent ON executions (parent_id) WHERE parent_id != '';
+CREATE INDEX executions_idempotency ON executions (ns, idempotency_key)
+  WHERE idempotency_key != '';
+CREATE TABLE tokens (
+  id TEXT NOT NULL PRIMARY KEY,
+  ns TEXT NOT NULL,
+  name TEXT NOT NULL,
+  scopes TEXT NOT NULL,
+  secret_hash TEXT NOT NULL UNIQUE,
+  created_at INTEGER NOT NULL,
+  revoked_at INTEGER NOT NULL
+);
+)sql",
 };
 
 int64_t NowMs() {

@@ -6,19 +6,22 @@
 namespace baton::sqlite {
 
 const char* const kUpsertWorkflow =
-    "INSERT INTO workflows (name, version, definition, created_at) VALUES (?1, ?2, ?3, ?4) "
-    "ON CONFLICT (name, version) DO UPDATE SET definition = excluded.definition, "
+    "INSERT INTO workflows (name, version, definition, created_at, ns) "
+    "VALUES (?1, ?2, ?3, ?4, ?5) "
+    "ON CONFLICT (ns, name, version) DO UPDATE SET definition = excluded.definition, "
     "created_at = excluded.created_at";
 const char* const kUpsertExecution =
     "INSERT INTO executions (id, workflow, version, definition, input, status, priority, "
-    "output, error, parent_id, created_at, started_at, completed_at, deadline) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) "
+    "output, error, parent_id, created_at, started_at, completed_at, deadline, ns, "
+    "idempotency_key) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) "
     "ON CONFLICT (id) DO UPDATE SET workflow = excluded.workflow, "
     "version = excluded.version, definition = excluded.definition, input = excluded.input, "
     "status = excluded.status, priority = excluded.priority, output = excluded.output, "
     "error = excluded.error, parent_id = excluded.parent_id, "
     "created_at = excluded.created_at, started_at = excluded.started_at, "
-    "completed_at = excluded.completed_at, deadline = excluded.deadline";
+    "completed_at = excluded.completed_at, deadline = excluded.deadline, ns = excluded.ns, "
+    "idempotency_key = excluded.idempotency_key";
 const char* const kUpsertStep =
     "INSERT INTO steps (execution_id, step_id, idx, status, attempts, progress, output, "
     "error, exit_code, stderr_tail, assignment_id, started_at, completed_at, retry_at, "
@@ -43,10 +46,19 @@ const char* const kInsertDeadLetter =
     "INSERT INTO dead_letters (execution_id, step_id, input, errors, created_at) "
     "VALUES (?1, ?2, ?3, ?4, ?5)";
 
-const char* const kSelectWorkflows = "SELECT name, version, definition, created_at FROM workflows";
+const char* const kUpsertToken =
+    "INSERT INTO tokens (id, ns, name, scopes, secret_hash, created_at, revoked_at) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) "
+    "ON CONFLICT (id) DO UPDATE SET ns = excluded.ns, name = excluded.name, "
+    "scopes = excluded.scopes, secret_hash = excluded.secret_hash, "
+    "created_at = excluded.created_at, revoked_at = excluded.revoked_at";
+
+const char* const kSelectWorkflows =
+    "SELECT name, version, definition, created_at, ns FROM workflows";
 const char* const kSelectExecutions =
     "SELECT id, workflow, version, definition, input, status, priority, output, error, "
-    "parent_id, created_at, started_at, completed_at, deadline FROM executions";
+    "parent_id, created_at, started_at, completed_at, deadline, ns, idempotency_key "
+    "FROM executions";
 const char* const kSelectSteps =
     "SELECT execution_id, step_id, idx, status, attempts, progress, output, error, exit_code, "
     "stderr_tail, assignment_id, started_at, completed_at, retry_at, deadline FROM steps";
@@ -57,6 +69,8 @@ const char* const kSelectEvents =
     "SELECT execution_id, seq, type, step_id, data, time, attempt FROM events";
 const char* const kSelectDeadLetters =
     "SELECT execution_id, step_id, input, errors, created_at FROM dead_letters";
+const char* const kSelectTokens =
+    "SELECT id, ns, name, scopes, secret_hash, created_at, revoked_at FROM tokens";
 
 // Context strings are built only on failure: they would cost more than the row.
 Status Write(Stmt& q, const WorkflowRecord& w) {
@@ -64,6 +78,7 @@ Status Write(Stmt& q, const WorkflowRecord& w) {
   q.Bind(2, w.version);
   q.BindJson(3, w.definition);
   q.Bind(4, w.created_at);
+  q.Bind(5, w.ns);
   Status s = q.Run();
   return s.ok() ? s : Context(s, "writing workflow " + w.name);
 }
@@ -83,6 +98,8 @@ Status Write(Stmt& q, const ExecutionRecord& e) {
   q.Bind(12, e.started_at);
   q.Bind(13, e.completed_at);
   q.Bind(14, e.deadline);
+  q.Bind(15, e.ns);
+  q.Bind(16, e.idempotency_key);
   Status s = q.Run();
   return s.ok() ? s : Context(s, "writing execution " + e.id);
 }
@@ -146,7 +163,21 @@ Status Write(Stmt& q, const DeadLetterRecord& d) {
   return s.ok() ? s : Context(s, "writing dead letter of " + d.execution_id);
 }
 
+Status Write(Stmt& q, const TokenRecord& t) {
+  q.Bind(1, t.id);
+  q.Bind(2, t.ns);
+  q.Bind(3, t.name);
+  const std::string scopes = Json(t.scopes).dump();  // bound without a copy: keep it alive
+  q.Bind(4, scopes);
+  q.Bind(5, t.secret_hash);
+  q.Bind(6, t.created_at);
+  q.Bind(7, t.revoked_at);
+  Status s = q.Run();
+  return s.ok() ? s : Context(s, "writing token " + t.id);
+}
+
 bool Read(const Stmt& q, WorkflowRecord* w) {
+  w->ns = q.Text(4);
   w->name = q.Text(0);
   w->version = static_cast<int>(q.Int(1));
   w->created_at = q.Int(3);
@@ -166,6 +197,8 @@ bool Read(const Stmt& q, ExecutionRecord* e) {
   e->started_at = q.Int(11);
   e->completed_at = q.Int(12);
   e->deadline = q.Int(13);
+  e->ns = q.Text(14);
+  e->idempotency_key = q.Text(15);
   return q.JsonAt(3, &e->definition) && q.JsonAt(4, &e->input) && q.JsonAt(7, &e->output) &&
          q.JsonAt(8, &e->error);
 }
@@ -217,6 +250,27 @@ bool Read(const Stmt& q, DeadLetterRecord* d) {
   d->step_id = q.Text(1);
   d->created_at = q.Int(4);
   return q.JsonAt(2, &d->input) && q.JsonAt(3, &d->errors);
+}
+
+}  // namespace baton::sqlite
+
+namespace baton::sqlite {
+
+bool Read(const Stmt& q, TokenRecord* t) {
+  t->id = q.Text(0);
+  t->ns = q.Text(1);
+  t->name = q.Text(2);
+  t->secret_hash = q.Text(4);
+  t->created_at = q.Int(5);
+  t->revoked_at = q.Int(6);
+  Json scopes = Json::parse(q.Text(3), nullptr, /*allow_exceptions=*/false);
+  if (!scopes.is_array()) return false;
+  t->scopes.clear();
+  for (const Json& s : scopes) {
+    if (!s.is_string()) return false;
+    t->scopes.push_back(s.get<std::string>());
+  }
+  return true;
 }
 
 }  // namespace baton::sqlite

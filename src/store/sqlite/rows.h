@@ -18,6 +18,7 @@ extern const char* const kUpsertStep;
 extern const char* const kUpsertAttempt;
 extern const char* const kInsertEvent;
 extern const char* const kInsertDeadLetter;
+extern const char* const kUpsertToken;
 
 // "SELECT <columns> FROM <table>" in the column order Read() expects.
 extern const char* const kSelectWorkflows;
@@ -26,6 +27,7 @@ extern const char* const kSelectSteps;
 extern const char* const kSelectAttempts;
 extern const char* const kSelectEvents;
 extern const char* const kSelectDeadLetters;
+extern const char* const kSelectTokens;
 
 // Bind the record to the matching statement above and run it; errors name the record.
 Status Write(Stmt& q, const WorkflowRecord& w);
@@ -34,6 +36,7 @@ Status Write(Stmt& q, const StepRecord& s);
 Status Write(Stmt& q, const AttemptRecord& a);
 Status Write(Stmt& q, const EventRecord& e);
 Status Write(Stmt& q, const DeadLetterRecord& d);
+Status Write(Stmt& q, const TokenRecord& t);
 
 // Read the current row of the matching SELECT; false when a stored value is invalid
 // (unknown status name, text that is not JSON).
@@ -43,5 +46,6 @@ bool Read(const Stmt& q, StepRecord* s);
 bool Read(const Stmt& q, AttemptRecord* a);
 bool Read(const Stmt& q, EventRecord* e);
 bool Read(const Stmt& q, DeadLetterRecord* d);
+bool Read(const Stmt& q, TokenRecord* t);
 
 }  // namespace baton::sqlite

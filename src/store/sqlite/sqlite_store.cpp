@@ -48,7 +48,7 @@ class SqliteStore final : public Store {
     for (const WriteBatch* b : batches) any = any || !b->empty();
     if (!any) return Status::Ok();
     std::lock_guard lock(mu_);
-    Stmt *begin, *commit, *wf, *ex, *st, *at, *ev, *dl;
+    Stmt *begin, *commit, *wf, *ex, *st, *at, *ev, *dl, *tk;
     for (auto [stmt, sql] : {std::pair{&begin, "BEGIN IMMEDIATE"},
                              {&commit, "COMMIT"},
                              {&wf, sqlite::kUpsertWorkflow},
@@ -56,7 +56,8 @@ class SqliteStore final : public Store {
                              {&st, sqlite::kUpsertStep},
                              {&at, sqlite::kUpsertAttempt},
                              {&ev, sqlite::kInsertEvent},
-                             {&dl, sqlite::kInsertDeadLetter}}) {
+                             {&dl, sqlite::kInsertDeadLetter},
+                             {&tk, sqlite::kUpsertToken}}) {
       if (Status s = Cached(sql, stmt); !s.ok()) return Context(s, "commit");
     }
     const bool coalesce = batches.size() > 1;
@@ -81,7 +82,8 @@ class SqliteStore final : public Store {
           !(s = WriteAll(*ex, b->executions, coalesce ? &executions_ : nullptr)).ok() ||
           !(s = WriteAll(*st, b->steps, coalesce ? &steps_ : nullptr)).ok() ||
           !(s = WriteAll(*at, b->attempts, coalesce ? &attempts_ : nullptr)).ok() ||
-          !(s = AppendAll(*ev, b->events)).ok() || !(s = AppendAll(*dl, b->dead_letters)).ok()) {
+          !(s = AppendAll(*ev, b->events)).ok() || !(s = AppendAll(*dl, b->dead_letters)).ok() ||
+          !(s = AppendAll(*tk, b->tokens)).ok()) {
         break;
       }
     }
@@ -108,16 +110,32 @@ class SqliteStore final : public Store {
   }
 
   Result<std::vector<ExecutionRecord>> ListExecutions(const ExecutionFilter& f) override {
-    // One statement per filter shape, so each can use its index.
+    // The SQL names only the filters that are set, so each shape can use its index;
+    // parameters keep fixed numbers whatever the shape.
     std::string sql = std::string(sqlite::kSelectExecutions) + " WHERE 1";
     if (f.status) sql += " AND status = ?1";
     if (!f.workflow.empty()) sql += " AND workflow = ?2";
-    sql += " ORDER BY created_at DESC, rowid DESC LIMIT ?3";
+    if (!f.ns.empty()) sql += " AND ns = ?4";
+    if (!f.parent_id.empty()) sql += " AND parent_id = ?5";
+    if (!f.idempotency_key.empty()) sql += " AND idempotency_key = ?6";
+    if (f.created_from != 0) sql += " AND created_at >= ?7";
+    if (f.created_until != 0) sql += " AND created_at < ?8";
+    if (f.after) sql += " AND (created_at < ?9 OR (created_at = ?9 AND id < ?10))";
+    sql += " ORDER BY created_at DESC, id DESC LIMIT ?3";
     std::lock_guard lock(mu_);
     return Query<ExecutionRecord>(sql, "executions", [&](Stmt& q) {
       if (f.status) q.Bind(1, std::string_view(ToString(*f.status)));
       if (!f.workflow.empty()) q.Bind(2, f.workflow);
       q.Bind(3, SqlLimit(f.limit));
+      if (!f.ns.empty()) q.Bind(4, f.ns);
+      if (!f.parent_id.empty()) q.Bind(5, f.parent_id);
+      if (!f.idempotency_key.empty()) q.Bind(6, f.idempotency_key);
+      if (f.created_from != 0) q.Bind(7, f.created_from);
+      if (f.created_until != 0) q.Bind(8, f.created_until);
+      if (f.after) {
+        q.Bind(9, f.after->created_at);
+        q.Bind(10, f.after->id);
+      }
     });
   }
 
@@ -166,22 +184,75 @@ class SqliteStore final : public Store {
         "dead_letters", [&](Stmt& q) { q.Bind(1, execution_id); });
   }
 
-  Result<WorkflowRecord> GetWorkflow(const std::string& name, int version) override {
+  Result<WorkflowRecord> GetWorkflow(const std::string& ns, const std::string& name,
+                                     int version) override {
     std::lock_guard lock(mu_);
-    auto rows =
-        Query<WorkflowRecord>(std::string(sqlite::kSelectWorkflows) +
-                                  (version == 0 ? " WHERE name = ?1 ORDER BY version DESC LIMIT 1"
-                                                : " WHERE name = ?1 AND version = ?2"),
-                              "workflows", [&](Stmt& q) {
-                                q.Bind(1, name);
-                                if (version != 0) q.Bind(2, version);
-                              });
+    auto rows = Query<WorkflowRecord>(
+        std::string(sqlite::kSelectWorkflows) +
+            (version == 0 ? " WHERE ns = ?3 AND name = ?1 ORDER BY version DESC LIMIT 1"
+                          : " WHERE ns = ?3 AND name = ?1 AND version = ?2"),
+        "workflows", [&](Stmt& q) {
+          q.Bind(1, name);
+          if (version != 0) q.Bind(2, version);
+          q.Bind(3, ns);
+        });
     if (!rows.ok()) return rows.status();
     if (rows->empty()) {
       return Status(
           errc::kNotFound,
           "workflow " + name + (version == 0 ? "" : " version " + std::to_string(version)));
     }
+    return std::move(rows->front());
+  }
+
+  Result<std::vector<WorkflowRecord>> ListWorkflows(const std::string& ns,
+                                                    const std::string& name) override {
+    std::lock_guard lock(mu_);
+    if (!name.empty()) {
+      return Query<WorkflowRecord>(std::string(sqlite::kSelectWorkflows) +
+                                       " WHERE ns = ?1 AND name = ?2 ORDER BY version DESC",
+                                   "workflows", [&](Stmt& q) {
+                                     q.Bind(1, ns);
+                                     q.Bind(2, name);
+                                   });
+    }
+    // SQLite returns the other columns of the row holding MAX() (a documented
+    // guarantee for bare columns in an aggregate query).
+    return Query<WorkflowRecord>(
+        "SELECT name, MAX(version), definition, created_at, ns FROM workflows WHERE ns = ?1 "
+        "GROUP BY name ORDER BY name",
+        "workflows", [&](Stmt& q) { q.Bind(1, ns); });
+  }
+
+  Status DeleteWorkflow(const std::string& ns, const std::string& name) override {
+    std::lock_guard lock(mu_);
+    Stmt* q = nullptr;
+    if (Status s = Cached("DELETE FROM workflows WHERE ns = ?1 AND name = ?2", &q); !s.ok()) {
+      return s;
+    }
+    q->Bind(1, ns);
+    q->Bind(2, name);
+    if (Status s = q->Run(); !s.ok()) return Context(s, "deleting workflow " + name);
+    if (sqlite3_changes(db()) == 0) return Status(errc::kNotFound, "workflow " + name);
+    return Status::Ok();
+  }
+
+  Result<std::vector<TokenRecord>> ListTokens(const std::string& ns) override {
+    std::lock_guard lock(mu_);
+    if (ns.empty()) {
+      return Query<TokenRecord>(std::string(sqlite::kSelectTokens) + " ORDER BY rowid", "tokens",
+                                [](Stmt&) {});
+    }
+    return Query<TokenRecord>(std::string(sqlite::kSelectTokens) + " WHERE ns = ?1 ORDER BY rowid",
+                              "tokens", [&](Stmt& q) { q.Bind(1, ns); });
+  }
+
+  Result<TokenRecord> FindToken(const std::string& secret_hash) override {
+    std::lock_guard lock(mu_);
+    auto rows = Query<TokenRecord>(std::string(sqlite::kSelectTokens) + " WHERE secret_hash = ?1",
+                                   "tokens", [&](Stmt& q) { q.Bind(1, secret_hash); });
+    if (!rows.ok()) return rows.status();
+    if (rows->empty()) return Status(errc::kNotFound, "token");
     return std::move(rows->front());
   }
 

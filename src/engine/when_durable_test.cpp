@@ -1,0 +1,101 @@
+// Engine::WhenDurable: a caller (the server answering a submit) learns when what it
+// asked for is committed, and never before.
+#include <baton/engine.h>
+#include <baton/event_loop.h>
+
+#include "support/sim_harness.h"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+
+namespace baton {
+namespace {
+
+using testing::MustParse;
+
+// Holds batches until the test releases them, in order, with a chosen outcome.
+class HeldCommitter final : public Committer {
+ public:
+  explicit HeldCommitter(Store* store) : store_(store) {}
+  void Submit(std::shared_ptr<const WriteBatch> batch,
+              std::function<void(const Status&)> done) override {
+    held_.emplace_back(std::move(batch), std::move(done));
+  }
+  void Flush() override {}
+  size_t held() const { return held_.size(); }
+  void ReleaseOne(Status outcome = Status::Ok()) {
+    auto [batch, done] = std::move(held_.front());
+    held_.pop_front();
+    if (outcome.ok()) outcome = store_->Commit(*batch);
+    done(outcome);
+  }
+
+ private:
+  Store* store_;
+  std::deque<std::pair<std::shared_ptr<const WriteBatch>, std::function<void(const Status&)>>>
+      held_;
+};
+
+struct Fixture {
+  SimClock clock{1'000};
+  SimEventLoop loop{&clock};
+  std::unique_ptr<Store> store = NewMemoryStore();
+  HeldCommitter committer{store.get()};
+  Engine engine{&loop, &committer, EngineOptions{.parallel = 1, .random_seed = 1}};
+};
+
+constexpr const char* kWorkflow = R"(
+name: w
+steps:
+  - {id: a, type: wait, duration: 1s}
+)";
+
+TEST(WhenDurable, AnswersOnlyAfterTheStartIsCommitted) {
+  Fixture f;
+  StartRequest req;
+  req.workflow = MustParse(kWorkflow);
+  req.ns = "team-a";
+  req.idempotency_key = "k1";
+  std::string id;
+  std::vector<std::string> answers;
+  f.loop.Post([&] {
+    id = *f.engine.Start(req);
+    f.engine.WhenDurable([&](const Status& s) { answers.push_back(s.ToString()); });
+  });
+  f.loop.RunReady();
+  EXPECT_TRUE(answers.empty());
+  EXPECT_EQ(f.store->GetExecution(id).status().code(), errc::kNotFound);
+  ASSERT_EQ(f.committer.held(), 1u);
+  f.committer.ReleaseOne();
+  f.loop.RunReady();
+  EXPECT_EQ(answers, (std::vector<std::string>{"ok"}));
+  auto stored = f.store->GetExecution(id);
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(stored->ns, "team-a");
+  EXPECT_EQ(stored->idempotency_key, "k1");
+}
+
+TEST(WhenDurable, WithNothingPendingAnswersAtOnceAndReportsStoreErrors) {
+  Fixture f;
+  std::vector<std::string> answers;
+  f.loop.Post(
+      [&] { f.engine.WhenDurable([&](const Status& s) { answers.push_back(s.ToString()); }); });
+  f.loop.RunReady();
+  EXPECT_EQ(answers, (std::vector<std::string>{"ok"}));
+
+  StartRequest req;
+  req.workflow = MustParse(kWorkflow);
+  f.loop.Post([&] {
+    auto started = f.engine.Start(req);
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    f.engine.WhenDurable([&](const Status& s) { answers.push_back(s.code()); });
+  });
+  f.loop.RunReady();
+  f.committer.ReleaseOne(Status(errc::kStore, "disk full"));
+  f.loop.RunReady();
+  EXPECT_EQ(answers, (std::vector<std::string>{"ok", errc::kStore}));
+}
+
+}  // namespace
+}  // namespace baton
