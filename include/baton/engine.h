@@ -10,6 +10,7 @@
 #pragma once
 
 #include <baton/clock.h>
+#include <baton/commit_queue.h>
 #include <baton/json.h>
 #include <baton/runner.h>
 #include <baton/status.h>
@@ -33,6 +34,8 @@ class Committer {
                       std::function<void(const Status&)> done) = 0;
   // Blocks until everything submitted has committed.
   virtual void Flush() = 0;
+  // Totals for metrics (zero for committers that do not group). Thread-safe.
+  virtual CommitQueue::Stats stats() const { return {}; }
 };
 // Commits on the calling thread, one transaction per batch (tests, --ephemeral).
 std::unique_ptr<Committer> NewSyncCommitter(Store* store);

@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
+
 namespace baton::cli {
 
 int Main(int argc, char** argv) {
@@ -43,9 +45,14 @@ int Main(int argc, char** argv) {
   resume_cmd->add_flag("--json", resume.json, "Print the final executions as JSON on stdout");
   resume_cmd->add_flag("-q,--quiet", resume.quiet, "No progress output");
   resume_cmd->add_option("-p,--parallel", resume.parallel, "Shell steps running at once");
+  std::string resume_server, resume_token;
+  resume_cmd->add_option("--server", resume_server,
+                         "Resume a paused execution on this server instead (also $BATON_SERVER)");
+  resume_cmd->add_option("--token", resume_token, "Bearer token for --server");
   resume_cmd->footer(
-      "Completed steps are never run again; a step that was running when the\n"
-      "process died is a failed attempt ENGINE_RESTART and runs again.");
+      "Locally (--db, the default): completed steps are never run again; a step that was\n"
+      "running when the process died is a failed attempt ENGINE_RESTART and runs again.\n"
+      "With --server or $BATON_SERVER (and no --db): resumes a paused execution there.");
 
   std::vector<std::string> validate_files;
   bool validate_json = false;
@@ -60,6 +67,10 @@ int Main(int argc, char** argv) {
   analyze_cmd->add_option("file", analyze_file, "Workflow file")->required();
   analyze_cmd->add_flag("--json", analyze_json, "Print the analysis as JSON");
 
+  std::function<int()> action;
+  AddServerCommand(app, &action);
+  AddClientCommands(app, &action);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -73,7 +84,18 @@ int Main(int argc, char** argv) {
     return 2;
   }
   if (*run_cmd) return RunCommand(run);
-  if (*resume_cmd) return ResumeCommand(resume);
+  if (*resume_cmd) {
+    const char* env_server = std::getenv("BATON_SERVER");
+    if (resume.db.empty() && (!resume_server.empty() || (env_server && *env_server))) {
+      if (resume.execution_id.empty()) {
+        std::fprintf(stderr, "baton resume: give the execution id to resume on the server\n");
+        return 2;
+      }
+      return ResumeOnServer(resume.execution_id, resume_server, resume_token, resume.json);
+    }
+    return ResumeCommand(resume);
+  }
+  if (action) return action();
   if (*validate_cmd) return ValidateCommand(validate_files, validate_json);
   if (*analyze_cmd) return AnalyzeCommand(analyze_file, analyze_json);
   return 2;

@@ -2,9 +2,14 @@
 // execution failed / timed out / was cancelled, 2 usage or definition error.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
+
+namespace CLI {
+class App;
+}
 
 namespace baton::cli {
 
@@ -29,6 +34,12 @@ int AnalyzeCommand(const std::string& file, bool json);
 // Default database: $BATON_DB, else $XDG_STATE_HOME/baton/baton.db, else
 // ~/.local/state/baton/baton.db.
 std::string DefaultDbPath();
+
+// Commands that register themselves: each sets *action when chosen on the command line.
+void AddServerCommand(CLI::App& app, std::function<int()>* action);
+void AddClientCommands(CLI::App& app, std::function<int()>* action);
+int ResumeOnServer(const std::string& id, const std::string& server, const std::string& token,
+                   bool json);
 
 int Main(int argc, char** argv);
 

@@ -1,7 +1,8 @@
 // `baton run` and `baton resume`: drive executions to a terminal state in-process.
 #include "cli/commands.h"
-#include "cli/output.h"
+#include "server/views.h"
 #include "cli/progress_view.h"
+#include "cli/signals.h"
 
 #include <baton/engine.h>
 #include <baton/event_loop.h>
@@ -25,48 +26,6 @@ int Usage(const std::string& message) {
   std::fprintf(stderr, "baton: %s\n", message.c_str());
   return 2;
 }
-
-// Ctrl-C and SIGTERM become a clean cancel; a second one exits at once. The signals are
-// blocked in every thread (set before any thread starts) and taken by sigwait here.
-class SignalCatcher {
- public:
-  explicit SignalCatcher(std::function<void(int)> on_signal) : on_signal_(std::move(on_signal)) {
-    thread_ = std::thread([this] {
-      sigset_t set = Set();
-      int count = 0;
-      for (;;) {
-        int sig = 0;
-        if (sigwait(&set, &sig) != 0) continue;
-        if (sig == SIGUSR2) return;
-        if (++count > 1) {
-          std::fprintf(stderr, "\nbaton: interrupted again, exiting now\n");
-          std::_Exit(130);
-        }
-        on_signal_(sig);
-      }
-    });
-  }
-  ~SignalCatcher() {
-    pthread_kill(thread_.native_handle(), SIGUSR2);
-    thread_.join();
-  }
-  static sigset_t Set() {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGUSR2);
-    return set;
-  }
-  static void BlockInThisAndFutureThreads() {
-    sigset_t set = Set();
-    pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  }
-
- private:
-  std::function<void(int)> on_signal_;
-  std::thread thread_;
-};
 
 Result<Json> ReadInputFile(const std::string& path) {
   std::ifstream in(path);

@@ -30,6 +30,7 @@ class GroupCommitter final : public Committer {
     queue_.Submit(std::move(batch), std::move(done));
   }
   void Flush() override { queue_.Flush(); }
+  CommitQueue::Stats stats() const override { return queue_.stats(); }
 
  private:
   CommitQueue queue_;

@@ -1,0 +1,273 @@
+// The client commands: talk to `baton server` over its REST API.
+#include "cli/commands.h"
+#include "client/api_client.h"
+#include "server/server.h"
+
+#include <baton/workflow.h>
+
+#include <CLI/CLI.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace baton::cli {
+namespace {
+
+using client::ApiClient;
+using client::UrlEncode;
+
+struct Common {
+  std::string server;
+  std::string token;
+  bool json = false;
+  ApiClient Client() const {
+    return ApiClient(client::ResolveEndpoint(server, token, server::DefaultCredentialsPath()));
+  }
+};
+
+void AddCommon(CLI::App* cmd, Common* c) {
+  cmd->add_option("--server", c->server,
+                  "Server URL (default: $BATON_SERVER, else the credentials file)");
+  cmd->add_option("--token", c->token, "Bearer token (default: $BATON_TOKEN, else the credentials file)");
+  cmd->add_flag("--json", c->json, "Print the server's JSON reply");
+}
+
+// Prints the reply (JSON or via `human`) and maps errors to exit codes.
+int Finish(const Common& c, const Result<Json>& reply, const std::function<void(const Json&)>& human) {
+  if (!reply.ok()) {
+    std::fprintf(stderr, "baton: %s: %s\n", reply.status().code().c_str(),
+                 reply.status().message().c_str());
+    const std::string& code = reply.status().code();
+    return code == errc::kValidation || code == errc::kInvalidArgument ? 2 : 1;
+  }
+  if (c.json) {
+    std::cout << reply->dump(2) << std::endl;
+  } else {
+    human(*reply);
+  }
+  return 0;
+}
+
+std::string Str(const Json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return "-";
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+void PrintExecutionLine(const Json& e) {
+  std::printf("%-16s %-10s %-24s %s\n", Str(e, "id").c_str(), Str(e, "status").c_str(),
+              (Str(e, "workflow") + "@" + Str(e, "version")).c_str(), Str(e, "created_at").c_str());
+}
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status(errc::kIo, "cannot read '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+void AddClientCommands(CLI::App& app, std::function<int()>* action) {
+  // submit
+  {
+    struct Args {
+      Common c;
+      std::string workflow, file, priority, key, input_file;
+      int version = 0;
+      std::vector<std::string> inputs;
+    };
+    auto a = std::make_shared<Args>();
+    auto* cmd = app.add_subcommand("submit", "Start an execution on the server");
+    cmd->add_option("workflow", a->workflow, "Workflow name (or use --file)");
+    cmd->add_option("-f,--file", a->file, "Upload this workflow file first, then start it");
+    cmd->add_option("--version", a->version, "Workflow version (default: latest)");
+    cmd->add_option("-i,--input", a->inputs, "Input as key=value (repeatable)");
+    cmd->add_option("--input-file", a->input_file, "JSON file with an object of inputs");
+    cmd->add_option("--priority", a->priority, "low, normal, high or critical");
+    cmd->add_option("--idempotency-key", a->key, "A repeated key returns the first execution");
+    AddCommon(cmd, &a->c);
+    cmd->callback([a, action] {
+      *action = [a]() -> int {
+        ApiClient api = a->c.Client();
+        std::string name = a->workflow;
+        if (!a->file.empty()) {
+          auto text = ReadFile(a->file);
+          if (!text.ok()) return Finish(a->c, text.status(), {});
+          auto reply = api.Send("POST", "/api/v1/workflows", *text, "application/yaml");
+          if (!reply.ok()) return Finish(a->c, reply.status(), {});
+          Json j = Json::parse(reply->body, nullptr, false);
+          if (reply->status >= 300) {
+            std::fprintf(stderr, "baton: %s\n",
+                         j.is_object() ? j["error"].value("message", reply->body).c_str()
+                                       : reply->body.c_str());
+            return 2;
+          }
+          name = j.value("name", "");
+        }
+        if (name.empty()) {
+          std::fprintf(stderr, "baton submit: give a workflow name or --file\n");
+          return 2;
+        }
+        Json body = {{"workflow", name}};
+        if (a->version > 0) body["version"] = a->version;
+        Json input = Json::object();
+        if (!a->input_file.empty()) {
+          auto text = ReadFile(a->input_file);
+          if (!text.ok()) return Finish(a->c, text.status(), {});
+          input = Json::parse(*text, nullptr, false);
+          if (!input.is_object()) {
+            std::fprintf(stderr, "baton: %s must hold a JSON object\n", a->input_file.c_str());
+            return 2;
+          }
+        }
+        for (const std::string& kv : a->inputs) {
+          size_t eq = kv.find('=');
+          if (eq == std::string::npos) {
+            std::fprintf(stderr, "baton: --input takes key=value, got '%s'\n", kv.c_str());
+            return 2;
+          }
+          input[kv.substr(0, eq)] = kv.substr(eq + 1);  // the server converts to the type
+        }
+        body["input"] = input;
+        if (!a->priority.empty()) body["priority"] = a->priority;
+        if (!a->key.empty()) body["idempotency_key"] = a->key;
+        return Finish(a->c, api.Call("POST", "/api/v1/executions", body), [](const Json& e) {
+          std::printf("%s %s\n", Str(e, "id").c_str(),
+                      e.value("created", true) ? "submitted" : "(existing, same idempotency key)");
+        });
+      };
+    });
+  }
+  // status
+  {
+    struct Args {
+      Common c;
+      std::string id;
+    };
+    auto a = std::make_shared<Args>();
+    auto* cmd = app.add_subcommand("status", "Show an execution on the server");
+    cmd->add_option("execution_id", a->id, "Execution id")->required();
+    AddCommon(cmd, &a->c);
+    cmd->callback([a, action] {
+      *action = [a] {
+        return Finish(a->c, a->c.Client().Call("GET", "/api/v1/executions/" + UrlEncode(a->id)),
+                      [](const Json& e) {
+                        std::printf("%s  %s  %s@%s  progress %s%%\n", Str(e, "id").c_str(),
+                                    Str(e, "status").c_str(), Str(e, "workflow").c_str(),
+                                    Str(e, "version").c_str(), Str(e, "progress").c_str());
+                        for (const Json& s : e["steps"]) {
+                          std::printf("  %-24s %-13s attempts %s\n", Str(s, "id").c_str(),
+                                      Str(s, "status").c_str(), Str(s, "attempts").c_str());
+                        }
+                        if (!e["error"].is_null()) {
+                          std::printf("error: %s\n", e["error"].dump().c_str());
+                        }
+                      });
+      };
+    });
+  }
+  // list
+  {
+    struct Args {
+      Common c;
+      std::string status, workflow, cursor;
+      int limit = 50;
+    };
+    auto a = std::make_shared<Args>();
+    auto* cmd = app.add_subcommand("list", "List executions on the server, newest first");
+    cmd->add_option("--status", a->status, "Only this status");
+    cmd->add_option("--workflow", a->workflow, "Only this workflow");
+    cmd->add_option("--limit", a->limit, "At most this many")->capture_default_str();
+    cmd->add_option("--cursor", a->cursor, "Continue after a previous page (its next_cursor)");
+    AddCommon(cmd, &a->c);
+    cmd->callback([a, action] {
+      *action = [a] {
+        std::string q = "?limit=" + std::to_string(a->limit);
+        if (!a->status.empty()) q += "&status=" + UrlEncode(a->status);
+        if (!a->workflow.empty()) q += "&workflow=" + UrlEncode(a->workflow);
+        if (!a->cursor.empty()) q += "&cursor=" + UrlEncode(a->cursor);
+        return Finish(a->c, a->c.Client().Call("GET", "/api/v1/executions" + q), [](const Json& r) {
+          for (const Json& e : r["executions"]) PrintExecutionLine(e);
+          if (!r["next_cursor"].is_null()) {
+            std::printf("more: --cursor %s\n", r["next_cursor"].get<std::string>().c_str());
+          }
+        });
+      };
+    });
+  }
+  // events
+  {
+    struct Args {
+      Common c;
+      std::string id;
+      int64_t after = 0;
+    };
+    auto a = std::make_shared<Args>();
+    auto* cmd = app.add_subcommand("events", "Print an execution's events");
+    cmd->add_option("execution_id", a->id, "Execution id")->required();
+    cmd->add_option("--after", a->after, "Only events after this sequence number");
+    AddCommon(cmd, &a->c);
+    cmd->callback([a, action] {
+      *action = [a] {
+        ApiClient api = a->c.Client();
+        int64_t after = a->after;
+        Json all = Json::array();
+        for (;;) {  // every page
+          auto page = api.Call("GET", "/api/v1/executions/" + UrlEncode(a->id) +
+                                          "/events?limit=1000&after=" + std::to_string(after));
+          if (!page.ok()) return Finish(a->c, page, {});
+          for (Json& e : (*page)["events"]) all.push_back(std::move(e));
+          if ((*page)["next_after"].is_null()) break;
+          after = (*page)["next_after"].get<int64_t>();
+        }
+        return Finish(a->c, Json{{"events", all}}, [](const Json& r) {
+          for (const Json& e : r["events"]) {
+            std::printf("%5s %s %-18s %s\n", Str(e, "seq").c_str(), Str(e, "time").c_str(),
+                        Str(e, "type").c_str(), e.value("step_id", "").c_str());
+          }
+        });
+      };
+    });
+  }
+  // cancel / pause
+  for (const char* verb : {"cancel", "pause"}) {
+    struct Args {
+      Common c;
+      std::string id;
+    };
+    auto a = std::make_shared<Args>();
+    auto* cmd = app.add_subcommand(verb, std::string(verb == std::string("cancel")
+                                                         ? "Cancel an execution on the server"
+                                                         : "Pause an execution: no new steps start"));
+    cmd->add_option("execution_id", a->id, "Execution id")->required();
+    AddCommon(cmd, &a->c);
+    std::string v = verb;
+    cmd->callback([a, action, v] {
+      *action = [a, v] {
+        return Finish(a->c,
+                      a->c.Client().Call("POST", "/api/v1/executions/" + UrlEncode(a->id) + "/" + v,
+                                         Json::object()),
+                      [](const Json& e) {
+                        std::printf("%s %s\n", Str(e, "id").c_str(), Str(e, "status").c_str());
+                      });
+      };
+    });
+  }
+}
+
+// `baton resume ID` on a server (see the resume command's help for the local form).
+int ResumeOnServer(const std::string& id, const std::string& server, const std::string& token,
+                   bool json) {
+  Common c{server, token, json};
+  return Finish(c,
+                c.Client().Call("POST", "/api/v1/executions/" + UrlEncode(id) + "/resume",
+                                Json::object()),
+                [](const Json& e) {
+                  std::printf("%s %s\n", Str(e, "id").c_str(), Str(e, "status").c_str());
+                });
+}
+
+}  // namespace baton::cli

@@ -1,0 +1,75 @@
+// `baton server`: serve the API until SIGINT/SIGTERM.
+#include "cli/commands.h"
+#include "cli/signals.h"
+#include "server/server.h"
+
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+
+namespace baton::cli {
+namespace {
+
+struct ServerArgs {
+  server::ServerOptions options;
+  size_t max_body_kib = 4096;
+  size_t max_payload_kib = 256;
+};
+
+int ServerMain(ServerArgs& args) {
+  SignalCatcher::BlockInThisAndFutureThreads();
+  server::ServerOptions& o = args.options;
+  if (o.db_path.empty()) o.db_path = DefaultDbPath();
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(o.db_path).parent_path(), ec);
+  o.limits.max_body_bytes = args.max_body_kib << 10;
+  o.limits.max_payload_bytes = args.max_payload_kib << 10;
+  auto srv = server::Server::Open(o);
+  if (!srv.ok()) {
+    std::fprintf(stderr, "baton server: %s\n", srv.status().message().c_str());
+    return srv.status().code() == errc::kInvalidArgument ? 2 : 1;
+  }
+  std::fprintf(stderr, "baton: serving %s (database %s)\n", (*srv)->url().c_str(),
+               o.db_path.c_str());
+  server::Server* s = srv->get();
+  SignalCatcher signals([s](int sig) {
+    std::fprintf(stderr, "baton: %s, stopping (unfinished executions resume on the next start)\n",
+                 sig == SIGINT ? "interrupted" : "terminated");
+    s->Stop();
+  });
+  s->Run();
+  return 0;
+}
+
+}  // namespace
+
+void AddServerCommand(CLI::App& app, std::function<int()>* action) {
+  auto args = std::make_shared<ServerArgs>();
+  auto* cmd = app.add_subcommand("server", "Serve the REST API, live events and metrics");
+  cmd->add_option("--listen", args->options.listen, "HOST:PORT to listen on (port 0: any free)")
+      ->capture_default_str();
+  cmd->add_option("--db", args->options.db_path, "SQLite database (default: as for run)");
+  cmd->add_option("--io-threads", args->options.io_threads, "Threads serving HTTP")
+      ->capture_default_str();
+  cmd->add_option("-p,--parallel", args->options.parallel,
+                  "Local shell steps running at once (default: number of cores)");
+  cmd->add_option("--max-body", args->max_body_kib, "Largest request body, KiB")
+      ->capture_default_str();
+  cmd->add_option("--max-payload", args->max_payload_kib, "Largest execution input, KiB")
+      ->capture_default_str();
+  cmd->add_option("--max-connections", args->options.limits.max_connections,
+                  "Open connections at most; more get 503")
+      ->capture_default_str();
+  cmd->add_option("--credentials", args->options.credentials_path,
+                  "Where to write the first admin token for the CLI "
+                  "(default: ~/.config/baton/credentials.json)");
+  cmd->add_flag("--sync-normal", args->options.sync_normal,
+                "SQLite synchronous=NORMAL (see docs/storage.md)");
+  cmd->footer(
+      "On its first start the server creates an admin token and writes it, with the\n"
+      "server's URL, to the credentials file, where the client commands find it.\n"
+      "Unfinished executions are recovered at every start.");
+  cmd->callback([action, args] { *action = [args] { return ServerMain(*args); }; });
+}
+
+}  // namespace baton::cli

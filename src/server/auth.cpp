@@ -1,0 +1,178 @@
+#include "server/auth.h"
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <sys/random.h>
+
+#include <algorithm>
+#include <array>
+
+namespace baton::server {
+namespace {
+
+constexpr TimeMs kCacheMs = 5'000;  // how long a lookup is trusted without the store
+constexpr const char* kPrefix = "bt_";
+constexpr size_t kSecretHexDigits = 40;
+
+std::string Hex(const unsigned char* p, size_t n) {
+  static const char* kDigits = "0123456789abcdef";
+  std::string out(2 * n, '0');
+  for (size_t i = 0; i < n; ++i) {
+    out[2 * i] = kDigits[p[i] >> 4];
+    out[2 * i + 1] = kDigits[p[i] & 15];
+  }
+  return out;
+}
+
+Status Unauthorized() {
+  return Status("UNAUTHORIZED", "a valid bearer token is required (Authorization: Bearer bt_...)");
+}
+
+}  // namespace
+
+const char* ToString(Scope s) {
+  switch (s) {
+    case Scope::kPublic: return "public";
+    case Scope::kRead: return "read";
+    case Scope::kWrite: return "write";
+    case Scope::kAdmin: return "admin";
+    case Scope::kWorker: return "worker";
+  }
+  return "?";
+}
+
+std::optional<Scope> ParseScope(std::string_view s) {
+  for (Scope x : {Scope::kRead, Scope::kWrite, Scope::kAdmin, Scope::kWorker}) {
+    if (s == ToString(x)) return x;
+  }
+  return std::nullopt;
+}
+
+bool Principal::Has(Scope needed) const {
+  if (needed == Scope::kPublic) return true;
+  for (Scope s : scopes) {
+    if (s == needed || s == Scope::kAdmin) return true;
+    if (s == Scope::kWrite && needed == Scope::kRead) return true;
+  }
+  return false;
+}
+
+bool Principal::MayAdminister(const std::string& other) const {
+  return Has(Scope::kAdmin) && (other == ns || ns == kDefaultNamespace);
+}
+
+std::string Sha256Hex(std::string_view data) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
+  unsigned int len = 0;
+  EVP_Digest(data.data(), data.size(), md.data(), &len, EVP_sha256(), nullptr);
+  return Hex(md.data(), len);
+}
+
+std::string HmacSha256Hex(std::string_view key, std::string_view data) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+       reinterpret_cast<const unsigned char*>(data.data()), data.size(), md.data(), &len);
+  return Hex(md.data(), len);
+}
+
+std::string RandomHex(size_t n) {
+  std::string bytes(n, '\0');
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = getrandom(bytes.data() + got, n - got, 0);
+    if (r > 0) got += static_cast<size_t>(r);  // EINTR: try again
+  }
+  return Hex(reinterpret_cast<const unsigned char*>(bytes.data()), n);
+}
+
+bool SafeEqual(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+Result<Principal> TokenAuthority::Authenticate(std::string_view header) {
+  constexpr std::string_view kBearer = "Bearer ";
+  if (header.size() <= kBearer.size() || !std::equal(kBearer.begin(), kBearer.end(),
+                                                     header.begin(), [](char a, char b) {
+                                                       return std::tolower(a) == std::tolower(b);
+                                                     })) {
+    return Unauthorized();
+  }
+  std::string_view secret = header.substr(kBearer.size());
+  if (secret.size() != 3 + kSecretHexDigits || secret.substr(0, 3) != kPrefix) {
+    return Unauthorized();
+  }
+  const std::string hash = Sha256Hex(secret);
+  const TimeMs now = clock_->Now();
+  {
+    std::lock_guard lock(mu_);
+    auto it = cache_.find(hash);
+    if (it != cache_.end() && now - it->second.checked_at < kCacheMs) return it->second.principal;
+  }
+  Result<TokenRecord> token = store_->FindToken(hash);
+  if (!token.ok()) {
+    if (token.status().code() == errc::kNotFound) return Unauthorized();
+    return token.status();  // the store is down: 503, not 401
+  }
+  if (token->revoked_at != 0) return Unauthorized();
+  Principal p;
+  p.token_id = token->id;
+  p.ns = token->ns;
+  for (const std::string& s : token->scopes) {
+    if (auto scope = ParseScope(s)) p.scopes.push_back(*scope);
+  }
+  std::lock_guard lock(mu_);
+  if (cache_.size() > 10'000) cache_.clear();  // bounded: many distinct tokens in 5 s
+  cache_[hash] = {p, now};
+  return p;
+}
+
+Result<TokenAuthority::Issued> TokenAuthority::Create(const std::string& ns,
+                                                      const std::string& name,
+                                                      const std::vector<Scope>& scopes) {
+  if (scopes.empty()) return Status(errc::kValidation, "a token needs at least one scope");
+  Issued out;
+  out.secret = kPrefix + RandomHex(kSecretHexDigits / 2);
+  out.record.id = "tok_" + RandomHex(6);
+  out.record.ns = ns;
+  out.record.name = name;
+  for (Scope s : scopes) out.record.scopes.push_back(ToString(s));
+  out.record.secret_hash = Sha256Hex(out.secret);
+  out.record.created_at = clock_->Now();
+  WriteBatch b;
+  b.tokens.push_back(out.record);
+  if (Status s = store_->Commit(b); !s.ok()) return s;
+  return out;
+}
+
+Status TokenAuthority::Revoke(const Principal& caller, const std::string& id) {
+  auto tokens = store_->ListTokens("");
+  if (!tokens.ok()) return tokens.status();
+  for (TokenRecord& t : *tokens) {
+    if (t.id != id || !caller.MayAdminister(t.ns)) continue;
+    if (t.revoked_at == 0) {
+      t.revoked_at = clock_->Now();
+      WriteBatch b;
+      b.tokens.push_back(t);
+      if (Status s = store_->Commit(b); !s.ok()) return s;
+    }
+    std::lock_guard lock(mu_);
+    cache_.erase(t.secret_hash);
+    return Status::Ok();
+  }
+  return Status(errc::kNotFound, "no token '" + id + "'");
+}
+
+Result<std::optional<TokenAuthority::Issued>> TokenAuthority::EnsureAdmin() {
+  auto tokens = store_->ListTokens("");
+  if (!tokens.ok()) return tokens.status();
+  if (!tokens->empty()) return std::optional<Issued>();
+  auto issued = Create(kDefaultNamespace, "initial admin", {Scope::kAdmin});
+  if (!issued.ok()) return issued.status();
+  return std::optional<Issued>(std::move(*issued));
+}
+
+}  // namespace baton::server

@@ -1,0 +1,63 @@
+#include "server/engine_host.h"
+
+#include <future>
+
+namespace baton::server {
+
+EngineHost::EngineHost(Store* store, EngineOptions options) : store_(store) {
+  committer_ = NewGroupCommitter(store_);
+  shell_ = NewShellRunner();
+  engine_ = std::make_unique<Engine>(&loop_, committer_.get(), options);
+  engine_->SetRunner(StepType::kShell, shell_.get());
+}
+
+EngineHost::~EngineHost() {
+  Stop();
+}
+
+void EngineHost::AddObserver(ExecutionObserver* observer) {
+  engine_->AddObserver(observer);
+}
+
+Result<size_t> EngineHost::Start() {
+  std::promise<Result<size_t>> recovered;
+  auto done = recovered.get_future();
+  loop_.Post([this, &recovered] {
+    auto ids = RecoverExecutions(store_, engine_.get());
+    if (ids.ok()) {
+      recovered.set_value(ids->size());
+    } else {
+      recovered.set_value(ids.status());
+    }
+  });
+  running_ = true;
+  thread_ = std::thread([this] { loop_.Run(); });
+  Result<size_t> out = done.get();
+  if (!out.ok()) Stop();
+  return out;
+}
+
+void EngineHost::Stop() {
+  if (!running_.exchange(false)) return;
+  loop_.Stop();
+  thread_.join();
+  shell_->Shutdown();
+  committer_->Flush();
+}
+
+void EngineHost::Every(Duration period, std::function<void(Engine&)> task) {
+  auto tick = std::make_shared<std::function<void()>>();
+  *tick = [this, period, task = std::move(task), weak = std::weak_ptr(tick)] {
+    task(*engine_);
+    if (auto again = weak.lock()) loop_.ScheduleAfter(period, *again);
+  };
+  periodic_.push_back(tick);
+  loop_.Post([this, tick] { (*tick)(); });
+}
+
+void EngineHost::Post(std::function<void(Engine&)> task) {
+  if (!running_) return;
+  loop_.Post([this, task = std::move(task)] { task(*engine_); });
+}
+
+}  // namespace baton::server

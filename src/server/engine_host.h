@@ -1,0 +1,54 @@
+// The server's engine: one thread running the decide loop, the group-commit writer,
+// and the local runners. Everything that touches the engine goes through Post().
+#pragma once
+
+#include <baton/engine.h>
+#include <baton/event_loop.h>
+#include <baton/runner.h>
+#include <baton/store.h>
+
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+namespace baton::server {
+
+class EngineHost {
+ public:
+  EngineHost(Store* store, EngineOptions options);
+  ~EngineHost();  // Stop()s
+
+  // Before Start() only; called on the engine thread afterwards.
+  void AddObserver(ExecutionObserver* observer);
+
+  // Starts the engine thread and recovers every unfinished execution from the store
+  // (the first thing the thread does). Returns the number recovered.
+  Result<size_t> Start();
+  // Stops the loop, kills local processes and flushes the store. Unfinished executions
+  // stay in the store for the next start.
+  void Stop();
+
+  // Runs `task` on the engine thread. Thread-safe; tasks posted after Stop() never run.
+  void Post(std::function<void(Engine&)> task);
+
+  // Runs `task` on the engine thread every `period` from Start() on.
+  void Every(Duration period, std::function<void(Engine&)> task);
+  CommitQueue::Stats commit_stats() const { return committer_->stats(); }
+
+  Store* store() const { return store_; }
+  const Clock& clock() const { return loop_.clock(); }
+  bool running() const { return running_; }
+
+ private:
+  Store* store_;
+  RealEventLoop loop_;
+  std::unique_ptr<Committer> committer_;
+  std::unique_ptr<Runner> shell_;
+  std::unique_ptr<Engine> engine_;
+  std::thread thread_;
+  std::vector<std::shared_ptr<std::function<void()>>> periodic_;
+  std::atomic<bool> running_{false};
+};
+
+}  // namespace baton::server

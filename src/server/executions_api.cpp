@@ -1,0 +1,227 @@
+// /api/v1/executions: submit, list, get, events, and control.
+#include "server/api.h"
+#include "server/submitter.h"
+#include "server/views.h"
+
+#include <baton/workflow.h>
+
+namespace baton::server {
+namespace {
+
+constexpr size_t kDefaultPage = 50;
+
+// An execution of the caller's namespace; ids of other namespaces are 404, like ids that
+// do not exist, so a token learns nothing about namespaces it cannot see.
+Result<ExecutionRecord> Visible(ApiContext& ctx, const Call& call) {
+  const std::string& id = call.Param("id");
+  auto e = ctx.store->GetExecution(id);
+  if (!e.ok()) {
+    if (e.status().code() == errc::kNotFound) {
+      return Status(errc::kNotFound, "no execution '" + id + "'");
+    }
+    return e.status();
+  }
+  if (e->ns != call.principal.ns) return Status(errc::kNotFound, "no execution '" + id + "'");
+  return e;
+}
+
+void RespondWithExecution(ApiContext& ctx, const std::string& id, int status,
+                          const Responder& respond, bool created_flag = false,
+                          bool created = false) {
+  auto e = ctx.store->GetExecution(id);
+  if (!e.ok()) return respond(ErrorResponse(e.status()));
+  Json body = ExecutionSummaryJson(*e);
+  if (created_flag) body["created"] = created;
+  HttpResponse r = JsonResponse(status, body);
+  r.headers.emplace_back("Location", "/api/v1/executions/" + id);
+  respond(std::move(r));
+}
+
+void Submit(ApiContext& ctx, const Call& call, const Responder& respond) {
+  auto body = ParseJsonBody(*call.request);
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  static const std::vector<std::string> kFields = {"workflow", "version", "input", "priority",
+                                                   "idempotency_key", "parent_id"};
+  for (const auto& [key, value] : body->items()) {
+    if (std::find(kFields.begin(), kFields.end(), key) == kFields.end()) {
+      return respond(ErrorResponse(400, errc::kValidation, "unknown field '" + key + "'",
+                                   {{"field", key}, {"valid_fields", kFields}}));
+    }
+  }
+  auto field_error = [&](const std::string& field, const std::string& message) {
+    respond(ErrorResponse(400, errc::kValidation, "field '" + field + "': " + message,
+                          {{"field", field}}));
+  };
+  const Json& wf = (*body)["workflow"];
+  if (!wf.is_string() || wf.get<std::string>().empty()) {
+    return field_error("workflow", "the name of a workflow is required");
+  }
+  int version = 0;
+  if (body->contains("version")) {
+    const Json& v = (*body)["version"];
+    if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > INT32_MAX) {
+      return field_error("version", "must be a positive integer");
+    }
+    version = v.get<int>();
+  }
+  Json input = body->value("input", Json::object());
+  if (!input.is_object()) return field_error("input", "must be an object");
+  const size_t input_bytes = input.dump().size();
+  if (input_bytes > ctx.limits.max_payload_bytes) {
+    return respond(ErrorResponse(
+        413, "PAYLOAD_TOO_LARGE",
+        "input is " + std::to_string(input_bytes) + " bytes; the limit is " +
+            std::to_string(ctx.limits.max_payload_bytes) + " bytes (server --max-payload)",
+        {{"field", "input"}, {"limit", ctx.limits.max_payload_bytes}}));
+  }
+  SubmitRequest req;
+  req.ns = call.principal.ns;
+  if (body->contains("priority")) {
+    const Json& p = (*body)["priority"];
+    auto parsed = p.is_string() ? ParsePriority(p.get<std::string>()) : std::nullopt;
+    if (!parsed) return field_error("priority", "must be one of low, normal, high, critical");
+    req.priority = *parsed;
+  }
+  for (auto [name, out] : {std::pair{"idempotency_key", &req.idempotency_key},
+                           std::pair{"parent_id", &req.parent_id}}) {
+    if (!body->contains(name)) continue;
+    const Json& v = (*body)[name];
+    if (!v.is_string() || v.get<std::string>().size() > 200) {
+      return field_error(name, "must be a string of at most 200 characters");
+    }
+    *out = v.get<std::string>();
+  }
+  auto rec = ctx.store->GetWorkflow(req.ns, wf.get<std::string>(), version);
+  if (!rec.ok()) return respond(ErrorResponse(rec.status()));
+  auto def = WorkflowFromSnapshot(rec->definition, "workflow " + rec->name);
+  if (!def.ok()) return respond(ErrorResponse(def.status()));
+  def->version = rec->version;
+  auto resolved = ResolveInputs(*def, input, {});
+  if (!resolved.ok()) {
+    return respond(ErrorResponse(400, errc::kValidation, resolved.status().message(),
+                                 {{"field", "input"}}));
+  }
+  req.input = std::move(resolved.value());
+  req.workflow = std::make_shared<const WorkflowDef>(std::move(def.value()));
+  ctx.submitter->Submit(std::move(req), [&ctx, respond](Result<SubmitOutcome> out) {
+    if (!out.ok()) return respond(ErrorResponse(out.status()));
+    RespondWithExecution(ctx, out->execution_id, out->created ? 201 : 200, respond, true,
+                         out->created);
+  });
+}
+
+void List(ApiContext& ctx, const Call& call, const Responder& respond) {
+  const HttpRequest& req = *call.request;
+  ExecutionFilter f;
+  f.ns = call.principal.ns;
+  auto limit = PageLimit(req, kDefaultPage, ctx.limits.max_page);
+  if (!limit.ok()) return respond(ErrorResponse(limit.status()));
+  f.limit = *limit;
+  if (std::string s = req.Query("status"); !s.empty()) {
+    f.status = ParseExecutionStatus(s);
+    if (!f.status) {
+      return respond(ErrorResponse(400, errc::kInvalidArgument, "unknown status '" + s + "'",
+                                   {{"field", "status"}}));
+    }
+  }
+  f.workflow = req.Query("workflow");
+  f.parent_id = req.Query("parent");
+  for (auto [name, out] : {std::pair{"since", &f.created_from}, std::pair{"until", &f.created_until}}) {
+    std::string text = req.Query(name);
+    if (text.empty()) continue;
+    auto t = ParseTime(text);
+    if (!t.ok()) return respond(ErrorResponse(t.status(), {{"field", name}}));
+    *out = *t;
+  }
+  if (std::string c = req.Query("cursor"); !c.empty()) {
+    size_t dot = c.find('.');
+    auto t = dot == std::string::npos ? Result<TimeMs>(Status(errc::kInvalidArgument, "x"))
+                                      : ParseTime(c.substr(0, dot));
+    if (!t.ok() || dot + 1 >= c.size()) {
+      return respond(ErrorResponse(400, errc::kInvalidArgument, "malformed cursor",
+                                   {{"field", "cursor"}}));
+    }
+    f.after = ExecutionCursor{*t, c.substr(dot + 1)};
+  }
+  auto list = ctx.store->ListExecutions(f);
+  if (!list.ok()) return respond(ErrorResponse(list.status()));
+  Json items = Json::array();
+  for (const auto& e : *list) items.push_back(ExecutionSummaryJson(e));
+  Json next = nullptr;
+  if (list->size() == f.limit) {
+    next = std::to_string(list->back().created_at) + "." + list->back().id;
+  }
+  respond(JsonResponse(200, {{"executions", items}, {"next_cursor", next}}));
+}
+
+void Events(ApiContext& ctx, const Call& call, const Responder& respond) {
+  auto e = Visible(ctx, call);
+  if (!e.ok()) return respond(ErrorResponse(e.status()));
+  const HttpRequest& req = *call.request;
+  int64_t after = 0;
+  if (std::string a = req.Query("after"); !a.empty()) {
+    if (a.size() > 15 || a.find_first_not_of("0123456789") != std::string::npos) {
+      return respond(ErrorResponse(400, errc::kInvalidArgument,
+                                   "after must be an event sequence number", {{"field", "after"}}));
+    }
+    after = std::stoll(a);
+  }
+  auto limit = PageLimit(req, 100, ctx.limits.max_page);
+  if (!limit.ok()) return respond(ErrorResponse(limit.status()));
+  auto events = ctx.store->GetEvents(e->id, after, *limit);
+  if (!events.ok()) return respond(ErrorResponse(events.status()));
+  Json items = Json::array();
+  for (const auto& ev : *events) items.push_back(EventJson(ev));
+  Json next = events->size() == *limit ? Json(events->back().seq) : Json(nullptr);
+  respond(JsonResponse(200, {{"events", items}, {"next_after", next}}));
+}
+
+void Control(ApiContext& ctx, const Call& call, const Responder& respond, ControlOp op) {
+  auto e = Visible(ctx, call);
+  if (!e.ok()) return respond(ErrorResponse(e.status()));
+  std::string reason = "cancelled through the API";
+  if (op == ControlOp::kCancel && !call.request->body.empty()) {
+    auto body = ParseJsonBody(*call.request);
+    if (!body.ok()) return respond(ErrorResponse(body.status()));
+    if (body->contains("reason") && (*body)["reason"].is_string()) {
+      reason = (*body)["reason"].get<std::string>().substr(0, 500);
+    }
+  }
+  std::string id = e->id;
+  ctx.submitter->Control(id, op, reason, [&ctx, id, respond](Status st) {
+    if (!st.ok()) return respond(ErrorResponse(st));
+    RespondWithExecution(ctx, id, 200, respond);
+  });
+}
+
+}  // namespace
+
+void AddExecutionRoutes(Router& router, ApiContext& ctx) {
+  router.Add("POST", "/api/v1/executions", Scope::kWrite,
+             "Start an execution: {workflow, version?, input?, priority?, idempotency_key?}",
+             [&ctx](const Call& call, Responder respond) { Submit(ctx, call, respond); });
+  router.Add("GET", "/api/v1/executions", Scope::kRead,
+             "List executions: ?status, workflow, parent, since, until, limit, cursor",
+             [&ctx](const Call& call, Responder respond) { List(ctx, call, respond); });
+  router.Add("GET", "/api/v1/executions/{id}", Scope::kRead,
+             "An execution with its steps, attempts, timing and layers",
+             [&ctx](const Call& call, Responder respond) {
+               auto e = Visible(ctx, call);
+               if (!e.ok()) return respond(ErrorResponse(e.status()));
+               auto detail = ExecutionDetailJson(ctx.store, *e);
+               if (!detail.ok()) return respond(ErrorResponse(detail.status()));
+               respond(JsonResponse(200, *detail));
+             });
+  router.Add("GET", "/api/v1/executions/{id}/events", Scope::kRead,
+             "An execution's events in order: ?after=SEQ&limit=N",
+             [&ctx](const Call& call, Responder respond) { Events(ctx, call, respond); });
+  for (auto [name, op] : {std::pair{"cancel", ControlOp::kCancel},
+                          std::pair{"pause", ControlOp::kPause},
+                          std::pair{"resume", ControlOp::kResume}}) {
+    router.Add("POST", std::string("/api/v1/executions/{id}/") + name, Scope::kWrite,
+               std::string("Ask the engine to ") + name + " the execution",
+               [&ctx, op](const Call& call, Responder respond) { Control(ctx, call, respond, op); });
+  }
+}
+
+}  // namespace baton::server

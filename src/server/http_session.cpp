@@ -1,0 +1,177 @@
+#include "server/http_session.h"
+
+#include "server/metrics.h"
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include <chrono>
+#include <optional>
+
+namespace baton::server {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+class HttpSession : public std::enable_shared_from_this<HttpSession> {
+ public:
+  HttpSession(tcp::socket socket, std::shared_ptr<SessionShared> shared, bool reject)
+      : stream_(std::move(socket)), shared_(std::move(shared)), reject_(reject) {
+    ++shared_->connections;
+  }
+  ~HttpSession() { --shared_->connections; }
+
+  void Run() {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->ReadHeader(); });
+  }
+
+ private:
+  const ServerLimits& limits() const { return shared_->limits; }
+
+  void ReadHeader() {
+    parser_.emplace();
+    parser_->header_limit(static_cast<uint32_t>(limits().max_header_bytes));
+    parser_->body_limit(limits().max_body_bytes);
+    // Idle until the first byte, then the request deadline; one timer covers both well
+    // enough: the idle limit is the longer one.
+    stream_.expires_after(std::chrono::seconds(limits().idle_timeout_s));
+    http::async_read_header(stream_, buffer_, *parser_,
+                            [self = shared_from_this()](beast::error_code ec, size_t) {
+                              self->OnHeader(ec);
+                            });
+  }
+
+  void OnHeader(beast::error_code ec) {
+    if (ec) return OnReadError(ec);
+    auto& req = parser_->get();
+    if (auto len = parser_->content_length(); len && *len > limits().max_body_bytes) {
+      return TooLarge();
+    }
+    stream_.expires_after(std::chrono::seconds(limits().request_timeout_s));
+    if (beast::iequals(req[http::field::expect], "100-continue")) {
+      // curl and others wait for this before sending a body.
+      auto cont = std::make_shared<http::response<http::empty_body>>(http::status::continue_,
+                                                                     req.version());
+      http::async_write(stream_, *cont,
+                        [self = shared_from_this(), cont](beast::error_code wec, size_t) {
+                          if (wec) return self->Close();
+                          self->ReadBody();
+                        });
+      return;
+    }
+    ReadBody();
+  }
+
+  void ReadBody() {
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = shared_from_this()](beast::error_code ec, size_t) {
+                       if (ec) return self->OnReadError(ec);
+                       self->Dispatch();
+                     });
+  }
+
+  void OnReadError(beast::error_code ec) {
+    if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
+        ec == net::error::operation_aborted || ec == net::error::connection_reset ||
+        ec == net::error::eof) {
+      return Close();
+    }
+    if (ec == http::error::body_limit) return TooLarge();
+    if (ec == http::error::header_limit) {
+      return Fail(ErrorResponse(431, "HEADER_TOO_LARGE",
+                                "request headers exceed " +
+                                    std::to_string(limits().max_header_bytes) + " bytes"));
+    }
+    Fail(ErrorResponse(400, "BAD_REQUEST", "malformed HTTP request: " + ec.message()));
+  }
+
+  void TooLarge() {
+    Fail(ErrorResponse(413, "PAYLOAD_TOO_LARGE",
+                       "request body exceeds " + std::to_string(limits().max_body_bytes) +
+                           " bytes (server --max-body)",
+                       {{"limit", limits().max_body_bytes}}));
+  }
+
+  // Answers and closes: the rest of the stream cannot be trusted to frame requests.
+  void Fail(HttpResponse r) {
+    keep_alive_ = false;
+    Write(std::move(r), 11);
+  }
+
+  void Dispatch() {
+    auto& msg = parser_->get();
+    const unsigned version = msg.version();
+    keep_alive_ = msg.keep_alive();
+    if (reject_) {
+      keep_alive_ = false;
+      return Write(ErrorResponse(503, "UNAVAILABLE", "too many connections; retry later"),
+                   version);
+    }
+    auto req = std::make_shared<HttpRequest>();
+    req->method = std::string(msg.method_string());
+    std::string_view target = msg.target();
+    size_t q = target.find('?');
+    if (!PercentDecode(target.substr(0, q), &req->path, false) ||
+        (q != std::string_view::npos && !ParseQuery(target.substr(q + 1), &req->query))) {
+      return Fail(ErrorResponse(400, "BAD_REQUEST", "malformed percent-encoding in the URL"));
+    }
+    for (const auto& field : msg) {
+      std::string name(field.name_string());
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      req->headers[name] = std::string(field.value());
+    }
+    req->body = std::move(msg.body());
+    beast::error_code ec;
+    auto ep = stream_.socket().remote_endpoint(ec);
+    if (!ec) req->remote = ep.address().to_string();
+    // The handler may answer later, from another thread: post back to this strand.
+    auto self = shared_from_this();
+    shared_->router->Handle(req, [self, version](HttpResponse r) {
+      net::post(self->stream_.get_executor(),
+                [self, version, r = std::move(r)]() mutable { self->Write(std::move(r), version); });
+    });
+  }
+
+  void Write(HttpResponse r, unsigned version) {
+    if (shared_->metrics) shared_->metrics->CountRequest(r.status);
+    auto res = std::make_shared<http::response<http::string_body>>(
+        static_cast<http::status>(r.status), version);
+    res->set(http::field::server, "baton");
+    if (!r.content_type.empty()) res->set(http::field::content_type, r.content_type);
+    for (auto& [k, v] : r.headers) res->set(k, v);
+    res->body() = std::move(r.body);
+    res->keep_alive(keep_alive_);
+    res->prepare_payload();
+    stream_.expires_after(std::chrono::seconds(limits().request_timeout_s));
+    http::async_write(stream_, *res,
+                      [self = shared_from_this(), res](beast::error_code ec, size_t) {
+                        if (ec || !self->keep_alive_) return self->Close();
+                        self->ReadHeader();
+                      });
+  }
+
+  void Close() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+  }
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::shared_ptr<SessionShared> shared_;
+  bool reject_;
+  bool keep_alive_ = false;
+};
+
+}  // namespace
+
+void StartHttpSession(tcp::socket socket, std::shared_ptr<SessionShared> shared, bool reject) {
+  std::make_shared<HttpSession>(std::move(socket), std::move(shared), reject)->Run();
+}
+
+}  // namespace baton::server

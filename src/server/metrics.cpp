@@ -1,0 +1,129 @@
+#include "server/metrics.h"
+
+#include <sstream>
+
+namespace baton::server {
+
+void ServerMetrics::OnEvent(const EventRecord& e, const ExecutionProgress& p) {
+  std::lock_guard lock(mu_);
+  const std::string& t = e.type;
+  if (t == "execution.started") ++executions_started_;
+  if (t.rfind("execution.", 0) == 0) {
+    if (IsTerminal(p.status)) {
+      live_.erase(e.execution_id);
+      ++finished_[ToString(p.status)];
+    } else {
+      live_[e.execution_id] = p.status;
+    }
+    return;
+  }
+  const std::string key = e.execution_id + "/" + e.step_id;
+  if (t == "step.started" || (t == "step.dispatched" && !step_started_at_.count(key))) {
+    if (t == "step.started") ++steps_started_;
+    step_started_at_[key] = e.time;
+    return;
+  }
+  const bool completed = t == "step.completed";
+  const bool failed = t == "step.failed" || t == "step.timed_out";
+  if (t == "step.retrying") ++steps_retried_;
+  if (!completed && !failed && t != "step.retrying" && t != "step.cancelled") return;
+  if (completed) ++steps_completed_;
+  if (failed) ++steps_failed_;
+  auto it = step_started_at_.find(key);
+  if (it == step_started_at_.end()) return;
+  const double seconds = static_cast<double>(e.time - it->second) / 1000.0;
+  step_started_at_.erase(it);
+  if (!completed && !failed) return;
+  for (size_t i = 0; i < kBuckets.size(); ++i) {
+    if (seconds <= kBuckets[i]) ++duration_buckets_[i];
+  }
+  ++duration_count_;
+  duration_sum_s_ += seconds;
+}
+
+void ServerMetrics::OnStoreError(const Status&) {
+  std::lock_guard lock(mu_);
+  ++store_errors_;
+}
+
+void ServerMetrics::SetEngineStats(const EngineStats& stats, const CommitQueue::Stats& commits,
+                                   TimeMs now) {
+  std::lock_guard lock(mu_);
+  engine_ = stats;
+  commits_ = commits;
+  engine_report_at_ = now;
+}
+
+void ServerMetrics::CountRequest(int status) {
+  std::lock_guard lock(mu_);
+  ++requests_[status / 100];
+}
+
+TimeMs ServerMetrics::last_engine_report() const {
+  std::lock_guard lock(mu_);
+  return engine_report_at_;
+}
+
+uint64_t ServerMetrics::store_errors() const {
+  std::lock_guard lock(mu_);
+  return store_errors_;
+}
+
+std::string ServerMetrics::Render() const {
+  std::lock_guard lock(mu_);
+  std::ostringstream o;
+  auto help = [&](const char* name, const char* type, const char* text) {
+    o << "# HELP " << name << ' ' << text << "\n# TYPE " << name << ' ' << type << '\n';
+  };
+  help("baton_executions", "gauge", "Executions in the engine by status (running, paused).");
+  std::map<std::string, uint64_t> live;
+  live["running"] = live["paused"] = live["pending"] = 0;
+  for (const auto& [id, st] : live_) ++live[ToString(st)];
+  for (const auto& [st, n] : live) o << "baton_executions{status=\"" << st << "\"} " << n << '\n';
+  help("baton_executions_finished_total", "counter",
+       "Executions that reached a terminal status since the server started.");
+  for (const char* st : {"completed", "failed", "timeout", "cancelled"}) {
+    auto it = finished_.find(st);
+    o << "baton_executions_finished_total{status=\"" << st << "\"} "
+      << (it == finished_.end() ? 0 : it->second) << '\n';
+  }
+  help("baton_executions_started_total", "counter", "Executions started.");
+  o << "baton_executions_started_total " << executions_started_ << '\n';
+  help("baton_steps_total", "counter", "Step transitions by kind.");
+  o << "baton_steps_total{event=\"started\"} " << steps_started_ << '\n'
+    << "baton_steps_total{event=\"completed\"} " << steps_completed_ << '\n'
+    << "baton_steps_total{event=\"failed\"} " << steps_failed_ << '\n'
+    << "baton_steps_total{event=\"retried\"} " << steps_retried_ << '\n';
+  help("baton_step_duration_seconds", "histogram",
+       "Step attempt duration, dispatch to completion or failure.");
+  for (size_t i = 0; i < kBuckets.size(); ++i) {  // counts are cumulative already
+    o << "baton_step_duration_seconds_bucket{le=\"" << kBuckets[i] << "\"} "
+      << duration_buckets_[i] << '\n';
+  }
+  o << "baton_step_duration_seconds_bucket{le=\"+Inf\"} " << duration_count_ << '\n'
+    << "baton_step_duration_seconds_sum " << duration_sum_s_ << '\n'
+    << "baton_step_duration_seconds_count " << duration_count_ << '\n';
+  help("baton_ready_queue_depth", "gauge", "Steps ready and waiting for capacity.");
+  o << "baton_ready_queue_depth " << engine_.ready_queue_depth << '\n';
+  help("baton_store_commits_total", "counter", "Store transactions (group commits).");
+  o << "baton_store_commits_total " << commits_.commits << '\n';
+  help("baton_store_commit_batches_total", "counter",
+       "Decide batches written; divided by commits, the mean group size.");
+  o << "baton_store_commit_batches_total " << commits_.batches << '\n';
+  help("baton_store_commit_group_max", "gauge", "Most batches in one transaction.");
+  o << "baton_store_commit_group_max " << commits_.max_group_seen << '\n';
+  help("baton_store_commit_seconds_total", "counter",
+       "Time inside store commits; divided by commits, the mean latency.");
+  o << "baton_store_commit_seconds_total " << commits_.total_commit_ms / 1000.0 << '\n';
+  help("baton_store_errors_total", "counter", "Batches the store refused.");
+  o << "baton_store_errors_total " << store_errors_ << '\n';
+  help("baton_http_requests_total", "counter", "HTTP responses by status class.");
+  for (int c : {2, 3, 4, 5}) {
+    auto it = requests_.find(c);
+    o << "baton_http_requests_total{code=\"" << c << "xx\"} "
+      << (it == requests_.end() ? 0 : it->second) << '\n';
+  }
+  return o.str();
+}
+
+}  // namespace baton::server

@@ -1,0 +1,52 @@
+// Prometheus metrics: an ExecutionObserver counting what the engine commits, plus
+// snapshots of the engine's and the store writer's own counters.
+//
+// Threading: OnEvent runs on the engine thread, Render() on I/O threads; one mutex.
+#pragma once
+
+#include <baton/commit_queue.h>
+#include <baton/engine.h>
+
+#include <array>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace baton::server {
+
+class ServerMetrics final : public ExecutionObserver {
+ public:
+  void OnEvent(const EventRecord& event, const ExecutionProgress& progress) override;
+  void OnStoreError(const Status& status) override;
+
+  // Engine-thread snapshots, taken periodically by the server.
+  void SetEngineStats(const EngineStats& stats, const CommitQueue::Stats& commits, TimeMs now);
+  // HTTP requests by status class, counted by sessions.
+  void CountRequest(int status);
+
+  std::string Render() const;
+  // When the engine last reported (health: a stuck loop stops reporting).
+  TimeMs last_engine_report() const;
+  uint64_t store_errors() const;
+
+ private:
+  static constexpr std::array<double, 12> kBuckets = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5,
+                                                      1,     5,     10,   60,   300, 1800};
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, ExecutionStatus> live_;  // non-terminal executions
+  std::map<std::string, uint64_t> finished_;               // terminal status -> count
+  uint64_t executions_started_ = 0;
+  uint64_t steps_started_ = 0, steps_completed_ = 0, steps_failed_ = 0, steps_retried_ = 0;
+  std::unordered_map<std::string, TimeMs> step_started_at_;  // "exec/step" -> time
+  std::array<uint64_t, kBuckets.size()> duration_buckets_{};
+  uint64_t duration_count_ = 0;
+  double duration_sum_s_ = 0;
+  EngineStats engine_;
+  CommitQueue::Stats commits_;
+  TimeMs engine_report_at_ = 0;
+  uint64_t store_errors_ = 0;
+  std::map<int, uint64_t> requests_;  // 2, 3, 4, 5 (status / 100)
+};
+
+}  // namespace baton::server

@@ -1,0 +1,59 @@
+// Routes requests to handlers by method and path pattern, after authentication.
+//
+// Patterns are literal segments and {name} captures: "/api/v1/executions/{id}/cancel".
+// A path that matches no pattern is 404; one that matches with another method is 405.
+// Each route names the scope it needs: public routes skip authentication; the others
+// answer 401 without a valid token and 403 without the scope.
+//
+// Threading: routes are added before serving; Handle() is then thread-safe. Handlers
+// run on the calling (I/O) thread and answer through the Responder, at once or later
+// from any thread.
+#pragma once
+
+#include "server/auth.h"
+#include "server/http_types.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace baton::server {
+
+struct Call {
+  std::shared_ptr<const HttpRequest> request;
+  std::map<std::string, std::string> params;  // the pattern's {captures}
+  Principal principal;                        // empty for public routes
+  const std::string& Param(const std::string& name) const { return params.at(name); }
+};
+
+using Handler = std::function<void(const Call& call, Responder respond)>;
+
+struct RouteInfo {
+  std::string method;
+  std::string pattern;
+  Scope scope;
+  std::string summary;  // one line, for openapi.json
+};
+
+class Router {
+ public:
+  explicit Router(TokenAuthority* auth) : auth_(auth) {}
+  void Add(std::string method, std::string pattern, Scope scope, std::string summary,
+           Handler handler);
+  void Handle(std::shared_ptr<const HttpRequest> request, Responder respond) const;
+  std::vector<RouteInfo> Routes() const;
+
+ private:
+  struct Route {
+    RouteInfo info;
+    std::vector<std::string> segments;
+    Handler handler;
+  };
+  static bool Match(const Route& route, const std::vector<std::string>& segments,
+                    std::map<std::string, std::string>* params);
+  TokenAuthority* auth_;
+  std::vector<Route> routes_;
+};
+
+}  // namespace baton::server

@@ -1,0 +1,199 @@
+#include "server/server.h"
+
+#include "server/listener.h"
+#include "server/metrics.h"
+#include "server/submitter.h"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace baton::server {
+
+namespace net = boost::asio;
+
+std::string DefaultCredentialsPath() {
+  if (const char* p = std::getenv("BATON_CREDENTIALS"); p && *p) return p;
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) {
+    return std::string(x) + "/baton/credentials.json";
+  }
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : ".") + "/.config/baton/credentials.json";
+}
+
+namespace {
+
+Result<net::ip::tcp::endpoint> ParseListen(const std::string& listen) {
+  size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) {
+    return Status(errc::kInvalidArgument, "--listen must be HOST:PORT, got '" + listen + "'");
+  }
+  std::string host = listen.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  std::string port = listen.substr(colon + 1);
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoi(port) > 65535) {
+    return Status(errc::kInvalidArgument, "--listen: bad port '" + port + "'");
+  }
+  if (host.empty() || host == "localhost") host = "127.0.0.1";
+  boost::system::error_code ec;
+  auto addr = net::ip::make_address(host, ec);
+  if (ec) {
+    return Status(errc::kInvalidArgument,
+                  "--listen: '" + host + "' is not an IP address (e.g. 127.0.0.1 or 0.0.0.0)");
+  }
+  return net::ip::tcp::endpoint(addr, static_cast<uint16_t>(std::stoi(port)));
+}
+
+// The file the CLI reads: {"server": URL, "token": SECRET}. Written 0600.
+Status WriteCredentials(const std::string& path, const std::string& url,
+                        const std::string& token) {
+  Json j = Json::object();
+  if (std::ifstream in(path); in) {
+    j = Json::parse(in, nullptr, false);
+    if (!j.is_object()) j = Json::object();
+  }
+  j["server"] = url;
+  if (!token.empty()) j["token"] = token;
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) return Status(errc::kIo, "cannot write " + tmp);
+    ::chmod(tmp.c_str(), 0600);
+    out << j.dump(2) << "\n";
+    if (!out.flush()) return Status(errc::kIo, "cannot write " + tmp);
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return Status(errc::kIo, "cannot write " + path + ": " + ec.message());
+  return Status::Ok();
+}
+
+}  // namespace
+
+struct Server::Impl {
+  ServerOptions options;
+  std::unique_ptr<Store> store;
+  RealClock clock;
+  std::unique_ptr<EngineHost> engine;
+  std::unique_ptr<TokenAuthority> auth;
+  std::unique_ptr<Submitter> submitter;
+  ServerMetrics metrics;
+  ApiContext ctx;
+  std::unique_ptr<Router> router;
+  net::io_context ioc;
+  std::shared_ptr<Listener> listener;
+  std::string host;
+};
+
+Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Server::~Server() {
+  Stop();
+  if (impl_->engine) impl_->engine->Stop();
+}
+
+Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
+  auto endpoint = ParseListen(options.listen);
+  if (!endpoint.ok()) return endpoint.status();
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->host = endpoint->address().to_string();
+  if (endpoint->address().is_unspecified()) impl->host = "127.0.0.1";
+  SqliteOptions sqlite;
+  sqlite.synchronous_full = !options.sync_normal;
+  auto store = OpenSqliteStore(options.db_path, sqlite);
+  if (!store.ok()) return store.status();
+  impl->store = std::move(store.value());
+
+  impl->auth = std::make_unique<TokenAuthority>(impl->store.get(), &impl->clock);
+  auto admin = impl->auth->EnsureAdmin();
+  if (!admin.ok()) return admin.status();
+
+  EngineOptions engine_options;
+  engine_options.parallel = options.parallel;
+  impl->engine = std::make_unique<EngineHost>(impl->store.get(), engine_options);
+  impl->engine->AddObserver(&impl->metrics);
+  impl->submitter = std::make_unique<Submitter>(impl->engine.get());
+
+  ApiContext& ctx = impl->ctx;
+  ctx.store = impl->store.get();
+  ctx.engine = impl->engine.get();
+  ctx.auth = impl->auth.get();
+  ctx.submitter = impl->submitter.get();
+  ctx.metrics = &impl->metrics;
+  ctx.limits = options.limits;
+  impl->router = std::make_unique<Router>(impl->auth.get());
+  AddSystemRoutes(*impl->router, ctx);
+  AddWorkflowRoutes(*impl->router, ctx);
+  AddExecutionRoutes(*impl->router, ctx);
+  AddTokenRoutes(*impl->router, ctx);
+
+  auto shared = std::make_shared<SessionShared>();
+  shared->router = impl->router.get();
+  shared->metrics = &impl->metrics;
+  shared->limits = options.limits;
+  impl->listener = std::make_shared<Listener>(impl->ioc, shared);
+  if (Status s = impl->listener->Open(*endpoint); !s.ok()) return s;
+
+  auto recovered = impl->engine->Start();
+  if (!recovered.ok()) return recovered.status();
+  if (*recovered > 0) {
+    std::fprintf(stderr, "baton: recovered %zu unfinished execution(s)\n", *recovered);
+  }
+  EngineHost* host = impl->engine.get();
+  ServerMetrics* metrics = &impl->metrics;
+  host->Every(Duration(500), [host, metrics](Engine& engine) {
+    metrics->SetEngineStats(engine.Stats(), host->commit_stats(), host->clock().Now());
+  });
+
+  std::unique_ptr<Server> server(new Server(std::move(impl)));
+  const std::string creds = options.credentials_path.empty() ? DefaultCredentialsPath()
+                                                              : options.credentials_path;
+  if (admin->has_value()) {
+    if (Status s = WriteCredentials(creds, server->url(), (*admin)->secret); !s.ok()) return s;
+    std::fprintf(stderr,
+                 "baton: created the first admin token (id %s); stored in %s for the CLI\n",
+                 (*admin)->record.id.c_str(), creds.c_str());
+  } else if (std::filesystem::exists(creds)) {
+    (void)WriteCredentials(creds, server->url(), "");  // keep the CLI pointed at this port
+  }
+  return server;
+}
+
+uint16_t Server::port() const {
+  return impl_->listener->port();
+}
+
+std::string Server::url() const {
+  std::string host = impl_->host;
+  if (host.find(':') != std::string::npos) host = "[" + host + "]";
+  return "http://" + host + ":" + std::to_string(port());
+}
+
+void Server::Run() {
+  impl_->listener->Start();
+  std::vector<std::thread> threads;
+  const int n = std::max(1, impl_->options.io_threads);
+  for (int i = 1; i < n; ++i) threads.emplace_back([this] { impl_->ioc.run(); });
+  impl_->ioc.run();
+  for (auto& t : threads) t.join();
+  impl_->engine->Stop();
+}
+
+void Server::Stop() {
+  impl_->listener->Close();
+  impl_->ioc.stop();
+}
+
+}  // namespace baton::server

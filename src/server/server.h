@@ -1,0 +1,49 @@
+// `baton server`: the REST API, metrics and health on one port, over one engine.
+//
+// Open() opens the store, recovers every unfinished execution, creates the first admin
+// token when the store has none, and binds the port; Run() serves until Stop().
+#pragma once
+
+#include "server/api.h"
+
+#include <baton/status.h>
+
+#include <memory>
+#include <string>
+
+namespace baton::server {
+
+struct ServerOptions {
+  std::string listen = "127.0.0.1:8080";  // host:port; port 0 picks a free one
+  std::string db_path;                    // SQLite file
+  bool sync_normal = false;               // SQLite synchronous=NORMAL (see docs/storage.md)
+  int io_threads = 2;
+  int parallel = 0;  // local shell steps at once; 0 = cores
+  ServerLimits limits;
+  // Where the first admin token and this server's URL are written for the CLI.
+  std::string credentials_path;
+};
+
+// $BATON_CREDENTIALS, else $XDG_CONFIG_HOME/baton/credentials.json, else
+// ~/.config/baton/credentials.json.
+std::string DefaultCredentialsPath();
+
+class Server {
+ public:
+  static Result<std::unique_ptr<Server>> Open(const ServerOptions& options);
+  ~Server();
+
+  uint16_t port() const;
+  std::string url() const;
+  // Serves until Stop(); then stops the engine (unfinished executions stay stored).
+  void Run();
+  void Stop();  // thread-safe, async-signal-unsafe
+
+  struct Impl;
+
+ private:
+  explicit Server(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace baton::server

@@ -1,0 +1,80 @@
+#include "server/submitter.h"
+
+namespace baton::server {
+
+const char* ToString(ControlOp op) {
+  switch (op) {
+    case ControlOp::kCancel: return "cancel";
+    case ControlOp::kPause: return "pause";
+    case ControlOp::kResume: return "resume";
+  }
+  return "?";
+}
+
+void Submitter::Submit(SubmitRequest request, std::function<void(Result<SubmitOutcome>)> done) {
+  host_->Post([this, request = std::move(request), done = std::move(done)](Engine& engine) {
+    const auto key = std::make_pair(request.ns, request.idempotency_key);
+    if (!request.idempotency_key.empty()) {
+      // Checked here, on the one engine thread, so two racing submits cannot both start:
+      // first the starts not yet durable, then the store.
+      if (auto it = in_flight_.find(key); it != in_flight_.end()) {
+        std::string id = it->second;
+        engine.WhenDurable([done, id](const Status& st) {
+          if (!st.ok()) return done(st);
+          done(SubmitOutcome{id, false});
+        });
+        return;
+      }
+      ExecutionFilter f;
+      f.ns = request.ns;
+      f.idempotency_key = request.idempotency_key;
+      f.limit = 1;
+      auto existing = host_->store()->ListExecutions(f);
+      if (!existing.ok()) return done(existing.status());
+      if (!existing->empty()) return done(SubmitOutcome{existing->front().id, false});
+    }
+    StartRequest start;
+    start.workflow = request.workflow;
+    start.input = request.input;
+    start.priority = request.priority;
+    start.ns = request.ns;
+    start.idempotency_key = request.idempotency_key;
+    start.parent_id = request.parent_id;
+    auto id = engine.Start(std::move(start));
+    if (!id.ok()) return done(id.status());
+    if (!request.idempotency_key.empty()) in_flight_[key] = *id;
+    engine.WhenDurable([this, done, key, id = *id](const Status& st) {
+      if (!key.second.empty()) in_flight_.erase(key);
+      if (!st.ok()) return done(st);
+      done(SubmitOutcome{id, true});
+    });
+  });
+}
+
+void Submitter::Control(const std::string& execution_id, ControlOp op, std::string reason,
+                        std::function<void(Status)> done) {
+  host_->Post([this, execution_id, op, reason = std::move(reason),
+               done = std::move(done)](Engine& engine) {
+    Status st;
+    switch (op) {
+      case ControlOp::kCancel: st = engine.Cancel(execution_id, reason); break;
+      case ControlOp::kPause: st = engine.Pause(execution_id); break;
+      case ControlOp::kResume: st = engine.Resume(execution_id); break;
+    }
+    if (!st.ok()) {
+      if (st.code() == errc::kNotFound) {
+        // Not in the engine: finished (or never recovered). Say which.
+        auto stored = host_->store()->GetExecution(execution_id);
+        if (stored.ok() && IsTerminal(stored->status)) {
+          return done(Status(errc::kConflict, std::string("cannot ") + ToString(op) +
+                                                  " execution '" + execution_id +
+                                                  "': it is already " + baton::ToString(stored->status)));
+        }
+      }
+      return done(st);
+    }
+    engine.WhenDurable([done](const Status& durable) { done(durable); });
+  });
+}
+
+}  // namespace baton::server

@@ -1,0 +1,52 @@
+// Starts and controls executions for API callers, answering only once the change is
+// durable. Idempotency keys are enforced here: a repeated (namespace, key) returns the
+// first execution, also while that one's start is still being committed.
+//
+// Threading: the public calls are thread-safe; `done` runs on the engine thread and
+// must only hand the result on (e.g. to a Responder).
+#pragma once
+
+#include "server/engine_host.h"
+
+#include <baton/workflow.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+namespace baton::server {
+
+struct SubmitRequest {
+  std::string ns;
+  std::shared_ptr<const WorkflowDef> workflow;
+  Json input = Json::object();  // resolved
+  std::optional<Priority> priority;
+  std::string idempotency_key;
+  std::string parent_id;
+};
+
+struct SubmitOutcome {
+  std::string execution_id;
+  bool created = true;  // false: an earlier submit with the same idempotency key
+};
+
+enum class ControlOp { kCancel, kPause, kResume };
+const char* ToString(ControlOp op);
+
+class Submitter {
+ public:
+  explicit Submitter(EngineHost* host) : host_(host) {}
+
+  void Submit(SubmitRequest request, std::function<void(Result<SubmitOutcome>)> done);
+  // CONFLICT when the execution is already terminal, NOT_FOUND when the engine does not
+  // hold it. The caller checked that it exists in the caller's namespace.
+  void Control(const std::string& execution_id, ControlOp op, std::string reason,
+               std::function<void(Status)> done);
+
+ private:
+  EngineHost* host_;
+  // Engine thread only: keys whose start is not yet durable, so not yet in the store.
+  std::map<std::pair<std::string, std::string>, std::string> in_flight_;
+};
+
+}  // namespace baton::server

@@ -1,0 +1,106 @@
+// /health, /metrics and /api/v1/openapi.json.
+#include "server/api.h"
+#include "server/metrics.h"
+
+namespace baton::server {
+namespace {
+
+constexpr TimeMs kEngineStaleMs = 5'000;  // the engine reports every 500 ms
+
+Json OpenApi(const std::vector<RouteInfo>& routes) {
+  Json paths = Json::object();
+  for (const RouteInfo& r : routes) {
+    std::string method = r.method;
+    for (char& c : method) c = static_cast<char>(std::tolower(c));
+    Json op = {{"summary", r.summary},
+               {"responses",
+                {{"200", {{"description", "success"}}},
+                 {"default",
+                  {{"description", "error: {\"error\": {\"code\", \"message\", \"details\"}}"}}}}}};
+    if (r.scope != Scope::kPublic) {
+      op["security"] = Json::array({{{"bearer", Json::array()}}});
+      op["x-baton-scope"] = ToString(r.scope);
+    }
+    Json params = Json::array();
+    for (size_t i = r.pattern.find('{'); i != std::string::npos; i = r.pattern.find('{', i + 1)) {
+      size_t j = r.pattern.find('}', i);
+      params.push_back({{"name", r.pattern.substr(i + 1, j - i - 1)},
+                        {"in", "path"},
+                        {"required", true},
+                        {"schema", {{"type", "string"}}}});
+    }
+    if (!params.empty()) op["parameters"] = params;
+    paths[r.pattern][method] = op;
+  }
+  return {{"openapi", "3.0.3"},
+          {"info", {{"title", "Baton API"}, {"version", "1"}}},
+          {"components",
+           {{"securitySchemes", {{"bearer", {{"type", "http"}, {"scheme", "bearer"}}}}}}},
+          {"paths", paths}};
+}
+
+}  // namespace
+
+void AddSystemRoutes(Router& router, ApiContext& ctx) {
+  router.Add("GET", "/health", Scope::kPublic, "Store and engine status (503 when either is down)",
+             [&ctx](const Call&, Responder respond) {
+               Json out = {{"status", "ok"}, {"store", "ok"}, {"engine", "ok"}};
+               int code = 200;
+               auto probe = ctx.store->GetExecution("~health-probe");
+               if (!probe.ok() && probe.status().code() != errc::kNotFound) {
+                 out["store"] = probe.status().message();
+                 code = 503;
+               }
+               const TimeMs now = ctx.engine->clock().Now();
+               if (!ctx.engine->running() ||
+                   now - ctx.metrics->last_engine_report() > kEngineStaleMs) {
+                 out["engine"] = "not responding";
+                 code = 503;
+               }
+               if (ctx.metrics->store_errors() > 0) {
+                 out["store_errors"] = ctx.metrics->store_errors();
+               }
+               if (code != 200) out["status"] = "unavailable";
+               respond(JsonResponse(code, out));
+             });
+  router.Add("GET", "/metrics", Scope::kRead, "Prometheus metrics (text format)",
+             [&ctx](const Call&, Responder respond) {
+               HttpResponse r;
+               r.content_type = "text/plain; version=0.0.4";
+               r.body = ctx.metrics->Render();
+               respond(std::move(r));
+             });
+  router.Add("GET", "/api/v1/openapi.json", Scope::kPublic, "This API's OpenAPI description",
+             [&router](const Call&, Responder respond) {
+               respond(JsonResponse(200, OpenApi(router.Routes())));
+             });
+}
+
+Result<Json> ParseJsonBody(const HttpRequest& request) {
+  if (request.body.empty()) return Status(errc::kInvalidArgument, "the request body is empty");
+  Json j;
+  try {
+    j = Json::parse(request.body);
+  } catch (const Json::parse_error& e) {
+    return Status(errc::kInvalidArgument, "the request body is not valid JSON (at byte " +
+                                              std::to_string(e.byte) + ")");
+  }
+  if (!j.is_object()) return Status(errc::kInvalidArgument, "the request body must be an object");
+  return j;
+}
+
+Result<size_t> PageLimit(const HttpRequest& request, size_t fallback, size_t max) {
+  std::string text = request.Query("limit");
+  if (text.empty()) return fallback;
+  if (text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) {
+    return Status(errc::kInvalidArgument, "limit must be a positive integer");
+  }
+  size_t n = std::stoul(text);
+  if (n < 1 || n > max) {
+    return Status(errc::kInvalidArgument,
+                  "limit must be between 1 and " + std::to_string(max));
+  }
+  return n;
+}
+
+}  // namespace baton::server

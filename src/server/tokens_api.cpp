@@ -1,0 +1,101 @@
+// /api/v1/tokens: create, list and revoke bearer tokens (admin scope).
+#include "server/api.h"
+#include "server/views.h"
+
+namespace baton::server {
+namespace {
+
+Json TokenJson(const TokenRecord& t) {
+  return {{"id", t.id},
+          {"namespace", t.ns},
+          {"name", t.name},
+          {"scopes", t.scopes},
+          {"created_at", IsoTime(t.created_at)},
+          {"revoked_at", t.revoked_at ? Json(IsoTime(t.revoked_at)) : Json(nullptr)}};
+}
+
+bool ValidNamespace(const std::string& ns) {
+  if (ns.empty() || ns.size() > 64) return false;
+  for (char c : ns) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') {
+      return false;
+    }
+  }
+  return true;
+}
+
+void Create(ApiContext& ctx, const Call& call, const Responder& respond) {
+  auto body = ParseJsonBody(*call.request);
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  auto field_error = [&](const std::string& field, const std::string& message) {
+    respond(ErrorResponse(400, errc::kValidation, "field '" + field + "': " + message,
+                          {{"field", field}}));
+  };
+  for (const auto& [key, value] : body->items()) {
+    if (key != "name" && key != "scopes" && key != "namespace") {
+      return field_error(key, "unknown field (valid: name, scopes, namespace)");
+    }
+  }
+  const Json& name = body->value("name", Json(""));
+  if (!name.is_string() || name.get<std::string>().empty() || name.get<std::string>().size() > 200) {
+    return field_error("name", "a description of 1 to 200 characters is required");
+  }
+  const Json& scopes = body->value("scopes", Json());
+  if (!scopes.is_array() || scopes.empty()) {
+    return field_error("scopes", "a list of one or more of admin, write, read, worker");
+  }
+  std::vector<Scope> parsed;
+  for (const Json& s : scopes) {
+    auto scope = s.is_string() ? ParseScope(s.get<std::string>()) : std::nullopt;
+    if (!scope) return field_error("scopes", "unknown scope " + s.dump());
+    parsed.push_back(*scope);
+  }
+  std::string ns = call.principal.ns;
+  if (body->contains("namespace")) {
+    const Json& n = (*body)["namespace"];
+    if (!n.is_string() || !ValidNamespace(n.get<std::string>())) {
+      return field_error("namespace", "1 to 64 letters, digits, '-', '_' or '.'");
+    }
+    ns = n.get<std::string>();
+  }
+  if (!call.principal.MayAdminister(ns)) {
+    return respond(ErrorResponse(403, "FORBIDDEN",
+                                 "only admins of the default namespace create tokens for "
+                                 "another namespace"));
+  }
+  auto issued = ctx.auth->Create(ns, name.get<std::string>(), parsed);
+  if (!issued.ok()) return respond(ErrorResponse(issued.status()));
+  Json out = TokenJson(issued->record);
+  out["token"] = issued->secret;
+  respond(JsonResponse(201, out));
+}
+
+}  // namespace
+
+void AddTokenRoutes(Router& router, ApiContext& ctx) {
+  router.Add("POST", "/api/v1/tokens", Scope::kAdmin,
+             "Create a token: {name, scopes, namespace?}; the secret is shown once",
+             [&ctx](const Call& call, Responder respond) { Create(ctx, call, respond); });
+  router.Add("GET", "/api/v1/tokens", Scope::kAdmin,
+             "List the tokens this admin manages (never their secrets)",
+             [&ctx](const Call& call, Responder respond) {
+               auto list = ctx.store->ListTokens("");
+               if (!list.ok()) return respond(ErrorResponse(list.status()));
+               Json items = Json::array();
+               for (const auto& t : *list) {
+                 if (call.principal.MayAdminister(t.ns)) items.push_back(TokenJson(t));
+               }
+               respond(JsonResponse(200, {{"tokens", items}}));
+             });
+  router.Add("DELETE", "/api/v1/tokens/{id}", Scope::kAdmin, "Revoke a token at once",
+             [&ctx](const Call& call, Responder respond) {
+               Status s = ctx.auth->Revoke(call.principal, call.Param("id"));
+               if (!s.ok()) return respond(ErrorResponse(s));
+               HttpResponse r;
+               r.status = 204;
+               r.content_type.clear();
+               respond(std::move(r));
+             });
+}
+
+}  // namespace baton::server

@@ -1,0 +1,184 @@
+#include "server/views.h"
+
+#include <baton/workflow.h>
+
+#include <cstdio>
+#include <ctime>
+#include <map>
+
+namespace baton {
+
+std::string IsoTime(TimeMs t) {
+  if (t == 0) return "";
+  std::time_t s = static_cast<std::time_t>(t / 1000);
+  std::tm tm{};
+  gmtime_r(&s, &tm);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(t % 1000));
+  return buf;
+}
+
+namespace {
+Json TimeOrNull(TimeMs t) {
+  return t ? Json(IsoTime(t)) : Json(nullptr);
+}
+}  // namespace
+
+Result<Json> ExecutionJson(Store* store, const std::string& id) {
+  Result<ExecutionRecord> ex = store->GetExecution(id);
+  if (!ex.ok()) return ex.status();
+  Result<std::vector<StepRecord>> steps = store->GetSteps(id);
+  if (!steps.ok()) return steps.status();
+  Json out = {{"id", ex->id},
+              {"workflow", ex->workflow},
+              {"version", ex->version},
+              {"status", ToString(ex->status)},
+              {"progress", 0},
+              {"input", ex->input},
+              {"output", ex->output},
+              {"error", ex->error},
+              {"started_at", TimeOrNull(ex->started_at)},
+              {"completed_at", TimeOrNull(ex->completed_at)},
+              {"steps", Json::array()}};
+  int64_t sum = 0;
+  for (const auto& s : *steps) {
+    sum += IsTerminal(s.status) ? 100 : s.progress;
+    Json err = nullptr;
+    if (s.error.is_object()) {
+      err = {{"code", s.error.value("code", "")}, {"message", s.error.value("message", "")}};
+    }
+    Json step = {{"id", s.step_id},
+                 {"status", ToString(s.status)},
+                 {"attempts", s.attempts},
+                 {"output", s.output},
+                 {"error", err},
+                 {"started_at", TimeOrNull(s.started_at)},
+                 {"completed_at", TimeOrNull(s.completed_at)}};
+    if (s.exit_code >= 0) step["exit_code"] = s.exit_code;
+    out["steps"].push_back(std::move(step));
+  }
+  if (!steps->empty()) out["progress"] = sum / static_cast<int64_t>(steps->size());
+  return out;
+}
+
+Result<TimeMs> ParseTime(const std::string& text) {
+  if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) {
+    if (text.size() > 15) return Status(errc::kInvalidArgument, "time out of range: " + text);
+    return static_cast<TimeMs>(std::stoll(text));
+  }
+  std::tm tm{};
+  int ms = 0;
+  int consumed = 0;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &consumed) != 6) {
+    return Status(errc::kInvalidArgument,
+                  "bad time '" + text + "' (expected 2026-11-21T10:00:00Z or epoch milliseconds)");
+  }
+  std::string rest = text.substr(static_cast<size_t>(consumed));
+  if (!rest.empty() && rest[0] == '.') {
+    size_t digits = 1;
+    while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits]))) {
+      if (digits <= 3) ms = ms * 10 + (rest[digits] - '0');
+      ++digits;
+    }
+    for (size_t d = digits; d <= 3; ++d) ms *= 10;
+    rest = rest.substr(digits);
+  }
+  if (rest != "Z" && rest != "+00:00") {
+    return Status(errc::kInvalidArgument, "bad time '" + text + "' (use UTC: a trailing Z)");
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return static_cast<TimeMs>(timegm(&tm)) * 1000 + ms;
+}
+
+Json ExecutionSummaryJson(const ExecutionRecord& e) {
+  return {{"id", e.id},
+          {"namespace", e.ns},
+          {"workflow", e.workflow},
+          {"version", e.version},
+          {"status", ToString(e.status)},
+          {"priority", e.priority},
+          {"parent_id", e.parent_id.empty() ? Json(nullptr) : Json(e.parent_id)},
+          {"idempotency_key", e.idempotency_key.empty() ? Json(nullptr) : Json(e.idempotency_key)},
+          {"error", e.error},
+          {"created_at", TimeOrNull(e.created_at)},
+          {"started_at", TimeOrNull(e.started_at)},
+          {"completed_at", TimeOrNull(e.completed_at)}};
+}
+
+Result<Json> ExecutionDetailJson(Store* store, const ExecutionRecord& e) {
+  Result<Json> out = ExecutionJson(store, e.id);
+  if (!out.ok()) return out;
+  Json& j = *out;
+  for (auto& [k, v] : ExecutionSummaryJson(e).items()) j[k] = v;
+  const TimeMs end = e.completed_at;
+  j["duration_ms"] = e.started_at && end ? Json(end - e.started_at) : Json(nullptr);
+  // Attempts per step, in order.
+  auto attempts = store->GetAttempts(e.id);
+  if (!attempts.ok()) return attempts.status();
+  std::map<std::string, Json> by_step;
+  for (const AttemptRecord& a : *attempts) {
+    by_step[a.step_id].push_back({{"attempt", a.attempt},
+                                  {"status", ToString(a.status)},
+                                  {"assignment_id", a.assignment_id},
+                                  {"error", a.error},
+                                  {"started_at", TimeOrNull(a.started_at)},
+                                  {"completed_at", TimeOrNull(a.completed_at)}});
+  }
+  std::map<std::string, bool> terminal;
+  for (Json& step : j["steps"]) {
+    const std::string id = step["id"];
+    auto it = by_step.find(id);
+    step["attempt_history"] = it == by_step.end() ? Json::array() : it->second;
+    terminal[id] = IsTerminal(ParseStepStatus(step["status"].get<std::string>())
+                                  .value_or(StepStatus::kPending));
+  }
+  // The layer view from the snapshot the execution runs.
+  j["layers"] = Json::array();
+  j["current_layer"] = nullptr;
+  auto def = WorkflowFromSnapshot(e.definition, "execution " + e.id);
+  if (def.ok()) {
+    DagAnalysis dag = AnalyzeDag(*def);
+    for (size_t l = 0; l < dag.layers.size(); ++l) {
+      Json ids = Json::array();
+      bool done = true;
+      for (int i : dag.layers[l]) {
+        const std::string& id = def->steps[static_cast<size_t>(i)].id;
+        ids.push_back(id);
+        done = done && terminal[id];
+      }
+      if (!done && j["current_layer"].is_null()) j["current_layer"] = l + 1;
+      j["layers"].push_back({{"index", l + 1}, {"steps", ids}, {"done", done}});
+    }
+  }
+  return out;
+}
+
+Json EventJson(const EventRecord& e) {
+  Json j = {{"execution_id", e.execution_id},
+            {"seq", e.seq},
+            {"type", e.type},
+            {"time", IsoTime(e.time)},
+            {"data", e.data}};
+  if (!e.step_id.empty()) j["step_id"] = e.step_id;
+  if (e.attempt > 0) j["attempt"] = e.attempt;
+  return j;
+}
+
+Json WorkflowJson(const WorkflowRecord& w, bool with_definition) {
+  Json j = {{"name", w.name},
+            {"version", w.version},
+            {"namespace", w.ns},
+            {"created_at", TimeOrNull(w.created_at)}};
+  if (with_definition) j["definition"] = w.definition;
+  return j;
+}
+
+int ExitCodeFor(ExecutionStatus status) {
+  return status == ExecutionStatus::kCompleted ? 0 : 1;
+}
+
+}  // namespace baton

@@ -1,0 +1,30 @@
+// JSON shapes of stored records, shared by the CLI (`--json`, DESIGN.md §8) and the
+// server's API, so both print the same thing.
+#pragma once
+
+#include <baton/store.h>
+
+#include <string>
+
+namespace baton {
+
+std::string IsoTime(TimeMs t);  // "2026-11-21T10:00:00.123Z"; "" for 0
+// Reads "2026-11-21T10:00:00Z" (fraction optional) or plain milliseconds since the epoch.
+Result<TimeMs> ParseTime(const std::string& text);
+
+// {"id","workflow","status","progress","output","error","steps":[{"id","status",
+//  "attempts","output","error":{"code","message"}|null,"started_at","completed_at"}]}
+Result<Json> ExecutionJson(Store* store, const std::string& execution_id);
+// ExecutionJson plus what the API adds: namespace, priority, parent, idempotency key,
+// timing (created_at, duration_ms), every step's attempts, and the layer view
+// ({"layers": [{"index", "steps", "done"}], "current_layer"}).
+Result<Json> ExecutionDetailJson(Store* store, const ExecutionRecord& execution);
+// One line of a list: no steps.
+Json ExecutionSummaryJson(const ExecutionRecord& e);
+Json EventJson(const EventRecord& e);
+Json WorkflowJson(const WorkflowRecord& w, bool with_definition);
+
+// Exit code for a final status: 0 completed, 1 otherwise.
+int ExitCodeFor(ExecutionStatus status);
+
+}  // namespace baton
