@@ -29,12 +29,14 @@ struct Common {
 void AddCommon(CLI::App* cmd, Common* c) {
   cmd->add_option("--server", c->server,
                   "Server URL (default: $BATON_SERVER, else the credentials file)");
-  cmd->add_option("--token", c->token, "Bearer token (default: $BATON_TOKEN, else the credentials file)");
+  cmd->add_option("--token", c->token,
+                  "Bearer token (default: $BATON_TOKEN, else the credentials file)");
   cmd->add_flag("--json", c->json, "Print the server's JSON reply");
 }
 
 // Prints the reply (JSON or via `human`) and maps errors to exit codes.
-int Finish(const Common& c, const Result<Json>& reply, const std::function<void(const Json&)>& human) {
+int Finish(const Common& c, const Result<Json>& reply,
+           const std::function<void(const Json&)>& human) {
   if (!reply.ok()) {
     std::fprintf(stderr, "baton: %s: %s\n", reply.status().code().c_str(),
                  reply.status().message().c_str());
@@ -123,15 +125,9 @@ void AddClientCommands(CLI::App& app, std::function<int()>* action) {
             return 2;
           }
         }
-        for (const std::string& kv : a->inputs) {
-          size_t eq = kv.find('=');
-          if (eq == std::string::npos) {
-            std::fprintf(stderr, "baton: --input takes key=value, got '%s'\n", kv.c_str());
-            return 2;
-          }
-          input[kv.substr(0, eq)] = kv.substr(eq + 1);  // the server converts to the type
-        }
         body["input"] = input;
+        // The server converts key=value text to the declared types, as `baton run` does.
+        if (!a->inputs.empty()) body["args"] = a->inputs;
         if (!a->priority.empty()) body["priority"] = a->priority;
         if (!a->key.empty()) body["idempotency_key"] = a->key;
         return Finish(a->c, api.Call("POST", "/api/v1/executions", body), [](const Json& e) {
@@ -239,9 +235,10 @@ void AddClientCommands(CLI::App& app, std::function<int()>* action) {
       std::string id;
     };
     auto a = std::make_shared<Args>();
-    auto* cmd = app.add_subcommand(verb, std::string(verb == std::string("cancel")
-                                                         ? "Cancel an execution on the server"
-                                                         : "Pause an execution: no new steps start"));
+    auto* cmd =
+        app.add_subcommand(verb, std::string(verb == std::string("cancel")
+                                                 ? "Cancel an execution on the server"
+                                                 : "Pause an execution: no new steps start"));
     cmd->add_option("execution_id", a->id, "Execution id")->required();
     AddCommon(cmd, &a->c);
     std::string v = verb;
@@ -262,12 +259,11 @@ void AddClientCommands(CLI::App& app, std::function<int()>* action) {
 int ResumeOnServer(const std::string& id, const std::string& server, const std::string& token,
                    bool json) {
   Common c{server, token, json};
-  return Finish(c,
-                c.Client().Call("POST", "/api/v1/executions/" + UrlEncode(id) + "/resume",
-                                Json::object()),
-                [](const Json& e) {
-                  std::printf("%s %s\n", Str(e, "id").c_str(), Str(e, "status").c_str());
-                });
+  return Finish(
+      c, c.Client().Call("POST", "/api/v1/executions/" + UrlEncode(id) + "/resume", Json::object()),
+      [](const Json& e) {
+        std::printf("%s %s\n", Str(e, "id").c_str(), Str(e, "status").c_str());
+      });
 }
 
 }  // namespace baton::cli

@@ -1,8 +1,8 @@
 // `baton run` and `baton resume`: drive executions to a terminal state in-process.
 #include "cli/commands.h"
-#include "server/views.h"
 #include "cli/progress_view.h"
 #include "cli/signals.h"
+#include "server/views.h"
 
 #include <baton/engine.h>
 #include <baton/event_loop.h>

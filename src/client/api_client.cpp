@@ -93,12 +93,13 @@ Result<HttpReply> ApiClient::Send(const std::string& method, const std::string& 
     }
     req.prepare_payload();
     http::write(stream, req, ec);
-    if (ec) return Status(errc::kIo, what + ": " + ec.message());
+    // A server may answer before reading the whole body (413): read its answer anyway.
+    const beast::error_code write_ec = ec;
     beast::flat_buffer buffer;
     http::response_parser<http::string_body> parser;
     parser.body_limit(256u << 20);
     http::read(stream, buffer, parser, ec);
-    if (ec) return Status(errc::kIo, what + ": " + ec.message());
+    if (ec) return Status(errc::kIo, what + ": " + (write_ec ? write_ec : ec).message());
     HttpReply reply;
     auto& res = parser.get();
     reply.status = static_cast<int>(res.result_int());

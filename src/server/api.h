@@ -18,9 +18,9 @@ struct ServerLimits {
   size_t max_payload_bytes = 256 << 10;  // one execution's input, as JSON
   size_t max_header_bytes = 16 << 10;
   size_t max_connections = 1024;
-  int idle_timeout_s = 60;      // a connection with no request in flight
-  int request_timeout_s = 30;   // reading one request, writing one response
-  size_t max_page = 1000;       // list endpoints' largest `limit`
+  int idle_timeout_s = 60;     // a connection with no request in flight
+  int request_timeout_s = 30;  // reading one request, writing one response
+  size_t max_page = 1000;      // list endpoints' largest `limit`
 };
 
 class Submitter;

@@ -32,11 +32,16 @@ Status Unauthorized() {
 
 const char* ToString(Scope s) {
   switch (s) {
-    case Scope::kPublic: return "public";
-    case Scope::kRead: return "read";
-    case Scope::kWrite: return "write";
-    case Scope::kAdmin: return "admin";
-    case Scope::kWorker: return "worker";
+    case Scope::kPublic:
+      return "public";
+    case Scope::kRead:
+      return "read";
+    case Scope::kWrite:
+      return "write";
+    case Scope::kAdmin:
+      return "admin";
+    case Scope::kWorker:
+      return "worker";
   }
   return "?";
 }
@@ -95,10 +100,9 @@ bool SafeEqual(std::string_view a, std::string_view b) {
 
 Result<Principal> TokenAuthority::Authenticate(std::string_view header) {
   constexpr std::string_view kBearer = "Bearer ";
-  if (header.size() <= kBearer.size() || !std::equal(kBearer.begin(), kBearer.end(),
-                                                     header.begin(), [](char a, char b) {
-                                                       return std::tolower(a) == std::tolower(b);
-                                                     })) {
+  if (header.size() <= kBearer.size() ||
+      !std::equal(kBearer.begin(), kBearer.end(), header.begin(),
+                  [](char a, char b) { return std::tolower(a) == std::tolower(b); })) {
     return Unauthorized();
   }
   std::string_view secret = header.substr(kBearer.size());

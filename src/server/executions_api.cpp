@@ -40,8 +40,8 @@ void RespondWithExecution(ApiContext& ctx, const std::string& id, int status,
 void Submit(ApiContext& ctx, const Call& call, const Responder& respond) {
   auto body = ParseJsonBody(*call.request);
   if (!body.ok()) return respond(ErrorResponse(body.status()));
-  static const std::vector<std::string> kFields = {"workflow", "version", "input", "priority",
-                                                   "idempotency_key", "parent_id"};
+  static const std::vector<std::string> kFields = {
+      "workflow", "version", "input", "args", "priority", "idempotency_key", "parent_id"};
   for (const auto& [key, value] : body->items()) {
     if (std::find(kFields.begin(), kFields.end(), key) == kFields.end()) {
       return respond(ErrorResponse(400, errc::kValidation, "unknown field '" + key + "'",
@@ -96,10 +96,24 @@ void Submit(ApiContext& ctx, const Call& call, const Responder& respond) {
   auto def = WorkflowFromSnapshot(rec->definition, "workflow " + rec->name);
   if (!def.ok()) return respond(ErrorResponse(def.status()));
   def->version = rec->version;
-  auto resolved = ResolveInputs(*def, input, {});
+  // `args`: ["key=value", ...] as typed on a command line, converted to the declared types.
+  std::vector<std::pair<std::string, std::string>> args;
+  if (body->contains("args")) {
+    const Json& a = (*body)["args"];
+    if (!a.is_array()) return field_error("args", "must be a list of \"key=value\" strings");
+    for (const Json& kv : a) {
+      const std::string text = kv.is_string() ? kv.get<std::string>() : "";
+      const size_t eq = text.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        return field_error("args", "must be a list of \"key=value\" strings, got " + kv.dump());
+      }
+      args.emplace_back(text.substr(0, eq), text.substr(eq + 1));
+    }
+  }
+  auto resolved = ResolveInputs(*def, input, args);
   if (!resolved.ok()) {
-    return respond(ErrorResponse(400, errc::kValidation, resolved.status().message(),
-                                 {{"field", "input"}}));
+    return respond(
+        ErrorResponse(400, errc::kValidation, resolved.status().message(), {{"field", "input"}}));
   }
   req.input = std::move(resolved.value());
   req.workflow = std::make_shared<const WorkflowDef>(std::move(def.value()));
@@ -126,7 +140,8 @@ void List(ApiContext& ctx, const Call& call, const Responder& respond) {
   }
   f.workflow = req.Query("workflow");
   f.parent_id = req.Query("parent");
-  for (auto [name, out] : {std::pair{"since", &f.created_from}, std::pair{"until", &f.created_until}}) {
+  for (auto [name, out] :
+       {std::pair{"since", &f.created_from}, std::pair{"until", &f.created_until}}) {
     std::string text = req.Query(name);
     if (text.empty()) continue;
     auto t = ParseTime(text);
@@ -138,8 +153,8 @@ void List(ApiContext& ctx, const Call& call, const Responder& respond) {
     auto t = dot == std::string::npos ? Result<TimeMs>(Status(errc::kInvalidArgument, "x"))
                                       : ParseTime(c.substr(0, dot));
     if (!t.ok() || dot + 1 >= c.size()) {
-      return respond(ErrorResponse(400, errc::kInvalidArgument, "malformed cursor",
-                                   {{"field", "cursor"}}));
+      return respond(
+          ErrorResponse(400, errc::kInvalidArgument, "malformed cursor", {{"field", "cursor"}}));
     }
     f.after = ExecutionCursor{*t, c.substr(dot + 1)};
   }
@@ -198,7 +213,7 @@ void Control(ApiContext& ctx, const Call& call, const Responder& respond, Contro
 
 void AddExecutionRoutes(Router& router, ApiContext& ctx) {
   router.Add("POST", "/api/v1/executions", Scope::kWrite,
-             "Start an execution: {workflow, version?, input?, priority?, idempotency_key?}",
+             "Start an execution: {workflow, version?, input?, args?, priority?, idempotency_key?}",
              [&ctx](const Call& call, Responder respond) { Submit(ctx, call, respond); });
   router.Add("GET", "/api/v1/executions", Scope::kRead,
              "List executions: ?status, workflow, parent, since, until, limit, cursor",
@@ -215,12 +230,13 @@ void AddExecutionRoutes(Router& router, ApiContext& ctx) {
   router.Add("GET", "/api/v1/executions/{id}/events", Scope::kRead,
              "An execution's events in order: ?after=SEQ&limit=N",
              [&ctx](const Call& call, Responder respond) { Events(ctx, call, respond); });
-  for (auto [name, op] : {std::pair{"cancel", ControlOp::kCancel},
-                          std::pair{"pause", ControlOp::kPause},
-                          std::pair{"resume", ControlOp::kResume}}) {
-    router.Add("POST", std::string("/api/v1/executions/{id}/") + name, Scope::kWrite,
-               std::string("Ask the engine to ") + name + " the execution",
-               [&ctx, op](const Call& call, Responder respond) { Control(ctx, call, respond, op); });
+  for (auto [name, op] :
+       {std::pair{"cancel", ControlOp::kCancel}, std::pair{"pause", ControlOp::kPause},
+        std::pair{"resume", ControlOp::kResume}}) {
+    router.Add(
+        "POST", std::string("/api/v1/executions/{id}/") + name, Scope::kWrite,
+        std::string("Ask the engine to ") + name + " the execution",
+        [&ctx, op](const Call& call, Responder respond) { Control(ctx, call, respond, op); });
   }
 }
 

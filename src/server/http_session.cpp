@@ -7,6 +7,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <array>
 #include <chrono>
 #include <optional>
 
@@ -40,10 +41,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     // Idle until the first byte, then the request deadline; one timer covers both well
     // enough: the idle limit is the longer one.
     stream_.expires_after(std::chrono::seconds(limits().idle_timeout_s));
-    http::async_read_header(stream_, buffer_, *parser_,
-                            [self = shared_from_this()](beast::error_code ec, size_t) {
-                              self->OnHeader(ec);
-                            });
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
   }
 
   void OnHeader(beast::error_code ec) {
@@ -83,9 +83,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     }
     if (ec == http::error::body_limit) return TooLarge();
     if (ec == http::error::header_limit) {
-      return Fail(ErrorResponse(431, "HEADER_TOO_LARGE",
-                                "request headers exceed " +
-                                    std::to_string(limits().max_header_bytes) + " bytes"));
+      return Fail(ErrorResponse(
+          431, "HEADER_TOO_LARGE",
+          "request headers exceed " + std::to_string(limits().max_header_bytes) + " bytes"));
     }
     Fail(ErrorResponse(400, "BAD_REQUEST", "malformed HTTP request: " + ec.message()));
   }
@@ -100,6 +100,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   // Answers and closes: the rest of the stream cannot be trusted to frame requests.
   void Fail(HttpResponse r) {
     keep_alive_ = false;
+    linger_ = true;
     Write(std::move(r), 11);
   }
 
@@ -109,8 +110,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     keep_alive_ = msg.keep_alive();
     if (reject_) {
       keep_alive_ = false;
-      return Write(ErrorResponse(503, "UNAVAILABLE", "too many connections; retry later"),
-                   version);
+      return Write(ErrorResponse(503, "UNAVAILABLE", "too many connections; retry later"), version);
     }
     auto req = std::make_shared<HttpRequest>();
     req->method = std::string(msg.method_string());
@@ -132,8 +132,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     // The handler may answer later, from another thread: post back to this strand.
     auto self = shared_from_this();
     shared_->router->Handle(req, [self, version](HttpResponse r) {
-      net::post(self->stream_.get_executor(),
-                [self, version, r = std::move(r)]() mutable { self->Write(std::move(r), version); });
+      net::post(self->stream_.get_executor(), [self, version, r = std::move(r)]() mutable {
+        self->Write(std::move(r), version);
+      });
     });
   }
 
@@ -158,6 +159,25 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void Close() {
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    if (linger_) Discard();
+  }
+
+  // After refusing a request whose body is still arriving, read and drop what the peer
+  // sends for a while: closing with unread data would reset the connection and the
+  // peer could lose our answer (the "lingering close" of HTTP servers).
+  void Discard() {
+    linger_ = false;
+    stream_.expires_after(std::chrono::seconds(2));
+    discard_ = std::make_shared<std::array<char, 16384>>();
+    ReadAndDrop();
+  }
+  void ReadAndDrop() {
+    stream_.async_read_some(net::buffer(*discard_),
+                            [self = shared_from_this()](beast::error_code ec, size_t n) {
+                              self->dropped_ += n;
+                              if (ec || self->dropped_ > (64u << 20)) return;
+                              self->ReadAndDrop();
+                            });
   }
 
   beast::tcp_stream stream_;
@@ -166,6 +186,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   std::shared_ptr<SessionShared> shared_;
   bool reject_;
   bool keep_alive_ = false;
+  bool linger_ = false;
+  std::shared_ptr<std::array<char, 16384>> discard_;
+  size_t dropped_ = 0;
 };
 
 }  // namespace

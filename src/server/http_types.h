@@ -13,8 +13,8 @@
 namespace baton::server {
 
 struct HttpRequest {
-  std::string method;  // "GET", "POST", ...
-  std::string path;    // decoded, without the query
+  std::string method;                          // "GET", "POST", ...
+  std::string path;                            // decoded, without the query
   std::map<std::string, std::string> query;    // decoded; a repeated key keeps the last
   std::map<std::string, std::string> headers;  // names lower-cased
   std::string body;

@@ -38,7 +38,8 @@ void Listener::Accept() {
     if (ec == net::error::operation_aborted || !self->acceptor_.is_open()) return;
     if (!ec) {
       s.set_option(tcp::no_delay(true), ec);
-      const bool reject = self->shared_->connections.load() >= self->shared_->limits.max_connections;
+      const bool reject =
+          self->shared_->connections.load() >= self->shared_->limits.max_connections;
       StartHttpSession(std::move(s), self->shared_, reject);
     }
     self->Accept();  // on errors too (EMFILE passes; the next accept may work)

@@ -4,16 +4,25 @@
 
 namespace baton::server {
 
-void ServerMetrics::OnEvent(const EventRecord& e, const ExecutionProgress& p) {
+void ServerMetrics::OnEvent(const EventRecord& e, const ExecutionProgress&) {
   std::lock_guard lock(mu_);
   const std::string& t = e.type;
   if (t == "execution.started") ++executions_started_;
   if (t.rfind("execution.", 0) == 0) {
-    if (IsTerminal(p.status)) {
+    // The event's own kind, not `p.status`: progress is computed after the whole batch,
+    // so an execution that starts and finishes in one batch is already terminal there.
+    static const std::map<std::string, const char*> kTerminal = {
+        {"execution.completed", "completed"},
+        {"execution.failed", "failed"},
+        {"execution.timed_out", "timeout"},
+        {"execution.cancelled", "cancelled"}};
+    if (auto it = kTerminal.find(t); it != kTerminal.end()) {
       live_.erase(e.execution_id);
-      ++finished_[ToString(p.status)];
+      ++finished_[it->second];
+    } else if (t == "execution.paused") {
+      live_[e.execution_id] = ExecutionStatus::kPaused;
     } else {
-      live_[e.execution_id] = p.status;
+      live_[e.execution_id] = ExecutionStatus::kRunning;
     }
     return;
   }
@@ -97,8 +106,8 @@ std::string ServerMetrics::Render() const {
   help("baton_step_duration_seconds", "histogram",
        "Step attempt duration, dispatch to completion or failure.");
   for (size_t i = 0; i < kBuckets.size(); ++i) {  // counts are cumulative already
-    o << "baton_step_duration_seconds_bucket{le=\"" << kBuckets[i] << "\"} "
-      << duration_buckets_[i] << '\n';
+    o << "baton_step_duration_seconds_bucket{le=\"" << kBuckets[i] << "\"} " << duration_buckets_[i]
+      << '\n';
   }
   o << "baton_step_duration_seconds_bucket{le=\"+Inf\"} " << duration_count_ << '\n'
     << "baton_step_duration_seconds_sum " << duration_sum_s_ << '\n'

@@ -68,9 +68,9 @@ void Router::Handle(std::shared_ptr<const HttpRequest> request, Responder respon
         return;
       }
       if (!who->Has(route.info.scope)) {
-        respond(ErrorResponse(403, "FORBIDDEN",
-                              std::string("this token lacks the '") + ToString(route.info.scope) +
-                                  "' scope"));
+        respond(ErrorResponse(
+            403, "FORBIDDEN",
+            std::string("this token lacks the '") + ToString(route.info.scope) + "' scope"));
         return;
       }
       call.principal = std::move(*who);

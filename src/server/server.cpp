@@ -40,8 +40,8 @@ Result<net::ip::tcp::endpoint> ParseListen(const std::string& listen) {
     host = host.substr(1, host.size() - 2);
   }
   std::string port = listen.substr(colon + 1);
-  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoi(port) > 65535) {
+  if (port.empty() || port.size() > 5 ||
+      port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535) {
     return Status(errc::kInvalidArgument, "--listen: bad port '" + port + "'");
   }
   if (host.empty() || host == "localhost") host = "127.0.0.1";
@@ -55,8 +55,7 @@ Result<net::ip::tcp::endpoint> ParseListen(const std::string& listen) {
 }
 
 // The file the CLI reads: {"server": URL, "token": SECRET}. Written 0600.
-Status WriteCredentials(const std::string& path, const std::string& url,
-                        const std::string& token) {
+Status WriteCredentials(const std::string& path, const std::string& url, const std::string& token) {
   Json j = Json::object();
   if (std::ifstream in(path); in) {
     j = Json::parse(in, nullptr, false);
@@ -158,12 +157,11 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   });
 
   std::unique_ptr<Server> server(new Server(std::move(impl)));
-  const std::string creds = options.credentials_path.empty() ? DefaultCredentialsPath()
-                                                              : options.credentials_path;
+  const std::string creds =
+      options.credentials_path.empty() ? DefaultCredentialsPath() : options.credentials_path;
   if (admin->has_value()) {
     if (Status s = WriteCredentials(creds, server->url(), (*admin)->secret); !s.ok()) return s;
-    std::fprintf(stderr,
-                 "baton: created the first admin token (id %s); stored in %s for the CLI\n",
+    std::fprintf(stderr, "baton: created the first admin token (id %s); stored in %s for the CLI\n",
                  (*admin)->record.id.c_str(), creds.c_str());
   } else if (std::filesystem::exists(creds)) {
     (void)WriteCredentials(creds, server->url(), "");  // keep the CLI pointed at this port

@@ -4,9 +4,12 @@ namespace baton::server {
 
 const char* ToString(ControlOp op) {
   switch (op) {
-    case ControlOp::kCancel: return "cancel";
-    case ControlOp::kPause: return "pause";
-    case ControlOp::kResume: return "resume";
+    case ControlOp::kCancel:
+      return "cancel";
+    case ControlOp::kPause:
+      return "pause";
+    case ControlOp::kResume:
+      return "resume";
   }
   return "?";
 }
@@ -57,18 +60,24 @@ void Submitter::Control(const std::string& execution_id, ControlOp op, std::stri
                done = std::move(done)](Engine& engine) {
     Status st;
     switch (op) {
-      case ControlOp::kCancel: st = engine.Cancel(execution_id, reason); break;
-      case ControlOp::kPause: st = engine.Pause(execution_id); break;
-      case ControlOp::kResume: st = engine.Resume(execution_id); break;
+      case ControlOp::kCancel:
+        st = engine.Cancel(execution_id, reason);
+        break;
+      case ControlOp::kPause:
+        st = engine.Pause(execution_id);
+        break;
+      case ControlOp::kResume:
+        st = engine.Resume(execution_id);
+        break;
     }
     if (!st.ok()) {
       if (st.code() == errc::kNotFound) {
         // Not in the engine: finished (or never recovered). Say which.
         auto stored = host_->store()->GetExecution(execution_id);
         if (stored.ok() && IsTerminal(stored->status)) {
-          return done(Status(errc::kConflict, std::string("cannot ") + ToString(op) +
-                                                  " execution '" + execution_id +
-                                                  "': it is already " + baton::ToString(stored->status)));
+          return done(Status(errc::kConflict,
+                             std::string("cannot ") + ToString(op) + " execution '" + execution_id +
+                                 "': it is already " + baton::ToString(stored->status)));
         }
       }
       return done(st);

@@ -32,37 +32,37 @@ Json OpenApi(const std::vector<RouteInfo>& routes) {
     if (!params.empty()) op["parameters"] = params;
     paths[r.pattern][method] = op;
   }
-  return {{"openapi", "3.0.3"},
-          {"info", {{"title", "Baton API"}, {"version", "1"}}},
-          {"components",
-           {{"securitySchemes", {{"bearer", {{"type", "http"}, {"scheme", "bearer"}}}}}}},
-          {"paths", paths}};
+  return {
+      {"openapi", "3.0.3"},
+      {"info", {{"title", "Baton API"}, {"version", "1"}}},
+      {"components", {{"securitySchemes", {{"bearer", {{"type", "http"}, {"scheme", "bearer"}}}}}}},
+      {"paths", paths}};
 }
 
 }  // namespace
 
 void AddSystemRoutes(Router& router, ApiContext& ctx) {
-  router.Add("GET", "/health", Scope::kPublic, "Store and engine status (503 when either is down)",
-             [&ctx](const Call&, Responder respond) {
-               Json out = {{"status", "ok"}, {"store", "ok"}, {"engine", "ok"}};
-               int code = 200;
-               auto probe = ctx.store->GetExecution("~health-probe");
-               if (!probe.ok() && probe.status().code() != errc::kNotFound) {
-                 out["store"] = probe.status().message();
-                 code = 503;
-               }
-               const TimeMs now = ctx.engine->clock().Now();
-               if (!ctx.engine->running() ||
-                   now - ctx.metrics->last_engine_report() > kEngineStaleMs) {
-                 out["engine"] = "not responding";
-                 code = 503;
-               }
-               if (ctx.metrics->store_errors() > 0) {
-                 out["store_errors"] = ctx.metrics->store_errors();
-               }
-               if (code != 200) out["status"] = "unavailable";
-               respond(JsonResponse(code, out));
-             });
+  router.Add(
+      "GET", "/health", Scope::kPublic, "Store and engine status (503 when either is down)",
+      [&ctx](const Call&, Responder respond) {
+        Json out = {{"status", "ok"}, {"store", "ok"}, {"engine", "ok"}};
+        int code = 200;
+        auto probe = ctx.store->GetExecution("~health-probe");
+        if (!probe.ok() && probe.status().code() != errc::kNotFound) {
+          out["store"] = probe.status().message();
+          code = 503;
+        }
+        const TimeMs now = ctx.engine->clock().Now();
+        if (!ctx.engine->running() || now - ctx.metrics->last_engine_report() > kEngineStaleMs) {
+          out["engine"] = "not responding";
+          code = 503;
+        }
+        if (ctx.metrics->store_errors() > 0) {
+          out["store_errors"] = ctx.metrics->store_errors();
+        }
+        if (code != 200) out["status"] = "unavailable";
+        respond(JsonResponse(code, out));
+      });
   router.Add("GET", "/metrics", Scope::kRead, "Prometheus metrics (text format)",
              [&ctx](const Call&, Responder respond) {
                HttpResponse r;
@@ -82,8 +82,8 @@ Result<Json> ParseJsonBody(const HttpRequest& request) {
   try {
     j = Json::parse(request.body);
   } catch (const Json::parse_error& e) {
-    return Status(errc::kInvalidArgument, "the request body is not valid JSON (at byte " +
-                                              std::to_string(e.byte) + ")");
+    return Status(errc::kInvalidArgument,
+                  "the request body is not valid JSON (at byte " + std::to_string(e.byte) + ")");
   }
   if (!j.is_object()) return Status(errc::kInvalidArgument, "the request body must be an object");
   return j;
@@ -97,8 +97,7 @@ Result<size_t> PageLimit(const HttpRequest& request, size_t fallback, size_t max
   }
   size_t n = std::stoul(text);
   if (n < 1 || n > max) {
-    return Status(errc::kInvalidArgument,
-                  "limit must be between 1 and " + std::to_string(max));
+    return Status(errc::kInvalidArgument, "limit must be between 1 and " + std::to_string(max));
   }
   return n;
 }

@@ -37,7 +37,8 @@ void Create(ApiContext& ctx, const Call& call, const Responder& respond) {
     }
   }
   const Json& name = body->value("name", Json(""));
-  if (!name.is_string() || name.get<std::string>().empty() || name.get<std::string>().size() > 200) {
+  if (!name.is_string() || name.get<std::string>().empty() ||
+      name.get<std::string>().size() > 200) {
     return field_error("name", "a description of 1 to 200 characters is required");
   }
   const Json& scopes = body->value("scopes", Json());

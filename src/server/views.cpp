@@ -113,7 +113,8 @@ Result<Json> ExecutionDetailJson(Store* store, const ExecutionRecord& e) {
   Result<Json> out = ExecutionJson(store, e.id);
   if (!out.ok()) return out;
   Json& j = *out;
-  for (auto& [k, v] : ExecutionSummaryJson(e).items()) j[k] = v;
+  const Json summary = ExecutionSummaryJson(e);  // a named object: items() only refers to it
+  for (const auto& [k, v] : summary.items()) j[k] = v;
   const TimeMs end = e.completed_at;
   j["duration_ms"] = e.started_at && end ? Json(end - e.started_at) : Json(nullptr);
   // Attempts per step, in order.
@@ -133,8 +134,8 @@ Result<Json> ExecutionDetailJson(Store* store, const ExecutionRecord& e) {
     const std::string id = step["id"];
     auto it = by_step.find(id);
     step["attempt_history"] = it == by_step.end() ? Json::array() : it->second;
-    terminal[id] = IsTerminal(ParseStepStatus(step["status"].get<std::string>())
-                                  .value_or(StepStatus::kPending));
+    terminal[id] = IsTerminal(
+        ParseStepStatus(step["status"].get<std::string>()).value_or(StepStatus::kPending));
   }
   // The layer view from the snapshot the execution runs.
   j["layers"] = Json::array();

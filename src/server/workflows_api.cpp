@@ -32,8 +32,9 @@ int VersionParam(const HttpRequest& req, Status* error) {
 void Create(ApiContext& ctx, const Call& call, const Responder& respond) {
   const HttpRequest& req = *call.request;
   if (req.body.empty()) {
-    return respond(ErrorResponse(400, errc::kInvalidArgument,
-                                 "the request body must hold a workflow definition (YAML or JSON)"));
+    return respond(
+        ErrorResponse(400, errc::kInvalidArgument,
+                      "the request body must hold a workflow definition (YAML or JSON)"));
   }
   ParseOutcome parsed = ParseWorkflow(req.body, "request body");
   if (!parsed.ok()) {
@@ -64,8 +65,8 @@ void Create(ApiContext& ctx, const Call& call, const Responder& respond) {
   Json body = WorkflowJson(rec, false);
   body["created"] = true;
   HttpResponse r = JsonResponse(201, body);
-  r.headers.emplace_back("Location", "/api/v1/workflows/" + rec.name + "?version=" +
-                                         std::to_string(rec.version));
+  r.headers.emplace_back(
+      "Location", "/api/v1/workflows/" + rec.name + "?version=" + std::to_string(rec.version));
   respond(std::move(r));
 }
 
@@ -93,19 +94,18 @@ void AddWorkflowRoutes(Router& router, ApiContext& ctx) {
                if (!w.ok()) return respond(ErrorResponse(w.status()));
                respond(JsonResponse(200, WorkflowJson(*w, true)));
              });
-  router.Add("GET", "/api/v1/workflows/{name}/versions", Scope::kRead,
-             "Every version of a workflow, newest first",
-             [&ctx](const Call& call, Responder respond) {
-               auto list = ctx.store->ListWorkflows(call.principal.ns, call.Param("name"));
-               if (!list.ok()) return respond(ErrorResponse(list.status()));
-               if (list->empty()) {
-                 return respond(ErrorResponse(404, errc::kNotFound,
-                                              "workflow " + call.Param("name")));
-               }
-               Json items = Json::array();
-               for (const auto& w : *list) items.push_back(WorkflowJson(w, false));
-               respond(JsonResponse(200, {{"versions", items}}));
-             });
+  router.Add(
+      "GET", "/api/v1/workflows/{name}/versions", Scope::kRead,
+      "Every version of a workflow, newest first", [&ctx](const Call& call, Responder respond) {
+        auto list = ctx.store->ListWorkflows(call.principal.ns, call.Param("name"));
+        if (!list.ok()) return respond(ErrorResponse(list.status()));
+        if (list->empty()) {
+          return respond(ErrorResponse(404, errc::kNotFound, "workflow " + call.Param("name")));
+        }
+        Json items = Json::array();
+        for (const auto& w : *list) items.push_back(WorkflowJson(w, false));
+        respond(JsonResponse(200, {{"versions", items}}));
+      });
   router.Add("DELETE", "/api/v1/workflows/{name}", Scope::kWrite,
              "Delete every version (running executions keep their snapshot)",
              [&ctx](const Call& call, Responder respond) {

@@ -1,0 +1,92 @@
+#include "support/server_process.h"
+
+#include "support/process_util.h"
+
+#include <baton/json.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+namespace baton::testing {
+
+bool WaitUntil(const std::function<bool()>& done, int timeout_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a bounded poll
+  }
+  return done();
+}
+
+ServerProcess::ServerProcess(std::string dir, std::vector<std::string> extra_args)
+    : dir_(std::move(dir)), extra_args_(std::move(extra_args)) {
+  Start();
+}
+
+ServerProcess::~ServerProcess() {
+  if (pid_ > 0) Terminate();
+}
+
+void ServerProcess::Start() {
+  const std::string creds = dir_ + "/credentials.json";
+  std::vector<std::string> argv = {
+      BatonBin(),         "server",        "--listen", "127.0.0.1:0",  "--db",
+      dir_ + "/baton.db", "--credentials", creds,      "--io-threads", "2"};
+  argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
+  ++starts_;
+  const std::string log_file = dir_ + "/server-" + std::to_string(starts_) + ".log";
+  pid_ = StartProcess(argv, log_file);
+  url_.clear();
+  WaitUntil([&] {
+    std::string log = ReadFile(log_file);
+    size_t at = log.find("baton: serving ");
+    if (at == std::string::npos) return false;
+    size_t end = log.find(' ', at + 15);
+    url_ = log.substr(at + 15, end - at - 15);
+    return true;
+  });
+  Json j = Json::parse(ReadFile(creds), nullptr, false);
+  if (j.is_object()) token_ = j.value("token", "");
+}
+
+std::string ServerProcess::log() const {
+  return ReadFile(dir_ + "/server-" + std::to_string(starts_) + ".log");
+}
+
+void ServerProcess::Kill9() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  WaitProcess(pid_);
+  pid_ = -1;
+}
+
+int ServerProcess::Terminate() {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGTERM);
+  int code = -1;
+  bool exited = WaitUntil(
+      [&] {
+        int status = 0;
+        if (waitpid(pid_, &status, WNOHANG) != pid_) return false;
+        code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        return true;
+      },
+      10'000);
+  if (!exited) {
+    kill(pid_, SIGKILL);
+    code = WaitProcess(pid_);
+  }
+  pid_ = -1;
+  return code;
+}
+
+void ServerProcess::Restart() {
+  if (pid_ > 0) Terminate();
+  Start();
+}
+
+}  // namespace baton::testing

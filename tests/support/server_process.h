@@ -1,0 +1,45 @@
+// A real `baton server` process on a loopback port, for the server's integration tests.
+#pragma once
+
+#include "client/api_client.h"
+
+#include <sys/types.h>
+
+#include <string>
+
+namespace baton::testing {
+
+class ServerProcess {
+ public:
+  // Starts `baton server --listen 127.0.0.1:0` over `dir`/baton.db and waits until it
+  // serves (its credentials file names the port). The directory outlives restarts.
+  explicit ServerProcess(std::string dir, std::vector<std::string> extra_args = {});
+  ~ServerProcess();  // SIGTERM, then SIGKILL
+
+  bool ok() const { return pid_ > 0 && !url_.empty(); }
+  const std::string& url() const { return url_; }
+  const std::string& admin_token() const { return token_; }
+  const std::string& dir() const { return dir_; }
+  std::string log() const;
+
+  client::ApiClient Admin() const { return client::ApiClient({url_, token_}); }
+  client::ApiClient As(const std::string& token) const { return client::ApiClient({url_, token}); }
+
+  void Kill9();     // what a crash leaves
+  int Terminate();  // SIGTERM; returns the exit code
+  void Restart();   // a new process over the same directory
+
+ private:
+  void Start();
+  std::string dir_;
+  std::vector<std::string> extra_args_;
+  pid_t pid_ = -1;
+  std::string url_;
+  std::string token_;
+  int starts_ = 0;
+};
+
+// Polls `done` every 20 ms for up to `timeout_ms`; true when it held.
+bool WaitUntil(const std::function<bool()>& done, int timeout_ms = 20'000);
+
+}  // namespace baton::testing
