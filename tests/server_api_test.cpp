@@ -187,6 +187,35 @@ TEST_F(ServerApi, PauseResumeCancel) {
             "NOT_FOUND");
 }
 
+TEST_F(ServerApi, RetryRunsFailedStepsAgainAndKeepsCompletedOnes) {
+  ApiClient admin = server_->Admin();
+  const std::string flag = dir_ + "/fixed";
+  const std::string count = dir_ + "/a-runs";
+  CreateWorkflow(
+      "name: fix\nsteps:\n"
+      "  - {id: a, type: shell, run: 'echo a >> " +
+          count +
+          "'}\n"
+          "  - {id: b, type: shell, run: 'test -e " +
+          flag +
+          "', depends_on: [a]}\n"
+          "  - {id: c, type: noop, depends_on: [b]}\n",
+      admin);
+  std::string id = Submit(admin, {{"workflow", "fix"}});
+  WaitForStatus(admin, id, "failed");
+  auto early = admin.Send("POST", "/api/v1/executions/" + id + "/pause", "{}");
+  EXPECT_EQ(early->status, 409);
+  testing::WriteFile(flag, "");
+  auto retried = admin.Call("POST", "/api/v1/executions/" + id + "/retry", Json::object());
+  ASSERT_TRUE(retried.ok()) << retried.status().ToString();
+  Json e = WaitForStatus(admin, id, "completed");
+  EXPECT_EQ(testing::ReadFile(count), "a\n");  // a kept its first result
+  EXPECT_EQ(e["steps"][1]["attempts"], 2);
+  EXPECT_EQ(e["steps"][2]["status"], "completed");
+  auto again = admin.Send("POST", "/api/v1/executions/" + id + "/retry", "{}");
+  EXPECT_EQ(again->status, 409);  // completed executions are not retried
+}
+
 TEST_F(ServerApi, TokensScopesAndNamespaces) {
   ApiClient admin = server_->Admin();
   CreateWorkflow(kChain, admin);

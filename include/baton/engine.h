@@ -108,6 +108,12 @@ class Engine {
   Status Recover(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
                  const std::vector<AttemptRecord>& attempts, int64_t last_event_seq);
 
+  // Runs a failed, timed-out or cancelled execution again from its stored state: steps
+  // that completed (or were cached) keep their outputs; every other step is reset to
+  // pending with a fresh retry budget (attempt numbers continue). CONFLICT for any other
+  // status, or while the execution is still in memory.
+  Status Retry(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
+               const std::vector<AttemptRecord>& attempts, int64_t last_event_seq);
   Status Cancel(const std::string& execution_id, const std::string& reason);
   Status Pause(const std::string& execution_id);
   Status Resume(const std::string& execution_id);

@@ -105,6 +105,9 @@ struct StepRecord {
   TimeMs completed_at = 0;
   TimeMs retry_at = 0;  // when waiting_retry ends
   TimeMs deadline = 0;  // current attempt's timeout
+  // Attempts made before the last retry of the execution: the retry budget counts
+  // attempts above it.
+  int attempt_base = 0;
 };
 
 struct AttemptRecord {

@@ -9,6 +9,7 @@
 
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 namespace baton::cli {
@@ -229,16 +230,17 @@ void AddClientCommands(CLI::App& app, std::function<int()>* action) {
     });
   }
   // cancel / pause
-  for (const char* verb : {"cancel", "pause"}) {
+  for (const char* verb : {"cancel", "pause", "retry"}) {
     struct Args {
       Common c;
       std::string id;
     };
     auto a = std::make_shared<Args>();
-    auto* cmd =
-        app.add_subcommand(verb, std::string(verb == std::string("cancel")
-                                                 ? "Cancel an execution on the server"
-                                                 : "Pause an execution: no new steps start"));
+    static const std::map<std::string, std::string> kHelp = {
+        {"cancel", "Cancel an execution on the server"},
+        {"pause", "Pause an execution on the server: no new steps start"},
+        {"retry", "Run a failed execution again on the server, keeping completed steps"}};
+    auto* cmd = app.add_subcommand(verb, kHelp.at(verb));
     cmd->add_option("execution_id", a->id, "Execution id")->required();
     AddCommon(cmd, &a->c);
     std::string v = verb;

@@ -370,6 +370,10 @@ Status Engine::Recover(const ExecutionRecord& execution, const std::vector<StepR
                        const std::vector<AttemptRecord>& attempts, int64_t last_event_seq) {
   return impl_->Recover(execution, steps, attempts, last_event_seq);
 }
+Status Engine::Retry(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
+                     const std::vector<AttemptRecord>& attempts, int64_t last_event_seq) {
+  return impl_->Retry(execution, steps, attempts, last_event_seq);
+}
 Status Engine::Cancel(const std::string& id, const std::string& reason) {
   return impl_->Cancel(id, reason);
 }

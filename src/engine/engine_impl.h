@@ -100,6 +100,14 @@ class Engine::Impl {
   // --- recovery.cpp -----------------------------------------------------------
   Status Recover(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
                  const std::vector<AttemptRecord>& attempts, int64_t last_event_seq);
+  // Loads stored state into memory and carries on; `reset_steps` set: a retry (below).
+  Status Continue(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
+                  const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,
+                  const std::vector<std::string>* reset_steps);
+
+  // --- retry.cpp --------------------------------------------------------------
+  Status Retry(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
+               const std::vector<AttemptRecord>& attempts, int64_t last_event_seq);
 
   // --- state ------------------------------------------------------------------
   EventLoop* loop_;

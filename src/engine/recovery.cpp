@@ -15,6 +15,13 @@ using engine::StepState;
 Status Engine::Impl::Recover(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
                              const std::vector<AttemptRecord>& attempts, int64_t last_event_seq) {
   if (IsTerminal(execution.status)) return Status::Ok();
+  return Continue(execution, steps, attempts, last_event_seq, nullptr);
+}
+
+Status Engine::Impl::Continue(const ExecutionRecord& execution,
+                              const std::vector<StepRecord>& steps,
+                              const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,
+                              const std::vector<std::string>* reset_steps) {
   if (executions_.count(execution.id)) {
     return Status(errc::kConflict, "execution '" + execution.id + "' is already running");
   }
@@ -47,6 +54,7 @@ Status Engine::Impl::Recover(const ExecutionRecord& execution, const std::vector
     auto it = index.find(a.step_id);
     if (it == index.end() || a.error.is_null()) continue;
     StepState& st = ex->steps[it->second];
+    if (a.attempt <= st.rec.attempt_base) continue;  // before the last retry: spent
     Json logged = a.error;
     logged["attempt"] = a.attempt;
     st.attempt_errors.push_back(std::move(logged));
@@ -84,8 +92,16 @@ Status Engine::Impl::Recover(const ExecutionRecord& execution, const std::vector
     ex->rec.status = ExecutionStatus::kRunning;
     MarkDirty(ex);
   }
-  Emit(*ex, "execution.recovered", -1,
-       {{"steps_done", ex->terminal_steps}, {"steps_total", ex->steps.size()}});
+  if (reset_steps != nullptr) {
+    // A retry rewrites the execution and every reset step in this turn, so a crash right
+    // after it recovers the retried state, not the failed one.
+    MarkDirty(ex);
+    for (const std::string& id : *reset_steps) MarkStepDirty(ex, ex->StepIndex().at(id));
+    Emit(*ex, "execution.retried", -1, {{"steps_reset", *reset_steps}});
+  } else {
+    Emit(*ex, "execution.recovered", -1,
+         {{"steps_done", ex->terminal_steps}, {"steps_total", ex->steps.size()}});
+  }
   if (ex->rec.deadline) {
     std::string id = ex->rec.id;
     ex->deadline_timer =

@@ -146,7 +146,7 @@ void Engine::Impl::FailAttempt(const ExecPtr& ex, int step, StepStatus status, c
 
   const bool restart = error.code() == errc::kEngineRestart;
   if (restart) ++st.engine_restarts;
-  const int counted = st.rec.attempts - st.engine_restarts;
+  const int counted = st.rec.attempts - st.engine_restarts - st.rec.attempt_base;
   const TimeMs now = loop_->Now();
   bool retry = false;
   Duration delay{0};

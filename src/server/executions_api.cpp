@@ -230,6 +230,17 @@ void AddExecutionRoutes(Router& router, ApiContext& ctx) {
   router.Add("GET", "/api/v1/executions/{id}/events", Scope::kRead,
              "An execution's events in order: ?after=SEQ&limit=N",
              [&ctx](const Call& call, Responder respond) { Events(ctx, call, respond); });
+  router.Add("POST", "/api/v1/executions/{id}/retry", Scope::kWrite,
+             "Run a failed, timed-out or cancelled execution again, keeping completed steps",
+             [&ctx](const Call& call, Responder respond) {
+               auto e = Visible(ctx, call);
+               if (!e.ok()) return respond(ErrorResponse(e.status()));
+               std::string id = e->id;
+               ctx.submitter->Retry(id, [&ctx, id, respond](Status st) {
+                 if (!st.ok()) return respond(ErrorResponse(st));
+                 RespondWithExecution(ctx, id, 200, respond);
+               });
+             });
   for (auto [name, op] :
        {std::pair{"cancel", ControlOp::kCancel}, std::pair{"pause", ControlOp::kPause},
         std::pair{"resume", ControlOp::kResume}}) {

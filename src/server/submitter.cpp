@@ -86,4 +86,30 @@ void Submitter::Control(const std::string& execution_id, ControlOp op, std::stri
   });
 }
 
+void Submitter::Retry(const std::string& execution_id, std::function<void(Status)> done) {
+  Store* store = host_->store();
+  auto execution = store->GetExecution(execution_id);
+  if (!execution.ok()) return done(execution.status());
+  auto steps = store->GetSteps(execution_id);
+  if (!steps.ok()) return done(steps.status());
+  auto attempts = store->GetAttempts(execution_id);
+  if (!attempts.ok()) return done(attempts.status());
+  int64_t last_seq = 0;
+  for (;;) {  // the last event's sequence number, page by page
+    auto events = store->GetEvents(execution_id, last_seq, 10'000);
+    if (!events.ok()) return done(events.status());
+    if (events->empty()) break;
+    last_seq = events->back().seq;
+  }
+  auto state = std::make_shared<
+      std::tuple<ExecutionRecord, std::vector<StepRecord>, std::vector<AttemptRecord>>>(
+      std::move(execution.value()), std::move(steps.value()), std::move(attempts.value()));
+  host_->Post([state, last_seq, done = std::move(done)](Engine& engine) {
+    auto& [e, s, a] = *state;
+    Status st = engine.Retry(e, s, a, last_seq);
+    if (!st.ok()) return done(st);
+    engine.WhenDurable([done](const Status& durable) { done(durable); });
+  });
+}
+
 }  // namespace baton::server

@@ -42,6 +42,8 @@ class Submitter {
   // hold it. The caller checked that it exists in the caller's namespace.
   void Control(const std::string& execution_id, ControlOp op, std::string reason,
                std::function<void(Status)> done);
+  // Engine::Retry over the stored execution (read here, on the caller's thread).
+  void Retry(const std::string& execution_id, std::function<void(Status)> done);
 
  private:
   EngineHost* host_;

@@ -80,7 +80,8 @@ inline Json ToJson(const StepRecord& s) {
           {"started_at", s.started_at},
           {"completed_at", s.completed_at},
           {"retry_at", s.retry_at},
-          {"deadline", s.deadline}};
+          {"deadline", s.deadline},
+          {"attempt_base", s.attempt_base}};
 }
 inline Json ToJson(const AttemptRecord& a) {
   return {{"execution_id", a.execution_id},

@@ -142,6 +142,7 @@ TEST_P(StoreConformance, StepsRoundTripOrderedByIndex) {
     s.completed_at = 20 + i;
     s.retry_at = 30 + i;
     s.deadline = 40 + i;
+    s.attempt_base = i % 3;
     b.steps.push_back(s);
   }
   StepRecord elsewhere;

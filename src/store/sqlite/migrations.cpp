@@ -95,7 +95,7 @@ CREATE INDEX dead_letters_execution ON dead_letters (execution_id, id);
     R"sql(
 ALTER TABLE events ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0;
 )sql",
-    // 3: namespaces, idempotency keys and API tokens (the server). Workflows are keyed
+    // 3: namespaces, idempotency keys, API tokens and step retry bases (the server). Workflows are keyed
     // by namespace too, so their table is rebuilt (SQLite cannot alter a primary key).
     R"sql(
 CREATE TABLE workflows_v3 (
@@ -116,6 +116,7 @@ CREATE INDEX executions_ns_created ON executions (ns, created_at, id);
 CREATE INDEX executions_parent ON executions (parent_id) WHERE parent_id != '';
 CREATE INDEX executions_idempotency ON executions (ns, idempotency_key)
   WHERE idempotency_key != '';
+ALTER TABLE steps ADD COLUMN attempt_base INTEGER NOT NULL DEFAULT 0;
 CREATE TABLE tokens (
   id TEXT NOT NULL PRIMARY KEY,
   ns TEXT NOT NULL,

@@ -25,14 +25,15 @@ const char* const kUpsertExecution =
 const char* const kUpsertStep =
     "INSERT INTO steps (execution_id, step_id, idx, status, attempts, progress, output, "
     "error, exit_code, stderr_tail, assignment_id, started_at, completed_at, retry_at, "
-    "deadline) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) "
+    "deadline, attempt_base) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) "
     "ON CONFLICT (execution_id, step_id) DO UPDATE SET idx = excluded.idx, "
     "status = excluded.status, attempts = excluded.attempts, "
     "progress = excluded.progress, output = excluded.output, error = excluded.error, "
     "exit_code = excluded.exit_code, stderr_tail = excluded.stderr_tail, "
     "assignment_id = excluded.assignment_id, started_at = excluded.started_at, "
     "completed_at = excluded.completed_at, retry_at = excluded.retry_at, "
-    "deadline = excluded.deadline";
+    "deadline = excluded.deadline, attempt_base = excluded.attempt_base";
 const char* const kUpsertAttempt =
     "INSERT INTO attempts (execution_id, step_id, attempt, status, assignment_id, error, "
     "started_at, completed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
@@ -61,7 +62,8 @@ const char* const kSelectExecutions =
     "FROM executions";
 const char* const kSelectSteps =
     "SELECT execution_id, step_id, idx, status, attempts, progress, output, error, exit_code, "
-    "stderr_tail, assignment_id, started_at, completed_at, retry_at, deadline FROM steps";
+    "stderr_tail, assignment_id, started_at, completed_at, retry_at, deadline, attempt_base "
+    "FROM steps";
 const char* const kSelectAttempts =
     "SELECT execution_id, step_id, attempt, status, assignment_id, error, started_at, "
     "completed_at FROM attempts";
@@ -120,6 +122,7 @@ Status Write(Stmt& q, const StepRecord& r) {
   q.Bind(13, r.completed_at);
   q.Bind(14, r.retry_at);
   q.Bind(15, r.deadline);
+  q.Bind(16, r.attempt_base);
   Status s = q.Run();
   return s.ok() ? s : Context(s, "writing step " + r.execution_id + "/" + r.step_id);
 }
@@ -219,6 +222,7 @@ bool Read(const Stmt& q, StepRecord* s) {
   s->completed_at = q.Int(12);
   s->retry_at = q.Int(13);
   s->deadline = q.Int(14);
+  s->attempt_base = static_cast<int>(q.Int(15));
   return q.JsonAt(6, &s->output) && q.JsonAt(7, &s->error);
 }
 
