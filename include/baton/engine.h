@@ -50,6 +50,8 @@ struct ExecutionProgress {
   int layers = 0;
   int steps_done = 0;  // terminal steps
   int steps_total = 0;
+  std::string workflow;
+  std::string ns;  // namespace
 };
 
 // Watches execution without touching the scheduler: the CLI's live view, the server's

@@ -143,13 +143,16 @@ void AddClientCommands(CLI::App& app, std::function<int()>* action) {
     struct Args {
       Common c;
       std::string id;
+      bool watch = false;
     };
     auto a = std::make_shared<Args>();
     auto* cmd = app.add_subcommand("status", "Show an execution on the server");
     cmd->add_option("execution_id", a->id, "Execution id")->required();
+    cmd->add_flag("-w,--watch", a->watch, "Show the live progress view until it finishes");
     AddCommon(cmd, &a->c);
     cmd->callback([a, action] {
       *action = [a] {
+        if (a->watch) return FollowExecution(a->id, a->c.Client().endpoint(), false, true);
         return Finish(a->c, a->c.Client().Call("GET", "/api/v1/executions/" + UrlEncode(a->id)),
                       [](const Json& e) {
                         std::printf("%s  %s  %s@%s  progress %s%%\n", Str(e, "id").c_str(),
@@ -201,14 +204,18 @@ void AddClientCommands(CLI::App& app, std::function<int()>* action) {
       Common c;
       std::string id;
       int64_t after = 0;
+      bool follow = false;
     };
     auto a = std::make_shared<Args>();
     auto* cmd = app.add_subcommand("events", "Print an execution's events");
     cmd->add_option("execution_id", a->id, "Execution id")->required();
     cmd->add_option("--after", a->after, "Only events after this sequence number");
+    cmd->add_flag("-f,--follow", a->follow,
+                  "Keep printing events as they happen until the execution finishes");
     AddCommon(cmd, &a->c);
     cmd->callback([a, action] {
       *action = [a] {
+        if (a->follow) return FollowExecution(a->id, a->c.Client().endpoint(), a->c.json, false);
         ApiClient api = a->c.Client();
         int64_t after = a->after;
         Json all = Json::array();

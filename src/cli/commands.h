@@ -10,6 +10,9 @@
 namespace CLI {
 class App;
 }
+namespace baton::client {
+struct Endpoint;
+}
 
 namespace baton::cli {
 
@@ -40,6 +43,10 @@ void AddServerCommand(CLI::App& app, std::function<int()>* action);
 void AddClientCommands(CLI::App& app, std::function<int()>* action);
 int ResumeOnServer(const std::string& id, const std::string& server, const std::string& token,
                    bool json);
+
+// Prints an execution's events as they commit (watch: the live progress view instead)
+// until it finishes; exit code as for run.
+int FollowExecution(const std::string& id, const client::Endpoint& endpoint, bool json, bool watch);
 
 int Main(int argc, char** argv);
 

@@ -165,6 +165,8 @@ ExecutionProgress Engine::Impl::ProgressOf(const ExecState& ex) const {
   p.percent = ex.steps.empty() ? 100 : static_cast<int>(ex.progress_sum / ex.steps.size());
   p.layers = ex.layers;
   p.layer = std::min(ex.current_layer + 1, ex.layers);
+  p.workflow = ex.rec.workflow;
+  p.ns = ex.rec.ns;
   return p;
 }
 

@@ -1,11 +1,13 @@
 #include "server/http_session.h"
 
 #include "server/metrics.h"
+#include "server/websocket_session.h"
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
 
 #include <array>
 #include <chrono>
@@ -112,10 +114,16 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       keep_alive_ = false;
       return Write(ErrorResponse(503, "UNAVAILABLE", "too many connections; retry later"), version);
     }
-    auto req = std::make_shared<HttpRequest>();
-    req->method = std::string(msg.method_string());
     std::string_view target = msg.target();
     size_t q = target.find('?');
+    if (beast::websocket::is_upgrade(msg) && target.substr(0, q) == "/api/v1/events" &&
+        shared_->websocket) {
+      // The connection becomes a WebSocket; this session ends here.
+      return StartWebSocketSession(stream_.release_socket(), parser_->release(),
+                                   shared_->websocket);
+    }
+    auto req = std::make_shared<HttpRequest>();
+    req->method = std::string(msg.method_string());
     if (!PercentDecode(target.substr(0, q), &req->path, false) ||
         (q != std::string_view::npos && !ParseQuery(target.substr(q + 1), &req->query))) {
       return Fail(ErrorResponse(400, "BAD_REQUEST", "malformed percent-encoding in the URL"));

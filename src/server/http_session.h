@@ -19,10 +19,12 @@
 namespace baton::server {
 
 class ServerMetrics;
+struct WebSocketContext;
 
 struct SessionShared {
   const Router* router;
   ServerMetrics* metrics;
+  std::shared_ptr<WebSocketContext> websocket;  // upgrades to /api/v1/events
   ServerLimits limits;
   std::atomic<size_t> connections{0};
 };

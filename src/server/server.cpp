@@ -3,6 +3,7 @@
 #include "server/listener.h"
 #include "server/metrics.h"
 #include "server/submitter.h"
+#include "server/websocket_session.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
@@ -88,6 +89,7 @@ struct Server::Impl {
   std::unique_ptr<TokenAuthority> auth;
   std::unique_ptr<Submitter> submitter;
   ServerMetrics metrics;
+  EventHub hub;
   ApiContext ctx;
   std::unique_ptr<Router> router;
   net::io_context ioc;
@@ -123,6 +125,7 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   engine_options.parallel = options.parallel;
   impl->engine = std::make_unique<EngineHost>(impl->store.get(), engine_options);
   impl->engine->AddObserver(&impl->metrics);
+  impl->engine->AddObserver(&impl->hub);
   impl->submitter = std::make_unique<Submitter>(impl->engine.get());
 
   ApiContext& ctx = impl->ctx;
@@ -142,6 +145,10 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   shared->router = impl->router.get();
   shared->metrics = &impl->metrics;
   shared->limits = options.limits;
+  shared->websocket = std::make_shared<WebSocketContext>();
+  shared->websocket->hub = &impl->hub;
+  shared->websocket->store = impl->store.get();
+  shared->websocket->auth = impl->auth.get();
   impl->listener = std::make_shared<Listener>(impl->ioc, shared);
   if (Status s = impl->listener->Open(*endpoint); !s.ok()) return s;
 

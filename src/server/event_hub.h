@@ -1,0 +1,73 @@
+// The live feed: committed events fan out from the engine to subscribers (WebSocket
+// sessions), each through a bounded queue.
+//
+// A subscriber that falls behind by more than its queue holds loses the overflow and is
+// told so (a "gap" message naming how many events it missed); memory stays bounded
+// whatever a client does. Events reach the hub after their commit, so a subscriber never
+// sees an event the store does not have.
+//
+// Threading: OnEvent runs on the engine thread; Subscribe/Unsubscribe from any thread.
+// Deliveries call the subscriber's `wake` (which must be quick: it posts to the
+// subscriber's own strand), and the subscriber drains its queue with Take().
+#pragma once
+
+#include <baton/engine.h>
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace baton::server {
+
+struct EventFilter {
+  std::string ns;            // always set: a subscriber sees only its namespace
+  std::string execution_id;  // empty = any
+  std::string workflow;      // empty = any
+  bool Matches(const EventRecord& e, const ExecutionProgress& p) const;
+};
+
+// One message of the feed, already rendered as JSON text.
+struct FeedMessage {
+  std::string execution_id;
+  int64_t seq = 0;
+  std::string text;
+};
+
+class Subscriber {
+ public:
+  Subscriber(EventFilter filter, size_t capacity, std::function<void()> wake)
+      : filter_(std::move(filter)), capacity_(capacity), wake_(std::move(wake)) {}
+  const EventFilter& filter() const { return filter_; }
+  // Moves out what is queued; `missed` is how many were dropped since the last Take().
+  std::vector<FeedMessage> Take(uint64_t* missed);
+  void Push(const FeedMessage& m);
+
+ private:
+  EventFilter filter_;
+  size_t capacity_;
+  std::function<void()> wake_;
+  std::mutex mu_;
+  std::deque<FeedMessage> queue_;
+  uint64_t missed_ = 0;
+  bool woken_ = false;  // a wake is pending: no need for another
+};
+
+class EventHub final : public ExecutionObserver {
+ public:
+  void OnEvent(const EventRecord& event, const ExecutionProgress& progress) override;
+  void Subscribe(const std::shared_ptr<Subscriber>& s);
+  void Unsubscribe(const Subscriber* s);
+  size_t subscribers() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::shared_ptr<Subscriber>> subs_;
+};
+
+// The feed's JSON for one event: the event (views.h EventJson) plus "progress".
+std::string FeedJson(const EventRecord& event, const ExecutionProgress& progress);
+
+}  // namespace baton::server
