@@ -70,6 +70,7 @@ int Main(int argc, char** argv) {
   std::function<int()> action;
   AddServerCommand(app, &action);
   AddClientCommands(app, &action);
+  AddAdminCommands(app, &action);
 
   try {
     app.parse(argc, argv);

@@ -1,4 +1,5 @@
 // The client commands: talk to `baton server` over its REST API.
+#include "cli/client_common.h"
 #include "cli/commands.h"
 #include "client/api_client.h"
 #include "server/server.h"
@@ -17,46 +18,6 @@ namespace {
 
 using client::ApiClient;
 using client::UrlEncode;
-
-struct Common {
-  std::string server;
-  std::string token;
-  bool json = false;
-  ApiClient Client() const {
-    return ApiClient(client::ResolveEndpoint(server, token, server::DefaultCredentialsPath()));
-  }
-};
-
-void AddCommon(CLI::App* cmd, Common* c) {
-  cmd->add_option("--server", c->server,
-                  "Server URL (default: $BATON_SERVER, else the credentials file)");
-  cmd->add_option("--token", c->token,
-                  "Bearer token (default: $BATON_TOKEN, else the credentials file)");
-  cmd->add_flag("--json", c->json, "Print the server's JSON reply");
-}
-
-// Prints the reply (JSON or via `human`) and maps errors to exit codes.
-int Finish(const Common& c, const Result<Json>& reply,
-           const std::function<void(const Json&)>& human) {
-  if (!reply.ok()) {
-    std::fprintf(stderr, "baton: %s: %s\n", reply.status().code().c_str(),
-                 reply.status().message().c_str());
-    const std::string& code = reply.status().code();
-    return code == errc::kValidation || code == errc::kInvalidArgument ? 2 : 1;
-  }
-  if (c.json) {
-    std::cout << reply->dump(2) << std::endl;
-  } else {
-    human(*reply);
-  }
-  return 0;
-}
-
-std::string Str(const Json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return "-";
-  return it->is_string() ? it->get<std::string>() : it->dump();
-}
 
 void PrintExecutionLine(const Json& e) {
   std::printf("%-16s %-10s %-24s %s\n", Str(e, "id").c_str(), Str(e, "status").c_str(),

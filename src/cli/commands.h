@@ -41,6 +41,7 @@ std::string DefaultDbPath();
 // Commands that register themselves: each sets *action when chosen on the command line.
 void AddServerCommand(CLI::App& app, std::function<int()>* action);
 void AddClientCommands(CLI::App& app, std::function<int()>* action);
+void AddAdminCommands(CLI::App& app, std::function<int()>* action);
 int ResumeOnServer(const std::string& id, const std::string& server, const std::string& token,
                    bool json);
 
