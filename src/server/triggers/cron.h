@@ -71,8 +71,10 @@ struct CronSchedule {
   bool day_of_week_star = false;   // the day-of-week field starts with '*'
 
   // Whether the date matches (months, days of month and week, the Vixie rule above).
+  // The date must be valid.
   bool MatchesDay(int year, int month, int day) const;
-  // Whether the wall time matches, at minute resolution: `t.second` is ignored.
+  // Whether the wall time matches, at minute resolution: `t.second` is ignored. The
+  // fields must be in range.
   bool Matches(const CivilTime& t) const;
 };
 
