@@ -31,8 +31,10 @@ Engine::Impl::ExecPtr Engine::Impl::Find(const std::string& id) const {
   return it == executions_.end() ? nullptr : it->second;
 }
 
+// Records are built in place in the batch: a step costs several of them, and a local
+// record moved in would copy every short string twice.
 void Engine::Impl::Emit(ExecState& ex, const char* type, int step, Json data, int attempt) {
-  EventRecord ev;
+  EventRecord& ev = batch_.events.emplace_back();
   ev.execution_id = ex.rec.id;
   ev.seq = ex.next_seq++;
   ev.type = type;
@@ -40,7 +42,6 @@ void Engine::Impl::Emit(ExecState& ex, const char* type, int step, Json data, in
   ev.data = std::move(data);
   ev.attempt = attempt;
   ev.time = loop_->Now();
-  batch_.events.push_back(std::move(ev));
   event_execs_.push_back(&ex);
 }
 
@@ -59,7 +60,7 @@ void Engine::Impl::MarkStepDirty(const ExecPtr& ex, int step) {
 
 void Engine::Impl::SaveAttempt(ExecState& ex, int step, StepStatus status, const Json& error) {
   const StepState& st = ex.steps[step];
-  AttemptRecord a;
+  AttemptRecord& a = batch_.attempts.emplace_back();
   a.execution_id = ex.rec.id;
   a.step_id = st.rec.step_id;
   a.attempt = st.rec.attempts;
@@ -68,7 +69,6 @@ void Engine::Impl::SaveAttempt(ExecState& ex, int step, StepStatus status, const
   a.error = error;
   a.started_at = st.rec.started_at;
   a.completed_at = IsTerminal(status) ? loop_->Now() : 0;
-  batch_.attempts.push_back(std::move(a));
 }
 
 void Engine::Impl::EndTurn() {
