@@ -67,6 +67,8 @@ class Engine::Impl {
               RunResult result);
   // The attempt's outcome, within the caller's turn.
   void ApplyResult(const ExecPtr& ex, int step, RunResult result);
+  // The attempt succeeded; its output and exit code are already in the step row.
+  void CompleteAttempt(const ExecPtr& ex, int step);
   void OnAttemptTimeout(const std::string& exec_id, int step, const std::string& assignment);
   // The attempt ended with an error: retry, or fail for good.
   void FailAttempt(const ExecPtr& ex, int step, StepStatus status, const Status& error,

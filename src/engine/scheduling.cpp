@@ -155,12 +155,14 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   auto runner_it = runners_.find(def.type);
   if (!fan_out && !ex->spec_has_templates[step] && runner_it != runners_.end() &&
       runner_it->second == noop_runner_.get()) {
-    // The common noop: nothing to render, nothing to copy but its `with`.
+    // The common noop: nothing to render, nothing to copy but its `with`, and no
+    // RunResult to build: the step row gets what ApplyResult would take from one.
     ++stats_.steps_dispatched;
     Emit(*ex, "step.dispatched", step, nullptr, st.rec.attempts);
-    RunResult done;
-    if (auto it = def.spec.find("with"); it != def.spec.end()) done.output = *it;
-    return ApplyResult(ex, step, std::move(done));
+    st.rec.exit_code = -1;
+    const auto with = def.spec.find("with");
+    st.rec.output = with != def.spec.end() ? *with : Json();
+    return CompleteAttempt(ex, step);
   }
   Json spec;
   if (fan_out || !ex->spec_has_templates[step]) {
