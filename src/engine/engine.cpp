@@ -160,7 +160,6 @@ ExecutionProgress Engine::Impl::ProgressOf(const ExecState& ex) const {
 Status Engine::Impl::BuildGraph(ExecState& ex) {
   const WorkflowDef& def = *ex.def;
   const size_t n = def.steps.size();
-  ex.steps.resize(n);
   ex.conditions.resize(n);
   ex.spec_has_templates.resize(n);
   // Edges come resolved with the definition (LinkSteps); a definition built in code
@@ -206,14 +205,20 @@ Status Engine::Impl::BuildGraph(ExecState& ex) {
       }
     }
   }
+  // Each step's state is built once, in place: a 100k-step workflow should not pay for
+  // a default-constructed pass and then an assigning one.
+  ex.steps.reserve(n);
   for (size_t i = 0; i < n; ++i) {
-    StepState& st = ex.steps[i];
+    StepState& st = ex.steps.emplace_back();
     st.def = &def.steps[i];
+    st.rec.execution_id = ex.rec.id;
+    st.rec.step_id = st.def->id;
+    st.rec.index = static_cast<int>(i);
     st.pending_deps = static_cast<int>(g.Upstream(static_cast<int>(i)).size());
     if (!st.def->when.is_null()) {
       auto cond = expr::CompileCondition(st.def->when);
       if (!cond.ok()) return cond.status();
-      ex.conditions[i] = std::move(cond.value());
+      ex.conditions[i] = std::make_unique<const expr::Condition>(std::move(cond.value()));
     }
     st.uses_capacity = st.def->type != StepType::kNoop && st.def->type != StepType::kWait;
     ex.spec_has_templates[i] = expr::HasTemplates(st.def->spec);
@@ -279,13 +284,7 @@ Result<std::string> Engine::Impl::Start(StartRequest request) {
   event_execs_.reserve(event_execs_.size() + 3 * n + 2);
   propagate_.reserve(n);
   MarkDirty(ex);
-  for (size_t i = 0; i < ex->steps.size(); ++i) {
-    StepState& st = ex->steps[i];
-    st.rec.execution_id = ex->rec.id;
-    st.rec.step_id = st.def->id;
-    st.rec.index = static_cast<int>(i);
-    MarkStepDirty(ex, static_cast<int>(i));
-  }
+  for (size_t i = 0; i < ex->steps.size(); ++i) MarkStepDirty(ex, static_cast<int>(i));
   Emit(*ex, "execution.started", -1,
        {{"workflow", ex->rec.workflow}, {"version", ex->rec.version}, {"input", ex->rec.input}});
   if (ex->rec.deadline) {

@@ -48,7 +48,8 @@ class Engine::Impl {
   void MarkDirty(const ExecPtr& ex);
   void MarkStepDirty(const ExecPtr& ex, int step);
   void SaveAttempt(engine::ExecState& ex, int step, StepStatus status, const Json& error);
-  // Builds per-step bookkeeping (graph edges, layers, conditions) for a new state.
+  // Builds per-step bookkeeping (fresh step rows, graph edges, layers, conditions) for a
+  // new state whose record has its id.
   Status BuildGraph(engine::ExecState& ex);
 
   // --- scheduling.cpp ---------------------------------------------------------

@@ -83,10 +83,9 @@ void Engine::Impl::OnDependenciesDone(const ExecPtr& ex, int step) {
   if (ex->failing_fast && !AcceptsFailure(st.def->trigger_rule)) {
     return SkipStep(ex, step, "fail_fast: the execution is failing");
   }
-  const expr::Condition& cond = ex->conditions[step];
-  if (!cond.source().empty()) {
+  if (const expr::Condition* cond = ex->conditions[step].get()) {
     engine::ExecScope scope(*ex);
-    Result<bool> r = cond.Evaluate(scope);
+    Result<bool> r = cond->Evaluate(scope);
     if (!r.ok()) {
       st.rec.attempts += 1;
       st.rec.started_at = loop_->Now();
@@ -94,7 +93,7 @@ void Engine::Impl::OnDependenciesDone(const ExecPtr& ex, int step) {
                   Status(errc::kConditionError, r.status().message()), nullptr);
       return;
     }
-    if (!*r) return SkipStep(ex, step, "condition is false: " + cond.source());
+    if (!*r) return SkipStep(ex, step, "condition is false: " + cond->source());
   }
   MakeReady(ex, step);
 }
