@@ -216,16 +216,23 @@ class MemoryStore final : public Store {
     // Fast path: per execution, every new seq is above both the stored maximum and the
     // previous seq of this commit -- then none can collide.
     std::unordered_map<std::string_view, int64_t> high;  // execution -> highest seq seen
+    // Consecutive events almost always belong to one execution: look it up once per run.
+    std::string_view last_id;
+    int64_t* last_high = nullptr;
     bool in_order = true;
     for (const WriteBatch* b : batches) {
       for (const EventRecord& e : b->events) {
-        auto [it, inserted] = high.try_emplace(e.execution_id, 0);
-        if (inserted) {
-          const ExecutionData* d = Find(e.execution_id);
-          if (d != nullptr && !d->events.empty()) it->second = d->events.back().seq;
+        if (last_high == nullptr || e.execution_id != last_id) {
+          auto [it, inserted] = high.try_emplace(e.execution_id, 0);
+          if (inserted) {
+            const ExecutionData* d = Find(e.execution_id);
+            if (d != nullptr && !d->events.empty()) it->second = d->events.back().seq;
+          }
+          last_id = e.execution_id;
+          last_high = &it->second;  // node-based map: the pointer stays valid
         }
-        if (e.seq <= it->second) in_order = false;
-        it->second = std::max(it->second, e.seq);
+        if (e.seq <= *last_high) in_order = false;
+        *last_high = std::max(*last_high, e.seq);
       }
     }
     if (in_order) return Status::Ok();
