@@ -94,7 +94,7 @@ void Engine::Impl::EndTurn() {
   ++stats_.batches;
   auto effects = std::make_shared<std::vector<std::function<void()>>>(std::move(effects_));
   effects_.clear();
-  auto batch = std::make_shared<const WriteBatch>(std::move(batch_));
+  auto batch = std::make_unique<WriteBatch>(std::move(batch_));
   batch_ = WriteBatch();
   // Observers learn of events after the commit; which execution each belongs to is
   // pinned here so progress can be computed then. Executions leave memory only in these
@@ -107,9 +107,13 @@ void Engine::Impl::EndTurn() {
     last = e;
   }
   event_execs_.clear();
+  // Observers read the events again after the commit, so with any the batch is shared;
+  // with none, the store may take its records instead of copying them.
+  std::shared_ptr<const WriteBatch> observed;
+  if (!observers_.empty()) observed = std::move(batch);
   std::weak_ptr<bool> alive = alive_;
-  committer_->Submit(batch, [this, alive, effects, batch, execs](const Status& st) {
-    loop_->Post([this, alive, effects, batch, execs, st] {
+  auto on_commit = [this, alive, effects, observed, execs](const Status& st) {
+    loop_->Post([this, alive, effects, observed, execs, st] {
       if (alive.expired()) return;
       if (!st.ok()) {
         // The store has the last good state; stop what diverged from it.
@@ -126,9 +130,9 @@ void Engine::Impl::EndTurn() {
       CrashPoint("engine.after_commit");
       TurnGuard turn(this);
       for (auto& effect : *effects) effect();
-      if (!observers_.empty()) {
+      if (observed) {
         size_t k = 0;
-        for (const EventRecord& ev : batch->events) {
+        for (const EventRecord& ev : observed->events) {
           while ((*execs)[k]->rec.id != ev.execution_id) ++k;
           ExecutionProgress p = ProgressOf(*(*execs)[k]);
           for (auto* o : observers_) o->OnEvent(ev, p);
@@ -142,7 +146,12 @@ void Engine::Impl::EndTurn() {
         }
       }
     });
-  });
+  };
+  if (observed) {
+    committer_->Submit(std::move(observed), std::move(on_commit));
+  } else {
+    committer_->SubmitOwned(std::move(batch), std::move(on_commit));
+  }
 }
 
 ExecutionProgress Engine::Impl::ProgressOf(const ExecState& ex) const {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -31,10 +32,10 @@ struct ExecutionData {
   std::vector<EventRecord> events;  // sorted by seq
 };
 
-void PutAttempt(std::vector<AttemptRecord>& slots, const AttemptRecord& a) {
+void PutAttempt(std::vector<AttemptRecord>& slots, AttemptRecord a) {
   if (a.attempt < 1) return;
   if (slots.size() + 1 == static_cast<size_t>(a.attempt)) {  // the next attempt: the usual case
-    slots.push_back(a);
+    slots.push_back(std::move(a));
     return;
   }
   if (slots.size() < static_cast<size_t>(a.attempt)) {
@@ -42,7 +43,30 @@ void PutAttempt(std::vector<AttemptRecord>& slots, const AttemptRecord& a) {
     unwritten.attempt = 0;  // a gap: never listed
     slots.resize(a.attempt, unwritten);
   }
-  slots[a.attempt - 1] = a;
+  const int slot = a.attempt - 1;
+  slots[slot] = std::move(a);
+}
+
+// A record of a batch being applied: copied from a batch the caller keeps (Commit), moved
+// out of one it handed over (CommitOwned).
+template <class Record>
+Record&& Take(Record& r) {
+  return std::move(r);
+}
+template <class Record>
+const Record& Take(const Record& r) {
+  return r;
+}
+
+// True when every event is of one execution, in ascending seq order: the shape of a
+// batch from one engine turn, which a fresh event log can adopt whole.
+bool OneExecutionInOrder(const std::vector<EventRecord>& events) {
+  for (size_t i = 1; i < events.size(); ++i) {
+    if (events[i].seq <= events[i - 1].seq || events[i].execution_id != events[0].execution_id) {
+      return false;
+    }
+  }
+  return true;
 }
 
 // Makes room for `extra` more entries in one step when they would not fit, growing at
@@ -74,6 +98,14 @@ class MemoryStore final : public Store {
     // the commit all-or-nothing without an undo log.
     if (Status s = CheckEvents(batches); !s.ok()) return s;
     for (const WriteBatch* b : batches) Apply(*b);
+    return Status::Ok();
+  }
+
+  Status CommitOwned(WriteBatch&& batch) override {
+    std::lock_guard lock(mu_);
+    const WriteBatch* one[] = {&batch};
+    if (Status s = CheckEvents(one); !s.ok()) return s;
+    Apply(batch);
     return Status::Ok();
   }
 
@@ -260,12 +292,17 @@ class MemoryStore final : public Store {
                                     e.execution_id + " already exists");
   }
 
-  void Apply(const WriteBatch& b) {
-    for (const WorkflowRecord& w : b.workflows) workflows_[w.name][w.version] = w;
-    for (const ExecutionRecord& e : b.executions) {
+  // Batch is WriteBatch (records are moved out) or const WriteBatch (copied).
+  template <class Batch>
+  void Apply(Batch& b) {
+    for (auto& w : b.workflows) {
+      WorkflowRecord& row = workflows_[w.name][w.version];
+      row = Take(w);
+    }
+    for (auto& e : b.executions) {
       auto [it, inserted] = executions_.try_emplace(e.id);
       if (inserted) it->second.order = next_order_++;
-      it->second.record = e;
+      it->second.record = Take(e);
     }
     // One execution per batch is the common case: size its tables once instead of
     // rehashing as they grow (a new 100k-step execution arrives in one batch).
@@ -275,26 +312,35 @@ class MemoryStore final : public Store {
     if (!b.attempts.empty() && b.attempts.front().execution_id == b.attempts.back().execution_id) {
       GrowFor(DataFor(b.attempts.front().execution_id).attempts, b.attempts.size());
     }
-    for (const StepRecord& s : b.steps)
-      DataFor(s.execution_id).steps.insert_or_assign(s.step_id, s);
-    for (const AttemptRecord& a : b.attempts) {
-      PutAttempt(DataFor(a.execution_id).attempts[a.step_id], a);
+    // insert_or_assign copies the key before it moves the record.
+    for (auto& s : b.steps) DataFor(s.execution_id).steps.insert_or_assign(s.step_id, Take(s));
+    for (auto& a : b.attempts) {
+      std::vector<AttemptRecord>& slots = DataFor(a.execution_id).attempts[a.step_id];
+      PutAttempt(slots, Take(a));
     }
     if (!b.events.empty() && b.events.front().execution_id == b.events.back().execution_id) {
-      // The common case, one execution per batch: make room once for a big batch.
-      GrowFor(DataFor(b.events.front().execution_id).events, b.events.size());
+      // The common case, one execution per batch. A new execution's first batch carries
+      // its whole log so far: adopt it when the batch is ours, else make room once.
+      std::vector<EventRecord>& events = DataFor(b.events.front().execution_id).events;
+      if constexpr (!std::is_const_v<Batch>) {
+        if (events.empty() && OneExecutionInOrder(b.events)) {
+          events = std::move(b.events);
+          b.events.clear();  // a moved-from vector is unspecified, not necessarily empty
+        }
+      }
+      GrowFor(events, b.events.size());
     }
-    for (const EventRecord& e : b.events) {
+    for (auto& e : b.events) {
       std::vector<EventRecord>& events = DataFor(e.execution_id).events;
       if (events.empty() || events.back().seq < e.seq) {
-        events.push_back(e);
+        events.push_back(Take(e));
       } else {
         auto it = std::lower_bound(events.begin(), events.end(), e.seq,
                                    [](const EventRecord& x, int64_t s) { return x.seq < s; });
-        events.insert(it, e);
+        events.insert(it, Take(e));
       }
     }
-    dead_letters_.insert(dead_letters_.end(), b.dead_letters.begin(), b.dead_letters.end());
+    for (auto& d : b.dead_letters) dead_letters_.push_back(Take(d));
   }
 
   std::mutex mu_;
