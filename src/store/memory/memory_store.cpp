@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -23,12 +24,16 @@ struct ExecutionEntry {
   uint64_t order = 0;  // first-insertion order: the tie-break of created_at
 };
 
+// A step's row and its attempts under one key: an attempt is usually written in the
+// same batch as its step's row, so it finds the entry there instead of making another.
+struct StepEntry {
+  std::optional<StepRecord> row;        // absent while only attempts were written
+  std::vector<AttemptRecord> attempts;  // attempt N at N-1; unwritten ones have 0
+};
+
 // Steps, attempts and events of one execution (which may exist before its record).
 struct ExecutionData {
-  std::unordered_map<std::string, StepRecord> steps;
-  // Keyed by step id + '\0' + attempt number, so one hash lookup per upsert.
-  // Per step, a step's attempts by number (attempt N at N-1; unwritten ones have 0).
-  std::unordered_map<std::string, std::vector<AttemptRecord>> attempts;
+  std::unordered_map<std::string, StepEntry> steps;
   std::vector<EventRecord> events;  // sorted by seq
 };
 
@@ -162,7 +167,9 @@ class MemoryStore final : public Store {
     std::vector<StepRecord> out;
     if (const ExecutionData* d = Find(execution_id)) {
       out.reserve(d->steps.size());
-      for (const auto& [id, s] : d->steps) out.push_back(s);
+      for (const auto& [id, entry] : d->steps) {
+        if (entry.row) out.push_back(*entry.row);
+      }
     }
     std::sort(out.begin(), out.end(), [](const StepRecord& a, const StepRecord& b) {
       if (a.index != b.index) return a.index < b.index;
@@ -175,8 +182,8 @@ class MemoryStore final : public Store {
     std::lock_guard lock(mu_);
     std::vector<AttemptRecord> out;
     if (const ExecutionData* d = Find(execution_id)) {
-      for (const auto& [step, slots] : d->attempts) {
-        for (const AttemptRecord& a : slots) {
+      for (const auto& [step, entry] : d->steps) {
+        for (const AttemptRecord& a : entry.attempts) {
           if (a.attempt > 0) out.push_back(a);
         }
       }
@@ -309,14 +316,13 @@ class MemoryStore final : public Store {
     if (!b.steps.empty() && b.steps.front().execution_id == b.steps.back().execution_id) {
       GrowFor(DataFor(b.steps.front().execution_id).steps, b.steps.size());
     }
-    if (!b.attempts.empty() && b.attempts.front().execution_id == b.attempts.back().execution_id) {
-      GrowFor(DataFor(b.attempts.front().execution_id).attempts, b.attempts.size());
+    for (auto& s : b.steps) {
+      StepEntry& entry = DataFor(s.execution_id).steps[s.step_id];
+      entry.row = Take(s);
     }
-    // insert_or_assign copies the key before it moves the record.
-    for (auto& s : b.steps) DataFor(s.execution_id).steps.insert_or_assign(s.step_id, Take(s));
     for (auto& a : b.attempts) {
-      std::vector<AttemptRecord>& slots = DataFor(a.execution_id).attempts[a.step_id];
-      PutAttempt(slots, Take(a));
+      StepEntry& entry = DataFor(a.execution_id).steps[a.step_id];
+      PutAttempt(entry.attempts, Take(a));
     }
     if (!b.events.empty() && b.events.front().execution_id == b.events.back().execution_id) {
       // The common case, one execution per batch. A new execution's first batch carries
