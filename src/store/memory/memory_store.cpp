@@ -37,21 +37,6 @@ struct ExecutionData {
   std::vector<EventRecord> events;  // sorted by seq
 };
 
-void PutAttempt(std::vector<AttemptRecord>& slots, AttemptRecord a) {
-  if (a.attempt < 1) return;
-  if (slots.size() + 1 == static_cast<size_t>(a.attempt)) {  // the next attempt: the usual case
-    slots.push_back(std::move(a));
-    return;
-  }
-  if (slots.size() < static_cast<size_t>(a.attempt)) {
-    AttemptRecord unwritten;
-    unwritten.attempt = 0;  // a gap: never listed
-    slots.resize(a.attempt, unwritten);
-  }
-  const int slot = a.attempt - 1;
-  slots[slot] = std::move(a);
-}
-
 // A record of a batch being applied: copied from a batch the caller keeps (Commit), moved
 // out of one it handed over (CommitOwned).
 template <class Record>
@@ -61,6 +46,22 @@ Record&& Take(Record& r) {
 template <class Record>
 const Record& Take(const Record& r) {
   return r;
+}
+
+// Record is AttemptRecord (moved in) or const AttemptRecord (copied).
+template <class Record>
+void PutAttempt(std::vector<AttemptRecord>& slots, Record& a) {
+  if (a.attempt < 1) return;
+  if (slots.size() + 1 == static_cast<size_t>(a.attempt)) {  // the next attempt: the usual case
+    slots.push_back(Take(a));
+    return;
+  }
+  if (slots.size() < static_cast<size_t>(a.attempt)) {
+    AttemptRecord unwritten;
+    unwritten.attempt = 0;  // a gap: never listed
+    slots.resize(a.attempt, unwritten);
+  }
+  slots[a.attempt - 1] = Take(a);
 }
 
 // True when every event is of one execution, in ascending seq order: the shape of a
@@ -322,7 +323,7 @@ class MemoryStore final : public Store {
     }
     for (auto& a : b.attempts) {
       StepEntry& entry = DataFor(a.execution_id).steps[a.step_id];
-      PutAttempt(entry.attempts, Take(a));
+      PutAttempt(entry.attempts, a);
     }
     if (!b.events.empty() && b.events.front().execution_id == b.events.back().execution_id) {
       // The common case, one execution per batch. A new execution's first batch carries
