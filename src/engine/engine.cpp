@@ -42,7 +42,7 @@ void Engine::Impl::Emit(ExecState& ex, const char* type, int step, Json data, in
   ev.data = std::move(data);
   ev.attempt = attempt;
   ev.time = loop_->Now();
-  event_execs_.push_back(&ex);
+  if (event_execs_.empty() || event_execs_.back() != &ex) event_execs_.push_back(&ex);
 }
 
 void Engine::Impl::MarkDirty(const ExecPtr& ex) {
@@ -101,11 +101,7 @@ void Engine::Impl::EndTurn() {
   // callbacks, so the pointers stay valid until the last one runs.
   auto execs = std::make_shared<std::vector<ExecPtr>>();
   execs->reserve(event_execs_.size());
-  const ExecState* last = nullptr;
-  for (const ExecState* e : event_execs_) {
-    if (e != last) execs->push_back(executions_.at(e->rec.id));
-    last = e;
-  }
+  for (const ExecState* e : event_execs_) execs->push_back(executions_.at(e->rec.id));
   event_execs_.clear();
   // Observers read the events again after the commit, so with any the batch is shared;
   // with none, the store may take its records instead of copying them.
@@ -290,7 +286,6 @@ Result<std::string> Engine::Impl::Start(StartRequest request) {
   batch_.steps.reserve(batch_.steps.size() + n);
   batch_.attempts.reserve(batch_.attempts.size() + n);
   batch_.events.reserve(batch_.events.size() + 3 * n + 2);
-  event_execs_.reserve(event_execs_.size() + 3 * n + 2);
   propagate_.reserve(n);
   MarkDirty(ex);
   for (size_t i = 0; i < ex->steps.size(); ++i) MarkStepDirty(ex, static_cast<int>(i));

@@ -142,7 +142,8 @@ class Engine::Impl {
   std::vector<ExecPtr> dirty_execs_;
   // Raw pointers: drained within the turn, while executions_ owns every execution.
   std::vector<std::pair<engine::ExecState*, int>> dirty_steps_;
-  std::vector<const engine::ExecState*> event_execs_;  // per event of batch_, in order
+  // Whose events batch_ holds, in order: one entry per run of one execution's events.
+  std::vector<const engine::ExecState*> event_execs_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
