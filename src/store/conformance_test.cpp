@@ -385,10 +385,11 @@ TEST_P(StoreConformance, OwnedCommitsStoreWhatCopiedOnesWould) {
   WriteBatch first;
   first.workflows.push_back({"wf", 1, RichJson(), 3});
   first.executions = {Execution("e", ExecutionStatus::kRunning, 1)};
-  first.steps = {Step("e", "a"), Step("e", "b")};
+  first.steps = {Step("e", "a"), Step("e", "b"), Step("e", "b", StepStatus::kReady, 1)};
   first.steps[1].index = 1;
-  first.steps[1].output = RichJson();
-  first.attempts = {Attempt("e", "a"), Attempt("e", "b", 2)};
+  first.steps[2].output = RichJson();  // a repeated upsert in one batch: the last one counts
+  first.attempts = {Attempt("e", "a"), Attempt("e", "b", 2),
+                    Attempt("e", "b", 2, StepStatus::kFailed)};
   first.events = {Event("e", 1), Event("e", 2, "step.ready"), Event("e", 3)};
   first.events[1].step_id = "a";
   first.events[1].data = RichJson();
@@ -409,10 +410,10 @@ TEST_P(StoreConformance, OwnedCommitsStoreWhatCopiedOnesWould) {
   EXPECT_EQ(ToJson(*store_->GetWorkflow("wf", 1)), ToJson(first.workflows[0]));
   EXPECT_EQ(ToJson(*store_->GetExecution("e")), ToJson(first.executions[0]));
   EXPECT_EQ(ToJson(*store_->GetSteps("e")),
-            ToJson(std::vector<StepRecord>{second.steps[0], first.steps[1]}));
+            ToJson(std::vector<StepRecord>{second.steps[0], first.steps[2]}));
   EXPECT_EQ(
       ToJson(*store_->GetAttempts("e")),
-      ToJson(std::vector<AttemptRecord>{first.attempts[0], second.attempts[0], first.attempts[1]}));
+      ToJson(std::vector<AttemptRecord>{first.attempts[0], second.attempts[0], first.attempts[2]}));
   std::vector<EventRecord> log = first.events;
   log.insert(log.end(), second.events.begin(), second.events.end());
   log.push_back(third.events[2]);
