@@ -32,6 +32,12 @@ class Committer {
   // The batch is shared: the engine reads its events again after the commit.
   virtual void Submit(std::shared_ptr<const WriteBatch> batch,
                       std::function<void(const Status&)> done) = 0;
+  // For a batch nobody reads after the commit: the store may take its records instead of
+  // copying them (Store::CommitOwned). By default, Submit().
+  virtual void SubmitOwned(std::unique_ptr<WriteBatch> batch,
+                           std::function<void(const Status&)> done) {
+    Submit(std::move(batch), std::move(done));
+  }
   // Blocks until everything submitted has committed.
   virtual void Flush() = 0;
   // Totals for metrics (zero for committers that do not group). Thread-safe.
@@ -102,6 +108,8 @@ class Engine {
   // The runner for a step type; steps of a type with no runner fail with
   // UNSUPPORTED_STEP_TYPE. noop and wait are built in.
   void SetRunner(StepType type, Runner* runner);
+  // Observers hear of events committed after they are added (add them before Start: a
+  // batch submitted while there were none is not kept for them).
   void AddObserver(ExecutionObserver* observer);
 
   // Begins an execution; returns its id. The start is committed before any step runs.

@@ -198,6 +198,9 @@ class Store {
     const WriteBatch* one[] = {&batch};
     return Commit(one);
   }
+  // Commit() of a batch the caller is done with: the store may take records out of it
+  // instead of copying them (MemoryStore does), leaving `batch` valid but unspecified.
+  virtual Status CommitOwned(WriteBatch&& batch) { return Commit(batch); }
 
   virtual Result<ExecutionRecord> GetExecution(const std::string& id) = 0;  // NOT_FOUND
   // Newest first (created_at descending, then id descending).

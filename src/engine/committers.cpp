@@ -15,6 +15,10 @@ class SyncCommitter final : public Committer {
               std::function<void(const Status&)> done) override {
     done(store_->Commit(*batch));
   }
+  void SubmitOwned(std::unique_ptr<WriteBatch> batch,
+                   std::function<void(const Status&)> done) override {
+    done(store_->CommitOwned(std::move(*batch)));
+  }
   void Flush() override {}
 
  private:

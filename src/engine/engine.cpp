@@ -31,8 +31,10 @@ Engine::Impl::ExecPtr Engine::Impl::Find(const std::string& id) const {
   return it == executions_.end() ? nullptr : it->second;
 }
 
+// Records are built in place in the batch: a step costs several of them, and a local
+// record moved in would copy every short string twice.
 void Engine::Impl::Emit(ExecState& ex, const char* type, int step, Json data, int attempt) {
-  EventRecord ev;
+  EventRecord& ev = batch_.events.emplace_back();
   ev.execution_id = ex.rec.id;
   ev.seq = ex.next_seq++;
   ev.type = type;
@@ -40,8 +42,7 @@ void Engine::Impl::Emit(ExecState& ex, const char* type, int step, Json data, in
   ev.data = std::move(data);
   ev.attempt = attempt;
   ev.time = loop_->Now();
-  batch_.events.push_back(std::move(ev));
-  event_execs_.push_back(&ex);
+  if (event_execs_.empty() || event_execs_.back() != &ex) event_execs_.push_back(&ex);
 }
 
 void Engine::Impl::MarkDirty(const ExecPtr& ex) {
@@ -59,7 +60,7 @@ void Engine::Impl::MarkStepDirty(const ExecPtr& ex, int step) {
 
 void Engine::Impl::SaveAttempt(ExecState& ex, int step, StepStatus status, const Json& error) {
   const StepState& st = ex.steps[step];
-  AttemptRecord a;
+  AttemptRecord& a = batch_.attempts.emplace_back();
   a.execution_id = ex.rec.id;
   a.step_id = st.rec.step_id;
   a.attempt = st.rec.attempts;
@@ -68,7 +69,6 @@ void Engine::Impl::SaveAttempt(ExecState& ex, int step, StepStatus status, const
   a.error = error;
   a.started_at = st.rec.started_at;
   a.completed_at = IsTerminal(status) ? loop_->Now() : 0;
-  batch_.attempts.push_back(std::move(a));
 }
 
 void Engine::Impl::EndTurn() {
@@ -94,23 +94,23 @@ void Engine::Impl::EndTurn() {
   ++stats_.batches;
   auto effects = std::make_shared<std::vector<std::function<void()>>>(std::move(effects_));
   effects_.clear();
-  auto batch = std::make_shared<const WriteBatch>(std::move(batch_));
+  auto batch = std::make_unique<WriteBatch>(std::move(batch_));
   batch_ = WriteBatch();
   // Observers learn of events after the commit; which execution each belongs to is
   // pinned here so progress can be computed then. Executions leave memory only in these
   // callbacks, so the pointers stay valid until the last one runs.
   auto execs = std::make_shared<std::vector<ExecPtr>>();
   execs->reserve(event_execs_.size());
-  const ExecState* last = nullptr;
-  for (const ExecState* e : event_execs_) {
-    if (e != last) execs->push_back(executions_.at(e->rec.id));
-    last = e;
-  }
+  for (const ExecState* e : event_execs_) execs->push_back(executions_.at(e->rec.id));
   event_execs_.clear();
+  // Observers read the events again after the commit, so with any the batch is shared;
+  // with none, the store may take its records instead of copying them.
+  std::shared_ptr<const WriteBatch> observed;
+  if (!observers_.empty()) observed = std::move(batch);
   std::weak_ptr<bool> alive = alive_;
   const uint64_t number = ++batches_submitted_;
-  committer_->Submit(batch, [this, alive, effects, batch, execs, number](const Status& st) {
-    loop_->Post([this, alive, effects, batch, execs, st, number] {
+  auto on_commit = [this, alive, effects, observed, execs, number](const Status& st) {
+    loop_->Post([this, alive, effects, observed, execs, st, number] {
       if (alive.expired()) return;
       NotifyDurable(number, st);
       if (!st.ok()) {
@@ -128,9 +128,9 @@ void Engine::Impl::EndTurn() {
       CrashPoint("engine.after_commit");
       TurnGuard turn(this);
       for (auto& effect : *effects) effect();
-      if (!observers_.empty()) {
+      if (observed) {
         size_t k = 0;
-        for (const EventRecord& ev : batch->events) {
+        for (const EventRecord& ev : observed->events) {
           while ((*execs)[k]->rec.id != ev.execution_id) ++k;
           ExecutionProgress p = ProgressOf(*(*execs)[k]);
           for (auto* o : observers_) o->OnEvent(ev, p);
@@ -144,7 +144,12 @@ void Engine::Impl::EndTurn() {
         }
       }
     });
-  });
+  };
+  if (observed) {
+    committer_->Submit(std::move(observed), std::move(on_commit));
+  } else {
+    committer_->SubmitOwned(std::move(batch), std::move(on_commit));
+  }
 }
 
 void Engine::Impl::NotifyDurable(uint64_t batch_number, const Status& status) {
@@ -173,7 +178,6 @@ ExecutionProgress Engine::Impl::ProgressOf(const ExecState& ex) const {
 Status Engine::Impl::BuildGraph(ExecState& ex) {
   const WorkflowDef& def = *ex.def;
   const size_t n = def.steps.size();
-  ex.steps.resize(n);
   ex.conditions.resize(n);
   ex.spec_has_templates.resize(n);
   // Edges come resolved with the definition (LinkSteps); a definition built in code
@@ -219,14 +223,20 @@ Status Engine::Impl::BuildGraph(ExecState& ex) {
       }
     }
   }
+  // Each step's state is built once, in place: a 100k-step workflow should not pay for
+  // a default-constructed pass and then an assigning one.
+  ex.steps.reserve(n);
   for (size_t i = 0; i < n; ++i) {
-    StepState& st = ex.steps[i];
+    StepState& st = ex.steps.emplace_back();
     st.def = &def.steps[i];
+    st.rec.execution_id = ex.rec.id;
+    st.rec.step_id = st.def->id;
+    st.rec.index = static_cast<int>(i);
     st.pending_deps = static_cast<int>(g.Upstream(static_cast<int>(i)).size());
     if (!st.def->when.is_null()) {
       auto cond = expr::CompileCondition(st.def->when);
       if (!cond.ok()) return cond.status();
-      ex.conditions[i] = std::move(cond.value());
+      ex.conditions[i] = std::make_unique<const expr::Condition>(std::move(cond.value()));
     }
     st.uses_capacity = st.def->type != StepType::kNoop && st.def->type != StepType::kWait;
     ex.spec_has_templates[i] = expr::HasTemplates(st.def->spec);
@@ -291,16 +301,9 @@ Result<std::string> Engine::Impl::Start(StartRequest request) {
   batch_.steps.reserve(batch_.steps.size() + n);
   batch_.attempts.reserve(batch_.attempts.size() + n);
   batch_.events.reserve(batch_.events.size() + 3 * n + 2);
-  event_execs_.reserve(event_execs_.size() + 3 * n + 2);
   propagate_.reserve(n);
   MarkDirty(ex);
-  for (size_t i = 0; i < ex->steps.size(); ++i) {
-    StepState& st = ex->steps[i];
-    st.rec.execution_id = ex->rec.id;
-    st.rec.step_id = st.def->id;
-    st.rec.index = static_cast<int>(i);
-    MarkStepDirty(ex, static_cast<int>(i));
-  }
+  for (size_t i = 0; i < ex->steps.size(); ++i) MarkStepDirty(ex, static_cast<int>(i));
   Emit(*ex, "execution.started", -1,
        {{"workflow", ex->rec.workflow}, {"version", ex->rec.version}, {"input", ex->rec.input}});
   if (ex->rec.deadline) {

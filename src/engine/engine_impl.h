@@ -48,7 +48,8 @@ class Engine::Impl {
   void MarkDirty(const ExecPtr& ex);
   void MarkStepDirty(const ExecPtr& ex, int step);
   void SaveAttempt(engine::ExecState& ex, int step, StepStatus status, const Json& error);
-  // Builds per-step bookkeeping (graph edges, layers, conditions) for a new state.
+  // Builds per-step bookkeeping (fresh step rows, graph edges, layers, conditions) for a
+  // new state whose record has its id.
   Status BuildGraph(engine::ExecState& ex);
 
   // --- scheduling.cpp ---------------------------------------------------------
@@ -67,6 +68,8 @@ class Engine::Impl {
               RunResult result);
   // The attempt's outcome, within the caller's turn.
   void ApplyResult(const ExecPtr& ex, int step, RunResult result);
+  // The attempt succeeded; its output and exit code are already in the step row.
+  void CompleteAttempt(const ExecPtr& ex, int step);
   void OnAttemptTimeout(const std::string& exec_id, int step, const std::string& assignment);
   // The attempt ended with an error: retry, or fail for good.
   void FailAttempt(const ExecPtr& ex, int step, StepStatus status, const Status& error,
@@ -147,7 +150,8 @@ class Engine::Impl {
   std::vector<ExecPtr> dirty_execs_;
   // Raw pointers: drained within the turn, while executions_ owns every execution.
   std::vector<std::pair<engine::ExecState*, int>> dirty_steps_;
-  std::vector<const engine::ExecState*> event_execs_;  // per event of batch_, in order
+  // Whose events batch_ holds, in order: one entry per run of one execution's events.
+  std::vector<const engine::ExecState*> event_execs_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 
   // WhenDurable(): batches are numbered as submitted; committers finish them in order.

@@ -68,8 +68,10 @@ struct ExecState {
   }
   mutable std::unordered_map<std::string, int> step_index_;
   StepGraph graph;
-  std::vector<expr::Condition> conditions;  // per step; default = always true
-  std::vector<bool> spec_has_templates;     // per step: Render needed at dispatch
+  // Per step; null (no `when`) = always true. Few steps have one: a pointer each keeps
+  // the common case small.
+  std::vector<std::unique_ptr<const expr::Condition>> conditions;
+  std::vector<bool> spec_has_templates;  // per step: Render needed at dispatch
   std::vector<int> layer_of;
   int layers = 0;
   Json execution_json;  // {id, workflow, version} for templates

@@ -41,12 +41,8 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
   for (size_t i = 0; i < ex->steps.size(); ++i) {
     StepState& st = ex->steps[i];
     auto it = stored.find(st.def->id);
-    if (it != stored.end()) {
-      st.rec = *it->second;
-    } else {
-      st.rec.execution_id = ex->rec.id;
-      st.rec.step_id = st.def->id;
-    }
+    if (it == stored.end()) continue;  // never written: the fresh row BuildGraph made
+    st.rec = *it->second;
     st.rec.index = static_cast<int>(i);
   }
   for (const auto& a : attempts) {

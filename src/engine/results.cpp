@@ -71,6 +71,11 @@ void Engine::Impl::ApplyResult(const ExecPtr& ex, int step, RunResult result) {
     return FailAttempt(ex, step, StepStatus::kFailed, result.status,
                        std::move(result.error_details));
   }
+  CompleteAttempt(ex, step);
+}
+
+void Engine::Impl::CompleteAttempt(const ExecPtr& ex, int step) {
+  StepState& st = ex->steps[step];
   Release(ex, step);
   st.rec.error = nullptr;
   st.rec.completed_at = loop_->Now();

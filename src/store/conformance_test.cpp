@@ -382,6 +382,58 @@ TEST_P(StoreConformance, DuplicateEventSeqFailsTheWholeCommit) {
   EXPECT_EQ(store_->GetEvents("e", 0, 0)->size(), 2u);
 }
 
+TEST_P(StoreConformance, OwnedCommitsStoreWhatCopiedOnesWould) {
+  // Every kind of record; a fresh execution's first batch (whose events a store may
+  // adopt whole), then one appending to its log, then one with out-of-order seqs.
+  WriteBatch first;
+  first.workflows.push_back({"wf", 1, RichJson(), 3});
+  first.executions = {Execution("e", ExecutionStatus::kRunning, 1)};
+  first.steps = {Step("e", "a"), Step("e", "b"), Step("e", "b", StepStatus::kReady, 1)};
+  first.steps[1].index = 1;
+  first.steps[2].output = RichJson();  // a repeated upsert in one batch: the last one counts
+  first.attempts = {Attempt("e", "a"), Attempt("e", "b", 2),
+                    Attempt("e", "b", 2, StepStatus::kFailed)};
+  first.events = {Event("e", 1), Event("e", 2, "step.ready"), Event("e", 3)};
+  first.events[1].step_id = "a";
+  first.events[1].data = RichJson();
+  first.dead_letters.push_back({"e", "b", RichJson(), Json::array({"boom"}), 4});
+  WriteBatch second;
+  second.steps = {Step("e", "a")};
+  second.steps[0].status = StepStatus::kCompleted;
+  second.attempts = {Attempt("e", "a", 2)};
+  second.events = {Event("e", 4), Event("e", 5)};
+  WriteBatch third;
+  third.events = {Event("f", 2), Event("f", 1), Event("e", 6)};
+
+  for (const WriteBatch* b : {&first, &second, &third}) {
+    WriteBatch owned = *b;
+    Status s = store_->CommitOwned(std::move(owned));
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  EXPECT_EQ(ToJson(*store_->GetWorkflow("wf", 1)), ToJson(first.workflows[0]));
+  EXPECT_EQ(ToJson(*store_->GetExecution("e")), ToJson(first.executions[0]));
+  EXPECT_EQ(ToJson(*store_->GetSteps("e")),
+            ToJson(std::vector<StepRecord>{second.steps[0], first.steps[2]}));
+  EXPECT_EQ(
+      ToJson(*store_->GetAttempts("e")),
+      ToJson(std::vector<AttemptRecord>{first.attempts[0], second.attempts[0], first.attempts[2]}));
+  std::vector<EventRecord> log = first.events;
+  log.insert(log.end(), second.events.begin(), second.events.end());
+  log.push_back(third.events[2]);
+  EXPECT_EQ(ToJson(*store_->GetEvents("e", 0, 0)), ToJson(log));
+  EXPECT_EQ(ToJson(*store_->GetEvents("f", 0, 0)),
+            ToJson(std::vector<EventRecord>{third.events[1], third.events[0]}));
+  EXPECT_EQ(ToJson(*store_->ListDeadLetters("")), ToJson(first.dead_letters));
+
+  // A duplicate seq fails an owned commit as a whole, too.
+  WriteBatch dup;
+  dup.steps = {Step("e", "c")};
+  dup.events = {Event("e", 7), Event("e", 1, "duplicate")};
+  EXPECT_EQ(store_->CommitOwned(std::move(dup)).code(), errc::kStore);
+  EXPECT_EQ(store_->GetSteps("e")->size(), 2u);
+  EXPECT_EQ(store_->GetEvents("e", 0, 0)->size(), log.size());
+}
+
 TEST_P(StoreConformance, BatchesOfOneCommitApplyInOrder) {
   WriteBatch a;
   a.executions = {Execution("e", ExecutionStatus::kPending, 1)};

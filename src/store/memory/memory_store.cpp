@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -23,19 +25,36 @@ struct ExecutionEntry {
   uint64_t order = 0;  // first-insertion order: the tie-break of created_at
 };
 
+// A step's row and its attempts under one key: an attempt is usually written in the
+// same batch as its step's row, so it finds the entry there instead of making another.
+struct StepEntry {
+  std::optional<StepRecord> row;        // absent while only attempts were written
+  std::vector<AttemptRecord> attempts;  // attempt N at N-1; unwritten ones have 0
+};
+
 // Steps, attempts and events of one execution (which may exist before its record).
 struct ExecutionData {
-  std::unordered_map<std::string, StepRecord> steps;
-  // Keyed by step id + '\0' + attempt number, so one hash lookup per upsert.
-  // Per step, a step's attempts by number (attempt N at N-1; unwritten ones have 0).
-  std::unordered_map<std::string, std::vector<AttemptRecord>> attempts;
+  std::unordered_map<std::string, StepEntry> steps;
   std::vector<EventRecord> events;  // sorted by seq
 };
 
-void PutAttempt(std::vector<AttemptRecord>& slots, const AttemptRecord& a) {
+// A record of a batch being applied: copied from a batch the caller keeps (Commit), moved
+// out of one it handed over (CommitOwned).
+template <class Record>
+Record&& Take(Record& r) {
+  return std::move(r);
+}
+template <class Record>
+const Record& Take(const Record& r) {
+  return r;
+}
+
+// Record is AttemptRecord (moved in) or const AttemptRecord (copied).
+template <class Record>
+void PutAttempt(std::vector<AttemptRecord>& slots, Record& a) {
   if (a.attempt < 1) return;
   if (slots.size() + 1 == static_cast<size_t>(a.attempt)) {  // the next attempt: the usual case
-    slots.push_back(a);
+    slots.push_back(Take(a));
     return;
   }
   if (slots.size() < static_cast<size_t>(a.attempt)) {
@@ -43,7 +62,18 @@ void PutAttempt(std::vector<AttemptRecord>& slots, const AttemptRecord& a) {
     unwritten.attempt = 0;  // a gap: never listed
     slots.resize(a.attempt, unwritten);
   }
-  slots[a.attempt - 1] = a;
+  slots[a.attempt - 1] = Take(a);
+}
+
+// True when every event is of one execution, in ascending seq order: the shape of a
+// batch from one engine turn, which a fresh event log can adopt whole.
+bool OneExecutionInOrder(const std::vector<EventRecord>& events) {
+  for (size_t i = 1; i < events.size(); ++i) {
+    if (events[i].seq <= events[i - 1].seq || events[i].execution_id != events[0].execution_id) {
+      return false;
+    }
+  }
+  return true;
 }
 
 // Makes room for `extra` more entries in one step when they would not fit, growing at
@@ -90,6 +120,14 @@ class MemoryStore final : public Store {
     // the commit all-or-nothing without an undo log.
     if (Status s = CheckEvents(batches); !s.ok()) return s;
     for (const WriteBatch* b : batches) Apply(*b);
+    return Status::Ok();
+  }
+
+  Status CommitOwned(WriteBatch&& batch) override {
+    std::lock_guard lock(mu_);
+    const WriteBatch* one[] = {&batch};
+    if (Status s = CheckEvents(one); !s.ok()) return s;
+    Apply(batch);
     return Status::Ok();
   }
 
@@ -144,7 +182,9 @@ class MemoryStore final : public Store {
     std::vector<StepRecord> out;
     if (const ExecutionData* d = Find(execution_id)) {
       out.reserve(d->steps.size());
-      for (const auto& [id, s] : d->steps) out.push_back(s);
+      for (const auto& [id, entry] : d->steps) {
+        if (entry.row) out.push_back(*entry.row);
+      }
     }
     std::sort(out.begin(), out.end(), [](const StepRecord& a, const StepRecord& b) {
       if (a.index != b.index) return a.index < b.index;
@@ -157,8 +197,8 @@ class MemoryStore final : public Store {
     std::lock_guard lock(mu_);
     std::vector<AttemptRecord> out;
     if (const ExecutionData* d = Find(execution_id)) {
-      for (const auto& [step, slots] : d->attempts) {
-        for (const AttemptRecord& a : slots) {
+      for (const auto& [step, entry] : d->steps) {
+        for (const AttemptRecord& a : entry.attempts) {
           if (a.attempt > 0) out.push_back(a);
         }
       }
@@ -274,16 +314,23 @@ class MemoryStore final : public Store {
     // Fast path: per execution, every new seq is above both the stored maximum and the
     // previous seq of this commit -- then none can collide.
     std::unordered_map<std::string_view, int64_t> high;  // execution -> highest seq seen
+    // Consecutive events almost always belong to one execution: look it up once per run.
+    std::string_view last_id;
+    int64_t* last_high = nullptr;
     bool in_order = true;
     for (const WriteBatch* b : batches) {
       for (const EventRecord& e : b->events) {
-        auto [it, inserted] = high.try_emplace(e.execution_id, 0);
-        if (inserted) {
-          const ExecutionData* d = Find(e.execution_id);
-          if (d != nullptr && !d->events.empty()) it->second = d->events.back().seq;
+        if (last_high == nullptr || e.execution_id != last_id) {
+          auto [it, inserted] = high.try_emplace(e.execution_id, 0);
+          if (inserted) {
+            const ExecutionData* d = Find(e.execution_id);
+            if (d != nullptr && !d->events.empty()) it->second = d->events.back().seq;
+          }
+          last_id = e.execution_id;
+          last_high = &it->second;  // node-based map: the pointer stays valid
         }
-        if (e.seq <= it->second) in_order = false;
-        it->second = std::max(it->second, e.seq);
+        if (e.seq <= *last_high) in_order = false;
+        *last_high = std::max(*last_high, e.seq);
       }
     }
     if (in_order) return Status::Ok();
@@ -311,46 +358,58 @@ class MemoryStore final : public Store {
                                     e.execution_id + " already exists");
   }
 
-  void Apply(const WriteBatch& b) {
-    for (const WorkflowRecord& w : b.workflows)
-      workflows_[WorkflowKey(w.ns, w.name)][w.version] = w;
+  // Batch is WriteBatch (records are moved out) or const WriteBatch (copied).
+  template <class Batch>
+  void Apply(Batch& b) {
+    for (auto& w : b.workflows) {
+      WorkflowRecord& row = workflows_[WorkflowKey(w.ns, w.name)][w.version];
+      row = Take(w);
+    }
     for (const TokenRecord& t : b.tokens) {
       auto [it, inserted] = tokens_.insert_or_assign(t.id, t);
       if (inserted) token_order_.push_back(t.id);
     }
-    for (const ExecutionRecord& e : b.executions) {
+    for (auto& e : b.executions) {
       auto [it, inserted] = executions_.try_emplace(e.id);
       if (inserted) it->second.order = next_order_++;
-      it->second.record = e;
+      it->second.record = Take(e);
     }
     // One execution per batch is the common case: size its tables once instead of
     // rehashing as they grow (a new 100k-step execution arrives in one batch).
     if (!b.steps.empty() && b.steps.front().execution_id == b.steps.back().execution_id) {
       GrowFor(DataFor(b.steps.front().execution_id).steps, b.steps.size());
     }
-    if (!b.attempts.empty() && b.attempts.front().execution_id == b.attempts.back().execution_id) {
-      GrowFor(DataFor(b.attempts.front().execution_id).attempts, b.attempts.size());
+    for (auto& s : b.steps) {
+      StepEntry& entry = DataFor(s.execution_id).steps[s.step_id];
+      entry.row = Take(s);
     }
-    for (const StepRecord& s : b.steps)
-      DataFor(s.execution_id).steps.insert_or_assign(s.step_id, s);
-    for (const AttemptRecord& a : b.attempts) {
-      PutAttempt(DataFor(a.execution_id).attempts[a.step_id], a);
+    for (auto& a : b.attempts) {
+      StepEntry& entry = DataFor(a.execution_id).steps[a.step_id];
+      PutAttempt(entry.attempts, a);
     }
     if (!b.events.empty() && b.events.front().execution_id == b.events.back().execution_id) {
-      // The common case, one execution per batch: make room once for a big batch.
-      GrowFor(DataFor(b.events.front().execution_id).events, b.events.size());
+      // The common case, one execution per batch. A new execution's first batch carries
+      // its whole log so far: adopt it when the batch is ours, else make room once.
+      std::vector<EventRecord>& events = DataFor(b.events.front().execution_id).events;
+      if constexpr (!std::is_const_v<Batch>) {
+        if (events.empty() && OneExecutionInOrder(b.events)) {
+          events = std::move(b.events);
+          b.events.clear();  // a moved-from vector is unspecified, not necessarily empty
+        }
+      }
+      GrowFor(events, b.events.size());
     }
-    for (const EventRecord& e : b.events) {
+    for (auto& e : b.events) {
       std::vector<EventRecord>& events = DataFor(e.execution_id).events;
       if (events.empty() || events.back().seq < e.seq) {
-        events.push_back(e);
+        events.push_back(Take(e));
       } else {
         auto it = std::lower_bound(events.begin(), events.end(), e.seq,
                                    [](const EventRecord& x, int64_t s) { return x.seq < s; });
-        events.insert(it, e);
+        events.insert(it, Take(e));
       }
     }
-    dead_letters_.insert(dead_letters_.end(), b.dead_letters.begin(), b.dead_letters.end());
+    for (auto& d : b.dead_letters) dead_letters_.push_back(Take(d));
   }
 
   std::mutex mu_;
