@@ -150,6 +150,24 @@ struct TokenRecord {
   TimeMs revoked_at = 0;  // 0 = valid
 };
 
+// A cron schedule that starts a workflow (seed 004's scheduled trigger).
+struct ScheduleRecord {
+  std::string id;  // "sch_..."
+  std::string ns = kDefaultNamespace;
+  std::string name;
+  std::string workflow;
+  int version = 0;  // 0 = the latest at each fire
+  std::string cron;
+  std::string timezone = "UTC";
+  Json input = Json::object();
+  std::string overlap = "skip";  // skip | allow | cancel_old: when the last run is still going
+  std::string catchup = "skip";  // skip | once: runs missed while the server was down
+  TimeMs next_fire_at = 0;
+  TimeMs last_fire_at = 0;
+  std::string last_execution_id;
+  TimeMs created_at = 0;
+};
+
 // Everything one decide step changes. Records are upserts keyed by their identity
 // (workflow name + version; execution id; execution + step; execution + step + attempt)
 // that replace every field; events and dead letters are appended, and an event whose
@@ -162,10 +180,11 @@ struct WriteBatch {
   std::vector<AttemptRecord> attempts;
   std::vector<EventRecord> events;
   std::vector<DeadLetterRecord> dead_letters;
-  std::vector<TokenRecord> tokens;  // upserts keyed by id
+  std::vector<TokenRecord> tokens;        // upserts keyed by id
+  std::vector<ScheduleRecord> schedules;  // upserts keyed by id
   bool empty() const {
     return workflows.empty() && executions.empty() && steps.empty() && attempts.empty() &&
-           events.empty() && dead_letters.empty() && tokens.empty();
+           events.empty() && dead_letters.empty() && tokens.empty() && schedules.empty();
   }
 };
 
@@ -235,6 +254,11 @@ class Store {
   virtual Result<std::vector<TokenRecord>> ListTokens(const std::string& ns) = 0;
   // The token whose secret hashes to `secret_hash` (revoked or not); NOT_FOUND.
   virtual Result<TokenRecord> FindToken(const std::string& secret_hash) = 0;
+
+  // Schedules of one namespace (empty = all), in creation order.
+  virtual Result<std::vector<ScheduleRecord>> ListSchedules(const std::string& ns) = 0;
+  // NOT_FOUND when `id` is not a schedule of `ns`.
+  virtual Status DeleteSchedule(const std::string& ns, const std::string& id) = 0;
 };
 
 std::unique_ptr<Store> NewMemoryStore();

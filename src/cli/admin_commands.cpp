@@ -187,11 +187,100 @@ void AddWorkflowCommands(CLI::App& app, std::function<int()>* action) {
   }
 }
 
+void AddScheduleCommands(CLI::App& app, std::function<int()>* action) {
+  auto* sch = app.add_subcommand("schedule", "Cron schedules that start workflows on the server");
+  sch->require_subcommand(1);
+  {
+    struct Args {
+      Common c;
+      std::string name, workflow, cron, timezone, overlap, catchup;
+      int version = 0;
+      std::vector<std::string> inputs;
+    };
+    auto a = std::make_shared<Args>();
+    auto* cmd = sch->add_subcommand("create", "Start WORKFLOW at every time CRON names");
+    cmd->add_option("--name", a->name, "A name for the schedule")->required();
+    cmd->add_option("--workflow", a->workflow, "The workflow to start")->required();
+    cmd->add_option("--cron", a->cron, "5-field cron, e.g. '*/15 * * * *' or @daily")->required();
+    cmd->add_option("--timezone", a->timezone, "IANA zone, e.g. Europe/Berlin (default UTC)");
+    cmd->add_option("--version", a->version, "Workflow version (default: the latest at each run)");
+    cmd->add_option("-i,--input", a->inputs,
+                    "Input as key=value; the value is JSON when it parses");
+    cmd->add_option("--overlap", a->overlap,
+                    "When the last run is still going: skip|allow|cancel_old");
+    cmd->add_option("--catchup", a->catchup, "Runs missed while the server was down: skip|once");
+    AddCommon(cmd, &a->c);
+    cmd->callback([a, action] {
+      *action = [a]() -> int {
+        Json body = {{"name", a->name}, {"workflow", a->workflow}, {"cron", a->cron}};
+        if (!a->timezone.empty()) body["timezone"] = a->timezone;
+        if (a->version > 0) body["version"] = a->version;
+        if (!a->overlap.empty()) body["overlap"] = a->overlap;
+        if (!a->catchup.empty()) body["catchup"] = a->catchup;
+        Json input = Json::object();
+        for (const std::string& kv : a->inputs) {
+          size_t eq = kv.find('=');
+          if (eq == std::string::npos) {
+            std::fprintf(stderr, "baton: --input takes key=value, got '%s'\n", kv.c_str());
+            return 2;
+          }
+          Json v = Json::parse(kv.substr(eq + 1), nullptr, false);
+          input[kv.substr(0, eq)] = v.is_discarded() ? Json(kv.substr(eq + 1)) : v;
+        }
+        body["input"] = input;
+        return Finish(
+            a->c, a->c.Client().Call("POST", "/api/v1/schedules", body), [](const Json& r) {
+              std::printf("%s next run %s\n", Str(r, "id").c_str(), Str(r, "next_fire_at").c_str());
+            });
+      };
+    });
+  }
+  {
+    auto c = std::make_shared<Common>();
+    auto* cmd = sch->add_subcommand("list", "List schedules and their next runs");
+    AddCommon(cmd, c.get());
+    cmd->callback([c, action] {
+      *action = [c] {
+        return Finish(*c, c->Client().Call("GET", "/api/v1/schedules"), [](const Json& r) {
+          for (const Json& s : r["schedules"]) {
+            std::printf("%-16s %-20s %-16s %-16s next %s\n", Str(s, "id").c_str(),
+                        Str(s, "name").c_str(), Str(s, "workflow").c_str(), Str(s, "cron").c_str(),
+                        Str(s, "next_fire_at").c_str());
+          }
+        });
+      };
+    });
+  }
+  {
+    struct Args {
+      Common c;
+      std::string id;
+    };
+    auto a = std::make_shared<Args>();
+    auto* cmd = sch->add_subcommand("delete", "Delete a schedule");
+    cmd->add_option("schedule_id", a->id, "The schedule's id (sch_...)")->required();
+    AddCommon(cmd, &a->c);
+    cmd->callback([a, action] {
+      *action = [a]() -> int {
+        auto reply = a->c.Client().Send("DELETE", "/api/v1/schedules/" + UrlEncode(a->id));
+        if (!reply.ok()) return Finish(a->c, reply.status(), {});
+        if (reply->status != 204) {
+          std::fprintf(stderr, "baton: %s\n", reply->body.c_str());
+          return 1;
+        }
+        std::printf("deleted %s\n", a->id.c_str());
+        return 0;
+      };
+    });
+  }
+}
+
 }  // namespace
 
 void AddAdminCommands(CLI::App& app, std::function<int()>* action) {
   AddTokenCommands(app, action);
   AddWorkflowCommands(app, action);
+  AddScheduleCommands(app, action);
 }
 
 }  // namespace baton::cli

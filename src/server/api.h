@@ -25,6 +25,7 @@ struct ServerLimits {
 
 class Submitter;
 class ServerMetrics;
+class Scheduler;
 
 // What handlers share. Everything here outlives the router.
 struct ApiContext {
@@ -33,6 +34,7 @@ struct ApiContext {
   TokenAuthority* auth = nullptr;
   Submitter* submitter = nullptr;
   ServerMetrics* metrics = nullptr;
+  Scheduler* scheduler = nullptr;  // engine thread only: reach it through engine->Post
   ServerLimits limits;
   std::mutex workflow_versions;  // serialises "read latest version, write the next"
   std::atomic<bool> store_ok{true};
@@ -42,6 +44,7 @@ void AddSystemRoutes(Router& router, ApiContext& ctx);
 void AddWorkflowRoutes(Router& router, ApiContext& ctx);
 void AddExecutionRoutes(Router& router, ApiContext& ctx);
 void AddTokenRoutes(Router& router, ApiContext& ctx);
+void AddScheduleRoutes(Router& router, ApiContext& ctx);
 
 // Shared by handlers: the body as a JSON object, or a 400 response naming the problem.
 Result<Json> ParseJsonBody(const HttpRequest& request);

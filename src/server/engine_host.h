@@ -37,6 +37,8 @@ class EngineHost {
   CommitQueue::Stats commit_stats() const { return committer_->stats(); }
 
   Store* store() const { return store_; }
+  // The engine's loop, for components that live on the engine thread (the scheduler).
+  EventLoop* loop() { return &loop_; }
   const Clock& clock() const { return loop_.clock(); }
   bool running() const { return running_; }
 

@@ -3,6 +3,7 @@
 #include "server/listener.h"
 #include "server/metrics.h"
 #include "server/submitter.h"
+#include "server/triggers/scheduler.h"
 #include "server/websocket_session.h"
 
 #include <boost/asio/io_context.hpp>
@@ -88,6 +89,7 @@ struct Server::Impl {
   std::unique_ptr<EngineHost> engine;
   std::unique_ptr<TokenAuthority> auth;
   std::unique_ptr<Submitter> submitter;
+  std::unique_ptr<Scheduler> scheduler;  // engine thread; destroyed after the engine stops
   ServerMetrics metrics;
   EventHub hub;
   ApiContext ctx;
@@ -96,6 +98,41 @@ struct Server::Impl {
   std::shared_ptr<Listener> listener;
   std::string host;
 };
+
+// How the scheduler starts, inspects and cancels executions. Called on the engine thread.
+static Scheduler::Hooks ScheduleHooks(Server::Impl& impl) {
+  Scheduler::Hooks hooks;
+  Store* store = impl.store.get();
+  Submitter* submitter = impl.submitter.get();
+  EngineHost* host = impl.engine.get();
+  hooks.start = [store, submitter](const ScheduleRecord& s, const std::string& key,
+                                   std::function<void(Result<std::string>)> done) {
+    auto wf = store->GetWorkflow(s.ns, s.workflow, s.version);
+    if (!wf.ok()) return done(wf.status());
+    auto def = WorkflowFromSnapshot(wf->definition, "workflow " + wf->name);
+    if (!def.ok()) return done(def.status());
+    def->version = wf->version;
+    auto input = ResolveInputs(*def, s.input, {});
+    if (!input.ok()) return done(input.status());
+    SubmitRequest req;
+    req.ns = s.ns;
+    req.workflow = std::make_shared<const WorkflowDef>(std::move(def.value()));
+    req.input = std::move(input.value());
+    req.idempotency_key = key;
+    submitter->Submit(std::move(req), [done](Result<SubmitOutcome> out) {
+      if (!out.ok()) return done(out.status());
+      done(out->execution_id);
+    });
+  };
+  hooks.running = [store](const std::string& id) {
+    auto e = store->GetExecution(id);
+    return e.ok() && !IsTerminal(e->status);
+  };
+  hooks.cancel = [host](const std::string& id, const std::string& reason) {
+    host->Post([id, reason](Engine& engine) { (void)engine.Cancel(id, reason); });
+  };
+  return hooks;
+}
 
 Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
@@ -135,11 +172,15 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   ctx.submitter = impl->submitter.get();
   ctx.metrics = &impl->metrics;
   ctx.limits = options.limits;
+  impl->scheduler =
+      std::make_unique<Scheduler>(impl->engine->loop(), impl->store.get(), ScheduleHooks(*impl));
+  ctx.scheduler = impl->scheduler.get();
   impl->router = std::make_unique<Router>(impl->auth.get());
   AddSystemRoutes(*impl->router, ctx);
   AddWorkflowRoutes(*impl->router, ctx);
   AddExecutionRoutes(*impl->router, ctx);
   AddTokenRoutes(*impl->router, ctx);
+  AddScheduleRoutes(*impl->router, ctx);
 
   auto shared = std::make_shared<SessionShared>();
   shared->router = impl->router.get();
@@ -158,6 +199,12 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
     std::fprintf(stderr, "baton: recovered %zu unfinished execution(s)\n", *recovered);
   }
   EngineHost* host = impl->engine.get();
+  Scheduler* scheduler = impl->scheduler.get();
+  host->Post([scheduler](Engine&) {
+    if (Status s = scheduler->Load(); !s.ok()) {
+      std::fprintf(stderr, "baton: loading schedules: %s\n", s.message().c_str());
+    }
+  });
   ServerMetrics* metrics = &impl->metrics;
   host->Every(Duration(500), [host, metrics](Engine& engine) {
     metrics->SetEngineStats(engine.Stats(), host->commit_stats(), host->clock().Now());

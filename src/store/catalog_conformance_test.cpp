@@ -171,6 +171,57 @@ TEST_P(CatalogConformance, ExecutionFiltersNarrowAndCursorPages) {
   EXPECT_EQ(all, (Strings{"e7", "e6", "e5", "e4", "e3", "e2", "e1", "e0"}));
 }
 
+TEST_P(CatalogConformance, SchedulesRoundTripUpsertAndDelete) {
+  ScheduleRecord a;
+  a.id = "sch_a";
+  a.ns = "team-a";
+  a.name = "nightly";
+  a.workflow = "backup";
+  a.version = 3;
+  a.cron = "0 2 * * *";
+  a.timezone = "Europe/Berlin";
+  a.input = Json{{"full", true}};
+  a.overlap = "cancel_old";
+  a.catchup = "once";
+  a.next_fire_at = 1'700'000'000'000;
+  a.last_fire_at = 1'699'000'000'000;
+  a.last_execution_id = "e1";
+  a.created_at = 5;
+  ScheduleRecord b = a;
+  b.id = "sch_b";
+  b.ns = "team-b";
+  WriteBatch w;
+  w.schedules = {a, b};
+  Commit(w);
+  auto got = store_->ListSchedules("team-a");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_EQ(got->size(), 1u);
+  const ScheduleRecord& r = got->front();
+  EXPECT_EQ(r.id, a.id);
+  EXPECT_EQ(r.name, a.name);
+  EXPECT_EQ(r.workflow, a.workflow);
+  EXPECT_EQ(r.version, 3);
+  EXPECT_EQ(r.cron, a.cron);
+  EXPECT_EQ(r.timezone, a.timezone);
+  EXPECT_EQ(r.input, a.input);
+  EXPECT_EQ(r.overlap, a.overlap);
+  EXPECT_EQ(r.catchup, a.catchup);
+  EXPECT_EQ(r.next_fire_at, a.next_fire_at);
+  EXPECT_EQ(r.last_fire_at, a.last_fire_at);
+  EXPECT_EQ(r.last_execution_id, "e1");
+  EXPECT_EQ(r.created_at, 5);
+  EXPECT_EQ(store_->ListSchedules("")->size(), 2u);
+
+  a.next_fire_at += 60'000;  // an upsert of the same id
+  w.schedules = {a};
+  Commit(w);
+  EXPECT_EQ(store_->ListSchedules("team-a")->front().next_fire_at, a.next_fire_at);
+  EXPECT_EQ(store_->DeleteSchedule("team-b", "sch_a").code(), errc::kNotFound);  // not its own
+  ASSERT_TRUE(store_->DeleteSchedule("team-a", "sch_a").ok());
+  EXPECT_TRUE(store_->ListSchedules("team-a")->empty());
+  EXPECT_EQ(store_->ListSchedules("")->size(), 1u);
+}
+
 INSTANTIATE_TEST_SUITE_P(AllStores, CatalogConformance, ::testing::ValuesIn(Factories()),
                          [](const ::testing::TestParamInfo<StoreFactory>& p) {
                            return p.param.name;

@@ -86,6 +86,12 @@ class GatedStore final : public Store {
   Result<std::vector<TokenRecord>> ListTokens(const std::string& ns) override {
     return inner_->ListTokens(ns);
   }
+  Result<std::vector<ScheduleRecord>> ListSchedules(const std::string& ns) override {
+    return inner_->ListSchedules(ns);
+  }
+  Status DeleteSchedule(const std::string& ns, const std::string& id) override {
+    return inner_->DeleteSchedule(ns, id);
+  }
   Result<TokenRecord> FindToken(const std::string& hash) override {
     return inner_->FindToken(hash);
   }

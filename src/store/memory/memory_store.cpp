@@ -286,6 +286,27 @@ class MemoryStore final : public Store {
     return out;
   }
 
+  Result<std::vector<ScheduleRecord>> ListSchedules(const std::string& ns) override {
+    std::lock_guard lock(mu_);
+    std::vector<ScheduleRecord> out;
+    for (const std::string& id : schedule_order_) {
+      auto it = schedules_.find(id);
+      if (it != schedules_.end() && (ns.empty() || it->second.ns == ns)) out.push_back(it->second);
+    }
+    return out;
+  }
+
+  Status DeleteSchedule(const std::string& ns, const std::string& id) override {
+    std::lock_guard lock(mu_);
+    auto it = schedules_.find(id);
+    if (it == schedules_.end() || it->second.ns != ns) {
+      return Status(errc::kNotFound, "schedule " + id);
+    }
+    schedules_.erase(it);
+    schedule_order_.erase(std::find(schedule_order_.begin(), schedule_order_.end(), id));
+    return Status::Ok();
+  }
+
   Result<TokenRecord> FindToken(const std::string& secret_hash) override {
     std::lock_guard lock(mu_);
     for (const auto& [id, t] : tokens_) {
@@ -369,6 +390,10 @@ class MemoryStore final : public Store {
       auto [it, inserted] = tokens_.insert_or_assign(t.id, t);
       if (inserted) token_order_.push_back(t.id);
     }
+    for (const ScheduleRecord& sc : b.schedules) {
+      auto [it, inserted] = schedules_.insert_or_assign(sc.id, sc);
+      if (inserted) schedule_order_.push_back(sc.id);
+    }
     for (auto& e : b.executions) {
       auto [it, inserted] = executions_.try_emplace(e.id);
       if (inserted) it->second.order = next_order_++;
@@ -421,6 +446,8 @@ class MemoryStore final : public Store {
   std::unordered_map<std::string, std::map<int, WorkflowRecord>> workflows_;
   std::unordered_map<std::string, TokenRecord> tokens_;
   std::vector<std::string> token_order_;
+  std::unordered_map<std::string, ScheduleRecord> schedules_;
+  std::vector<std::string> schedule_order_;
   std::unordered_map<std::string, ExecutionEntry> executions_;
   std::unordered_map<std::string, ExecutionData> data_;
   std::vector<DeadLetterRecord> dead_letters_;

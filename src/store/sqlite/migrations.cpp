@@ -95,7 +95,8 @@ CREATE INDEX dead_letters_execution ON dead_letters (execution_id, id);
     R"sql(
 ALTER TABLE events ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0;
 )sql",
-    // 3: namespaces, idempotency keys, API tokens and step retry bases (the server). Workflows are keyed
+    // 3: namespaces, idempotency keys, API tokens, step retry bases and cron schedules
+    // (the server). Workflows are keyed
     // by namespace too, so their table is rebuilt (SQLite cannot alter a primary key).
     R"sql(
 CREATE TABLE workflows_v3 (
@@ -125,6 +126,22 @@ CREATE TABLE tokens (
   secret_hash TEXT NOT NULL UNIQUE,
   created_at INTEGER NOT NULL,
   revoked_at INTEGER NOT NULL
+);
+CREATE TABLE schedules (
+  id TEXT NOT NULL PRIMARY KEY,
+  ns TEXT NOT NULL,
+  name TEXT NOT NULL,
+  workflow TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  cron TEXT NOT NULL,
+  timezone TEXT NOT NULL,
+  input TEXT,
+  overlap TEXT NOT NULL,
+  catchup TEXT NOT NULL,
+  next_fire_at INTEGER NOT NULL,
+  last_fire_at INTEGER NOT NULL,
+  last_execution_id TEXT NOT NULL,
+  created_at INTEGER NOT NULL
 );
 )sql",
 };

@@ -54,6 +54,20 @@ const char* const kUpsertToken =
     "scopes = excluded.scopes, secret_hash = excluded.secret_hash, "
     "created_at = excluded.created_at, revoked_at = excluded.revoked_at";
 
+const char* const kUpsertSchedule =
+    "INSERT INTO schedules (id, ns, name, workflow, version, cron, timezone, input, overlap, "
+    "catchup, next_fire_at, last_fire_at, last_execution_id, created_at) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) "
+    "ON CONFLICT (id) DO UPDATE SET ns = excluded.ns, name = excluded.name, "
+    "workflow = excluded.workflow, version = excluded.version, cron = excluded.cron, "
+    "timezone = excluded.timezone, input = excluded.input, overlap = excluded.overlap, "
+    "catchup = excluded.catchup, next_fire_at = excluded.next_fire_at, "
+    "last_fire_at = excluded.last_fire_at, last_execution_id = excluded.last_execution_id, "
+    "created_at = excluded.created_at";
+const char* const kSelectSchedules =
+    "SELECT id, ns, name, workflow, version, cron, timezone, input, overlap, catchup, "
+    "next_fire_at, last_fire_at, last_execution_id, created_at FROM schedules";
+
 const char* const kSelectWorkflows =
     "SELECT name, version, definition, created_at, ns FROM workflows";
 const char* const kSelectExecutions =
@@ -177,6 +191,42 @@ Status Write(Stmt& q, const TokenRecord& t) {
   q.Bind(7, t.revoked_at);
   Status s = q.Run();
   return s.ok() ? s : Context(s, "writing token " + t.id);
+}
+
+Status Write(Stmt& q, const ScheduleRecord& r) {
+  q.Bind(1, r.id);
+  q.Bind(2, r.ns);
+  q.Bind(3, r.name);
+  q.Bind(4, r.workflow);
+  q.Bind(5, r.version);
+  q.Bind(6, r.cron);
+  q.Bind(7, r.timezone);
+  q.BindJson(8, r.input);
+  q.Bind(9, r.overlap);
+  q.Bind(10, r.catchup);
+  q.Bind(11, r.next_fire_at);
+  q.Bind(12, r.last_fire_at);
+  q.Bind(13, r.last_execution_id);
+  q.Bind(14, r.created_at);
+  Status s = q.Run();
+  return s.ok() ? s : Context(s, "writing schedule " + r.id);
+}
+
+bool Read(const Stmt& q, ScheduleRecord* r) {
+  r->id = q.Text(0);
+  r->ns = q.Text(1);
+  r->name = q.Text(2);
+  r->workflow = q.Text(3);
+  r->version = static_cast<int>(q.Int(4));
+  r->cron = q.Text(5);
+  r->timezone = q.Text(6);
+  r->overlap = q.Text(8);
+  r->catchup = q.Text(9);
+  r->next_fire_at = q.Int(10);
+  r->last_fire_at = q.Int(11);
+  r->last_execution_id = q.Text(12);
+  r->created_at = q.Int(13);
+  return q.JsonAt(7, &r->input);
 }
 
 bool Read(const Stmt& q, WorkflowRecord* w) {

@@ -19,6 +19,7 @@ extern const char* const kUpsertAttempt;
 extern const char* const kInsertEvent;
 extern const char* const kInsertDeadLetter;
 extern const char* const kUpsertToken;
+extern const char* const kUpsertSchedule;
 
 // "SELECT <columns> FROM <table>" in the column order Read() expects.
 extern const char* const kSelectWorkflows;
@@ -28,6 +29,7 @@ extern const char* const kSelectAttempts;
 extern const char* const kSelectEvents;
 extern const char* const kSelectDeadLetters;
 extern const char* const kSelectTokens;
+extern const char* const kSelectSchedules;
 
 // Bind the record to the matching statement above and run it; errors name the record.
 Status Write(Stmt& q, const WorkflowRecord& w);
@@ -37,6 +39,7 @@ Status Write(Stmt& q, const AttemptRecord& a);
 Status Write(Stmt& q, const EventRecord& e);
 Status Write(Stmt& q, const DeadLetterRecord& d);
 Status Write(Stmt& q, const TokenRecord& t);
+Status Write(Stmt& q, const ScheduleRecord& r);
 
 // Read the current row of the matching SELECT; false when a stored value is invalid
 // (unknown status name, text that is not JSON).
@@ -47,5 +50,6 @@ bool Read(const Stmt& q, AttemptRecord* a);
 bool Read(const Stmt& q, EventRecord* e);
 bool Read(const Stmt& q, DeadLetterRecord* d);
 bool Read(const Stmt& q, TokenRecord* t);
+bool Read(const Stmt& q, ScheduleRecord* r);
 
 }  // namespace baton::sqlite

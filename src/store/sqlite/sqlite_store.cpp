@@ -48,7 +48,7 @@ class SqliteStore final : public Store {
     for (const WriteBatch* b : batches) any = any || !b->empty();
     if (!any) return Status::Ok();
     std::lock_guard lock(mu_);
-    Stmt *begin, *commit, *wf, *ex, *st, *at, *ev, *dl, *tk;
+    Stmt *begin, *commit, *wf, *ex, *st, *at, *ev, *dl, *tk, *sc;
     for (auto [stmt, sql] : {std::pair{&begin, "BEGIN IMMEDIATE"},
                              {&commit, "COMMIT"},
                              {&wf, sqlite::kUpsertWorkflow},
@@ -57,7 +57,8 @@ class SqliteStore final : public Store {
                              {&at, sqlite::kUpsertAttempt},
                              {&ev, sqlite::kInsertEvent},
                              {&dl, sqlite::kInsertDeadLetter},
-                             {&tk, sqlite::kUpsertToken}}) {
+                             {&tk, sqlite::kUpsertToken},
+                             {&sc, sqlite::kUpsertSchedule}}) {
       if (Status s = Cached(sql, stmt); !s.ok()) return Context(s, "commit");
     }
     const bool coalesce = batches.size() > 1;
@@ -83,7 +84,7 @@ class SqliteStore final : public Store {
           !(s = WriteAll(*st, b->steps, coalesce ? &steps_ : nullptr)).ok() ||
           !(s = WriteAll(*at, b->attempts, coalesce ? &attempts_ : nullptr)).ok() ||
           !(s = AppendAll(*ev, b->events)).ok() || !(s = AppendAll(*dl, b->dead_letters)).ok() ||
-          !(s = AppendAll(*tk, b->tokens)).ok()) {
+          !(s = AppendAll(*tk, b->tokens)).ok() || !(s = AppendAll(*sc, b->schedules)).ok()) {
         break;
       }
     }
@@ -245,6 +246,30 @@ class SqliteStore final : public Store {
     }
     return Query<TokenRecord>(std::string(sqlite::kSelectTokens) + " WHERE ns = ?1 ORDER BY rowid",
                               "tokens", [&](Stmt& q) { q.Bind(1, ns); });
+  }
+
+  Result<std::vector<ScheduleRecord>> ListSchedules(const std::string& ns) override {
+    std::lock_guard lock(mu_);
+    if (ns.empty()) {
+      return Query<ScheduleRecord>(std::string(sqlite::kSelectSchedules) + " ORDER BY rowid",
+                                   "schedules", [](Stmt&) {});
+    }
+    return Query<ScheduleRecord>(
+        std::string(sqlite::kSelectSchedules) + " WHERE ns = ?1 ORDER BY rowid", "schedules",
+        [&](Stmt& q) { q.Bind(1, ns); });
+  }
+
+  Status DeleteSchedule(const std::string& ns, const std::string& id) override {
+    std::lock_guard lock(mu_);
+    Stmt* q = nullptr;
+    if (Status s = Cached("DELETE FROM schedules WHERE ns = ?1 AND id = ?2", &q); !s.ok()) {
+      return s;
+    }
+    q->Bind(1, ns);
+    q->Bind(2, id);
+    if (Status s = q->Run(); !s.ok()) return Context(s, "deleting schedule " + id);
+    if (sqlite3_changes(db()) == 0) return Status(errc::kNotFound, "schedule " + id);
+    return Status::Ok();
   }
 
   Result<TokenRecord> FindToken(const std::string& secret_hash) override {
