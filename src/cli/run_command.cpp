@@ -2,6 +2,7 @@
 #include "cli/commands.h"
 #include "cli/progress_view.h"
 #include "cli/signals.h"
+#include "runners/http_runner.h"
 #include "server/views.h"
 
 #include <baton/engine.h>
@@ -69,11 +70,16 @@ int Drive(const RunArgs& args, Session& session,
   RealEventLoop loop;
   std::unique_ptr<Committer> committer = args.ephemeral ? NewSyncCommitter(session.store.get())
                                                         : NewGroupCommitter(session.store.get());
+  // The http steps' egress allow-list comes from BATON_HTTP_ALLOW.
+  Result<HttpRunnerOptions> http_options = HttpRunnerOptionsFromEnv();
+  if (!http_options.ok()) return Usage(http_options.status().message());
   std::unique_ptr<Runner> shell = NewShellRunner();
+  std::unique_ptr<Runner> http = NewHttpRunner(*http_options);
   EngineOptions options;
   options.parallel = args.parallel;
   Engine engine(&loop, committer.get(), options);
   engine.SetRunner(StepType::kShell, shell.get());
+  engine.SetRunner(StepType::kHttp, http.get());
 
   const bool live =
       isatty(STDERR_FILENO) && std::getenv("TERM") && std::string(std::getenv("TERM")) != "dumb";
@@ -138,6 +144,7 @@ int Drive(const RunArgs& args, Session& session,
   }
   view.Finish();
   shell->Shutdown();  // no process is left behind
+  http->Shutdown();
   committer->Flush();
   if (exit_code != 0) return exit_code;
   if (store_failed) return 1;

@@ -1,5 +1,6 @@
 // One step: common fields, defaults inheritance, and the fields of its type.
 #include "model/builder.h"
+#include "model/http_status.h"
 
 #include <algorithm>
 #include <cctype>
@@ -124,7 +125,8 @@ void CheckHttp(const Json& s, Diags& d, const Where& w) {
     const Json& req = s["request"];
     Where qw = w.Key("request");
     if (ExpectObject(req, d, qw)) {
-      CheckFields(req, {"method", "url", "headers", "body", "timeout"}, d, qw);
+      CheckFields(req, {"method", "url", "headers", "body", "timeout", "max_redirects", "max_output"},
+                  d, qw);
       if (!req.contains("url")) {
         MissingField("url", d, qw);
       } else if (auto url = GetString(req["url"], d, qw.Key("url"))) {
@@ -149,15 +151,23 @@ void CheckHttp(const Json& s, Diags& d, const Where& w) {
       }
       if (req.contains("headers")) CheckScalarMap(req["headers"], d, qw.Key("headers"), false);
       if (req.contains("timeout")) CheckSpecDuration(req["timeout"], d, qw.Key("timeout"), true);
+      if (req.contains("max_redirects") && !IsTemplateString(req["max_redirects"])) {
+        Where rw = qw.Key("max_redirects");
+        if (auto n = GetInt(req["max_redirects"], d, rw); n && *n < 0) {
+          d.Add(rw, "expected a non-negative integer");
+        }
+      }
+      if (req.contains("max_output")) CheckSpecSize(req["max_output"], d, qw.Key("max_output"));
     }
   }
   if (s.contains("accept")) {
     Where aw = w.Key("accept");
     if (ExpectArray(s["accept"], d, aw)) {
       for (size_t i = 0; i < s["accept"].size(); ++i) {
-        std::optional<int64_t> code = GetInt(s["accept"][i], d, aw.Index(i));
-        if (code && (*code < 100 || *code > 599)) {
-          d.Add(aw.Index(i), "HTTP status must be between 100 and 599");
+        const Json& entry = s["accept"][i];
+        if (IsTemplateString(entry)) continue;
+        if (auto range = ParseStatusRange(entry); !range.ok()) {
+          d.Add(aw.Index(i), range.status().message());
         }
       }
     }

@@ -70,8 +70,12 @@ TEST(ParseStep, HttpStep) {
       "      headers: {Authorization: Bearer t}\n"
       "      body: {k: [1, 2]}\n"
       "      timeout: 10s\n"
-      "    accept: [404, 409]\n");
-  EXPECT_EQ(wf.steps[0].spec["accept"], Json::parse("[404, 409]"));
+      "      max_redirects: 0\n"
+      "      max_output: 4MiB\n"
+      "    accept: [404, 409, '5xx', '300-302', '{{ inputs.code }}']\n");
+  EXPECT_EQ(wf.steps[0].spec["accept"],
+            Json::parse(R"([404, 409, "5xx", "300-302", "{{ inputs.code }}"])"));
+  EXPECT_EQ(wf.steps[0].spec["request"]["max_redirects"], 0);
 
   ParseOutcome out = Parse(
       "name: x\n"
@@ -86,14 +90,29 @@ TEST(ParseStep, HttpStep) {
       "    type: http\n"
       "    request: {url: 'ftp://x', timeout: soon, headers: [1]}\n"
       "  - id: c\n"
-      "    type: http\n");
+      "    type: http\n"
+      "  - id: d\n"
+      "    type: http\n"
+      "    request: {url: 'http://x', max_redirects: -1, max_output: lots}\n"
+      "    accept: ['4xz', '500-400', 600, '99x']\n");
   EXPECT_DIAG(out, 6, "a", "request.method",
               "unknown HTTP method 'FETCH' (valid: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS)");
   EXPECT_DIAG(out, 7, "a", "request.uri",
-              "unknown field 'uri' (valid: body, headers, method, timeout, url)");
+              "unknown field 'uri' (valid: body, headers, max_output, max_redirects, method, "
+              "timeout, url)");
   EXPECT_DIAG(out, 5, "a", "request.url", "missing required field 'url'");
   EXPECT_DIAG(out, 8, "a", "accept[0]", "HTTP status must be between 100 and 599");
-  EXPECT_DIAG(out, 8, "a", "accept[1]", "expected integer, got string");
+  EXPECT_DIAG(out, 8, "a", "accept[1]",
+              "expected a status (404), a class (\"4xx\") or a range (\"400-499\"), got 'x'");
+  EXPECT_DIAG(out, 16, "d", "request.max_redirects", "expected a non-negative integer");
+  EXPECT_DIAG(out, 16, "d", "request.max_output",
+              "bad size 'lots' (expected bytes or e.g. 512KiB, 1MiB, 2GB)");
+  EXPECT_DIAG(out, 17, "d", "accept[0]",
+              "expected a status (404), a class (\"4xx\") or a range (\"400-499\"), got '4xz'");
+  EXPECT_DIAG(out, 17, "d", "accept[1]", "empty status range '500-400'");
+  EXPECT_DIAG(out, 17, "d", "accept[2]", "HTTP status must be between 100 and 599");
+  EXPECT_DIAG(out, 17, "d", "accept[3]",
+              "expected a status (404), a class (\"4xx\") or a range (\"400-499\"), got '99x'");
   EXPECT_DIAG(out, 11, "b", "request.url", "expected an http:// or https:// URL, got 'ftp://x'");
   EXPECT_DIAG(out, 11, "b", "request.timeout",
               "bad duration 'soon' (expected e.g. 250ms, 30s, 5m, 1h30m or seconds)");

@@ -4,11 +4,14 @@
 
 namespace baton::server {
 
-EngineHost::EngineHost(Store* store, EngineOptions options) : store_(store) {
+EngineHost::EngineHost(Store* store, EngineOptions options, const HttpRunnerOptions& http)
+    : store_(store) {
   committer_ = NewGroupCommitter(store_);
   shell_ = NewShellRunner();
+  http_ = NewHttpRunner(http);
   engine_ = std::make_unique<Engine>(&loop_, committer_.get(), options);
   engine_->SetRunner(StepType::kShell, shell_.get());
+  engine_->SetRunner(StepType::kHttp, http_.get());
 }
 
 EngineHost::~EngineHost() {
@@ -42,6 +45,7 @@ void EngineHost::Stop() {
   loop_.Stop();
   thread_.join();
   shell_->Shutdown();
+  http_->Shutdown();
   committer_->Flush();
 }
 

@@ -12,11 +12,14 @@
 #include <thread>
 #include <vector>
 
+#include "runners/http_runner.h"
+
 namespace baton::server {
 
 class EngineHost {
  public:
-  EngineHost(Store* store, EngineOptions options);
+  // `http` configures the http step runner (egress allow-list, limits).
+  EngineHost(Store* store, EngineOptions options, const HttpRunnerOptions& http = {});
   ~EngineHost();  // Stop()s
 
   // Before Start() only; called on the engine thread afterwards.
@@ -25,7 +28,7 @@ class EngineHost {
   // Starts the engine thread and recovers every unfinished execution from the store
   // (the first thing the thread does). Returns the number recovered.
   Result<size_t> Start();
-  // Stops the loop, kills local processes and flushes the store. Unfinished executions
+  // Stops the loop, kills local processes, aborts http requests and flushes the store. Unfinished executions
   // stay in the store for the next start.
   void Stop();
 
@@ -47,6 +50,7 @@ class EngineHost {
   RealEventLoop loop_;
   std::unique_ptr<Committer> committer_;
   std::unique_ptr<Runner> shell_;
+  std::unique_ptr<Runner> http_;
   std::unique_ptr<Engine> engine_;
   std::thread thread_;
   std::vector<std::shared_ptr<std::function<void()>>> periodic_;

@@ -158,9 +158,12 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   auto admin = impl->auth->EnsureAdmin();
   if (!admin.ok()) return admin.status();
 
+  // The http steps' egress allow-list comes from BATON_HTTP_ALLOW.
+  Result<HttpRunnerOptions> http = HttpRunnerOptionsFromEnv();
+  if (!http.ok()) return http.status();
   EngineOptions engine_options;
   engine_options.parallel = options.parallel;
-  impl->engine = std::make_unique<EngineHost>(impl->store.get(), engine_options);
+  impl->engine = std::make_unique<EngineHost>(impl->store.get(), engine_options, *http);
   impl->engine->AddObserver(&impl->metrics);
   impl->engine->AddObserver(&impl->hub);
   impl->submitter = std::make_unique<Submitter>(impl->engine.get());
