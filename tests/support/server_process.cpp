@@ -22,8 +22,9 @@ bool WaitUntil(const std::function<bool()>& done, int timeout_ms) {
   return done();
 }
 
-ServerProcess::ServerProcess(std::string dir, std::vector<std::string> extra_args)
-    : dir_(std::move(dir)), extra_args_(std::move(extra_args)) {
+ServerProcess::ServerProcess(std::string dir, std::vector<std::string> extra_args,
+                             std::vector<std::string> extra_env)
+    : dir_(std::move(dir)), extra_args_(std::move(extra_args)), extra_env_(std::move(extra_env)) {
   Start();
 }
 
@@ -39,7 +40,7 @@ void ServerProcess::Start() {
   argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
   ++starts_;
   const std::string log_file = dir_ + "/server-" + std::to_string(starts_) + ".log";
-  pid_ = StartProcess(argv, log_file);
+  pid_ = StartProcess(argv, log_file, extra_env_);
   url_.clear();
   WaitUntil([&] {
     std::string log = ReadFile(log_file);

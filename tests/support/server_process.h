@@ -13,7 +13,8 @@ class ServerProcess {
  public:
   // Starts `baton server --listen 127.0.0.1:0` over `dir`/baton.db and waits until it
   // serves (its credentials file names the port). The directory outlives restarts.
-  explicit ServerProcess(std::string dir, std::vector<std::string> extra_args = {});
+  explicit ServerProcess(std::string dir, std::vector<std::string> extra_args = {},
+                         std::vector<std::string> extra_env = {});
   ~ServerProcess();  // SIGTERM, then SIGKILL
 
   bool ok() const { return pid_ > 0 && !url_.empty(); }
@@ -33,6 +34,7 @@ class ServerProcess {
   void Start();
   std::string dir_;
   std::vector<std::string> extra_args_;
+  std::vector<std::string> extra_env_;  // NAME=value
   pid_t pid_ = -1;
   std::string url_;
   std::string token_;
