@@ -13,6 +13,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <future>
 #include <map>
 #include <mutex>
 #include <string>
@@ -462,9 +463,10 @@ TEST_F(HttpRunnerTest, Timeout) {
 
 TEST_F(HttpRunnerTest, CancelAbortsTheRequest) {
   TestServer* self = nullptr;
-  std::atomic<bool> arrived{false};
+  std::promise<void> arrived;
+  auto arrived_future = arrived.get_future();
   TestServer server([&](const Received&) {
-    arrived = true;
+    arrived.set_value();
     self->Hang();
     return std::string();
   });
@@ -473,13 +475,13 @@ TEST_F(HttpRunnerTest, CancelAbortsTheRequest) {
   runner_->Start(Request({{"request", {{"url", server.Url("/slow")}}}}, "cancel-me"),
                  call.Callbacks());
   ASSERT_TRUE(call.WaitStarted());
-  for (int i = 0; i < 3000 && !arrived; ++i) std::this_thread::sleep_for(1ms);
-  ASSERT_TRUE(arrived);
+  ASSERT_EQ(arrived_future.wait_for(kWait), std::future_status::ready);
   runner_->Cancel("other");  // unknown ids are ignored
   runner_->Cancel("cancel-me");
   RunResult r = call.Wait();
   EXPECT_EQ(r.status.code(), "CANCELLED");
-  std::this_thread::sleep_for(50ms);
+  // Shutdown joins the runner's I/O thread: every callback it would make has been made.
+  runner_->Shutdown();
   EXPECT_EQ(call.done_count(), 1);
 }
 
