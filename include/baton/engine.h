@@ -148,6 +148,10 @@ class Engine {
 Result<std::vector<std::string>> RecoverExecutions(Store* store, Engine* engine,
                                                    const std::string& only_id = "");
 
+// The sequence number of the execution's last stored event (0 when it has none): where
+// an execution picked up again (recovered, retried) continues its log.
+Result<int64_t> LastEventSeq(Store* store, const std::string& execution_id);
+
 // New execution id: time-ordered, 15 characters, e.g. "01jd3k5x7q4f9a2".
 std::string NewExecutionId(TimeMs now);
 

@@ -79,17 +79,8 @@ void AddTokenCommands(CLI::App& app, std::function<int()>* action) {
     AddCommon(cmd, &a->c);
     cmd->callback([a, action] {
       *action = [a] {
-        auto reply = a->c.Client().Send("DELETE", "/api/v1/tokens/" + UrlEncode(a->id));
-        if (!reply.ok()) return Finish(a->c, reply.status(), {});
-        if (reply->status != 204) {
-          Json j = Json::parse(reply->body, nullptr, false);
-          std::fprintf(stderr, "baton: %s\n",
-                       j.is_object() ? j["error"].value("message", reply->body).c_str()
-                                     : reply->body.c_str());
-          return 1;
-        }
-        std::printf("revoked %s\n", a->id.c_str());
-        return 0;
+        return Finish(a->c, a->c.Client().Call("DELETE", "/api/v1/tokens/" + UrlEncode(a->id)),
+                      [&](const Json&) { std::printf("revoked %s\n", a->id.c_str()); });
       };
     });
   }
@@ -116,16 +107,9 @@ void AddWorkflowCommands(CLI::App& app, std::function<int()>* action) {
         }
         std::stringstream ss;
         ss << in.rdbuf();
-        auto reply = a->c.Client().Send("POST", "/api/v1/workflows", ss.str(), "application/yaml");
-        if (!reply.ok()) return Finish(a->c, reply.status(), {});
-        Json j = Json::parse(reply->body, nullptr, false);
-        if (reply->status >= 300) {
-          std::fprintf(stderr, "baton: %s\n",
-                       j.is_object() ? j["error"].value("message", reply->body).c_str()
-                                     : reply->body.c_str());
-          return reply->status == 400 ? 2 : 1;
-        }
-        return Finish(a->c, j, [](const Json& w) {
+        auto created =
+            a->c.Client().CallWithText("POST", "/api/v1/workflows", ss.str(), "application/yaml");
+        return Finish(a->c, created, [](const Json& w) {
           std::printf("%s v%s %s\n", Str(w, "name").c_str(), Str(w, "version").c_str(),
                       w.value("created", false) ? "created" : "(unchanged)");
         });
@@ -163,17 +147,8 @@ void AddWorkflowCommands(CLI::App& app, std::function<int()>* action) {
       *action = [a, v]() -> int {
         const std::string path = "/api/v1/workflows/" + UrlEncode(a->name);
         if (v == "delete") {
-          auto reply = a->c.Client().Send("DELETE", path);
-          if (!reply.ok()) return Finish(a->c, reply.status(), {});
-          if (reply->status != 204) {
-            Json j = Json::parse(reply->body, nullptr, false);
-            std::fprintf(stderr, "baton: %s\n",
-                         j.is_object() ? j["error"].value("message", reply->body).c_str()
-                                       : reply->body.c_str());
-            return 1;
-          }
-          std::printf("deleted %s\n", a->name.c_str());
-          return 0;
+          return Finish(a->c, a->c.Client().Call("DELETE", path),
+                        [&](const Json&) { std::printf("deleted %s\n", a->name.c_str()); });
         }
         if (v == "versions") {
           return Finish(a->c, a->c.Client().Call("GET", path + "/versions"),
@@ -262,14 +237,8 @@ void AddScheduleCommands(CLI::App& app, std::function<int()>* action) {
     AddCommon(cmd, &a->c);
     cmd->callback([a, action] {
       *action = [a]() -> int {
-        auto reply = a->c.Client().Send("DELETE", "/api/v1/schedules/" + UrlEncode(a->id));
-        if (!reply.ok()) return Finish(a->c, reply.status(), {});
-        if (reply->status != 204) {
-          std::fprintf(stderr, "baton: %s\n", reply->body.c_str());
-          return 1;
-        }
-        std::printf("deleted %s\n", a->id.c_str());
-        return 0;
+        return Finish(a->c, a->c.Client().Call("DELETE", "/api/v1/schedules/" + UrlEncode(a->id)),
+                      [&](const Json&) { std::printf("deleted %s\n", a->id.c_str()); });
       };
     });
   }

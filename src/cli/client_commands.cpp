@@ -60,16 +60,9 @@ void AddClientCommands(CLI::App& app, std::function<int()>* action) {
         if (!a->file.empty()) {
           auto text = ReadFile(a->file);
           if (!text.ok()) return Finish(a->c, text.status(), {});
-          auto reply = api.Send("POST", "/api/v1/workflows", *text, "application/yaml");
-          if (!reply.ok()) return Finish(a->c, reply.status(), {});
-          Json j = Json::parse(reply->body, nullptr, false);
-          if (reply->status >= 300) {
-            std::fprintf(stderr, "baton: %s\n",
-                         j.is_object() ? j["error"].value("message", reply->body).c_str()
-                                       : reply->body.c_str());
-            return 2;
-          }
-          name = j.value("name", "");
+          auto created = api.CallWithText("POST", "/api/v1/workflows", *text, "application/yaml");
+          if (!created.ok()) return Finish(a->c, created.status(), {});
+          name = created->value("name", "");
         }
         if (name.empty()) {
           std::fprintf(stderr, "baton submit: give a workflow name or --file\n");

@@ -31,7 +31,7 @@ int Finish(const Common& c, const Result<Json>& reply,
     return code == errc::kValidation || code == errc::kInvalidArgument ? 2 : 1;
   }
   if (c.json) {
-    std::cout << reply->dump(2) << std::endl;
+    if (!reply->is_null()) std::cout << reply->dump(2) << std::endl;  // 204: nothing
   } else {
     human(*reply);
   }

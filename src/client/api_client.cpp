@@ -118,7 +118,13 @@ Result<HttpReply> ApiClient::Send(const std::string& method, const std::string& 
 
 Result<Json> ApiClient::Call(const std::string& method, const std::string& target,
                              const Json& body) const {
-  auto reply = Send(method, target, body.is_null() ? "" : body.dump());
+  return CallWithText(method, target, body.is_null() ? "" : body.dump(), "application/json");
+}
+
+Result<Json> ApiClient::CallWithText(const std::string& method, const std::string& target,
+                                     const std::string& body,
+                                     const std::string& content_type) const {
+  auto reply = Send(method, target, body, content_type);
   if (!reply.ok()) return reply.status();
   Json j = reply->body.empty() ? Json(nullptr) : Json::parse(reply->body, nullptr, false);
   if (reply->status >= 200 && reply->status < 300) {

@@ -40,6 +40,9 @@ class ApiClient {
   // API's error code and message.
   Result<Json> Call(const std::string& method, const std::string& target,
                     const Json& body = nullptr) const;
+  // The same with a body that is not JSON (a YAML definition). A 204 gives null.
+  Result<Json> CallWithText(const std::string& method, const std::string& target,
+                            const std::string& body, const std::string& content_type) const;
 
   const Endpoint& endpoint() const { return endpoint_; }
 

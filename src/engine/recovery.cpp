@@ -135,6 +135,16 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
   return Status::Ok();
 }
 
+Result<int64_t> LastEventSeq(Store* store, const std::string& execution_id) {
+  int64_t last = 0;
+  for (;;) {  // page by page: a long log is never loaded whole
+    auto events = store->GetEvents(execution_id, last, 10'000);
+    if (!events.ok()) return events.status();
+    if (events->empty()) return last;
+    last = events->back().seq;
+  }
+}
+
 Result<std::vector<std::string>> RecoverExecutions(Store* store, Engine* engine,
                                                    const std::string& only_id) {
   std::vector<ExecutionRecord> to_recover;
@@ -157,14 +167,9 @@ Result<std::vector<std::string>> RecoverExecutions(Store* store, Engine* engine,
     if (!steps.ok()) return steps.status();
     auto attempts = store->GetAttempts(ex.id);
     if (!attempts.ok()) return attempts.status();
-    int64_t last_seq = 0;
-    for (;;) {
-      auto events = store->GetEvents(ex.id, last_seq, 10000);
-      if (!events.ok()) return events.status();
-      if (events->empty()) break;
-      last_seq = events->back().seq;
-    }
-    if (Status st = engine->Recover(ex, *steps, *attempts, last_seq); !st.ok()) return st;
+    auto last_seq = LastEventSeq(store, ex.id);
+    if (!last_seq.ok()) return last_seq.status();
+    if (Status st = engine->Recover(ex, *steps, *attempts, *last_seq); !st.ok()) return st;
     ids.push_back(ex.id);
   }
   return ids;

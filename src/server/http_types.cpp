@@ -21,6 +21,13 @@ HttpResponse JsonResponse(int status, const Json& body) {
   return r;
 }
 
+HttpResponse NoContent() {
+  HttpResponse r;
+  r.status = 204;
+  r.content_type.clear();
+  return r;
+}
+
 HttpResponse ErrorResponse(int status, const std::string& code, const std::string& message,
                            Json details) {
   return JsonResponse(

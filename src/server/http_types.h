@@ -37,6 +37,7 @@ struct HttpResponse {
 using Responder = std::function<void(HttpResponse)>;
 
 HttpResponse JsonResponse(int status, const Json& body);
+HttpResponse NoContent();  // 204, no body
 // {"error": {"code", "message", "details"}} with `status`.
 HttpResponse ErrorResponse(int status, const std::string& code, const std::string& message,
                            Json details = Json::object());

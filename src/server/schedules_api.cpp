@@ -125,10 +125,7 @@ void AddScheduleRoutes(Router& router, ApiContext& ctx) {
                if (!s.ok()) return respond(ErrorResponse(s));
                ctx.engine->Post([&ctx, id, respond](Engine&) {
                  ctx.scheduler->Remove(id);
-                 HttpResponse r;
-                 r.status = 204;
-                 r.content_type.clear();
-                 respond(std::move(r));
+                 respond(NoContent());
                });
              });
 }

@@ -94,13 +94,9 @@ void Submitter::Retry(const std::string& execution_id, std::function<void(Status
   if (!steps.ok()) return done(steps.status());
   auto attempts = store->GetAttempts(execution_id);
   if (!attempts.ok()) return done(attempts.status());
-  int64_t last_seq = 0;
-  for (;;) {  // the last event's sequence number, page by page
-    auto events = store->GetEvents(execution_id, last_seq, 10'000);
-    if (!events.ok()) return done(events.status());
-    if (events->empty()) break;
-    last_seq = events->back().seq;
-  }
+  auto last = LastEventSeq(store, execution_id);
+  if (!last.ok()) return done(last.status());
+  const int64_t last_seq = *last;
   auto state = std::make_shared<
       std::tuple<ExecutionRecord, std::vector<StepRecord>, std::vector<AttemptRecord>>>(
       std::move(execution.value()), std::move(steps.value()), std::move(attempts.value()));

@@ -92,10 +92,7 @@ void AddTokenRoutes(Router& router, ApiContext& ctx) {
              [&ctx](const Call& call, Responder respond) {
                Status s = ctx.auth->Revoke(call.principal, call.Param("id"));
                if (!s.ok()) return respond(ErrorResponse(s));
-               HttpResponse r;
-               r.status = 204;
-               r.content_type.clear();
-               respond(std::move(r));
+               respond(NoContent());
              });
 }
 

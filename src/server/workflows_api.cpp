@@ -112,10 +112,7 @@ void AddWorkflowRoutes(Router& router, ApiContext& ctx) {
                std::lock_guard lock(ctx.workflow_versions);
                Status s = ctx.store->DeleteWorkflow(call.principal.ns, call.Param("name"));
                if (!s.ok()) return respond(ErrorResponse(s));
-               HttpResponse r;
-               r.status = 204;
-               r.content_type.clear();
-               respond(std::move(r));
+               respond(NoContent());
              });
 }
 
