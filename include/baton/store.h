@@ -24,6 +24,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace baton {
@@ -168,6 +169,64 @@ struct ScheduleRecord {
   TimeMs created_at = 0;
 };
 
+// A webhook: POST /api/v1/hooks/{name} with a body signed by `secret` starts `workflow`
+// with the body as input. Names are unique across namespaces (the name is the URL).
+struct HookRecord {
+  std::string name;
+  std::string ns = kDefaultNamespace;
+  std::string workflow;
+  int version = 0;     // 0 = the latest at each call
+  std::string secret;  // the HMAC-SHA256 key; kept in clear because verifying needs it
+  TimeMs created_at = 0;
+};
+
+// An event trigger: when an execution of `source` ends in one of the statuses `on`, an
+// execution of `workflow` starts, with `input` rendered over the finished one
+// (`{{ source.output.x }}`). Both workflows are in `ns`.
+struct TriggerRecord {
+  std::string id;  // "trg_..."
+  std::string ns = kDefaultNamespace;
+  std::string name;
+  std::string source;
+  std::vector<std::string> on;  // execution statuses: completed, failed, timeout, cancelled
+  std::string workflow;
+  int version = 0;  // 0 = the latest at each start
+  Json input = Json::object();
+  TimeMs created_at = 0;
+};
+
+enum class DeliveryStatus { kPending, kDelivered, kFailed };
+const char* ToString(DeliveryStatus s);
+std::optional<DeliveryStatus> ParseDeliveryStatus(std::string_view s);
+
+// The outbox: follow-up work of a finished execution -- a notification to POST or an
+// event trigger's execution to start -- written in the transaction that commits the
+// terminal state, then delivered (with retries) until it succeeds or gives up.
+struct DeliveryRecord {
+  std::string id;  // "dlv_..."
+  std::string ns = kDefaultNamespace;
+  std::string execution_id;  // the finished execution
+  std::string event;         // "execution.completed", "execution.failed", ...
+  std::string kind;          // "notification" | "trigger"
+  std::string target;        // notification: the URL; trigger: the trigger id
+  Json payload;              // notification: the JSON body; trigger: the rendered input
+  DeliveryStatus status = DeliveryStatus::kPending;
+  int attempts = 0;
+  TimeMs next_attempt_at = 0;  // pending: when to try (again)
+  Json last_error;             // null or {code, message, http_status?}
+  std::string result;          // trigger: the execution it started
+  TimeMs created_at = 0;
+  TimeMs updated_at = 0;
+};
+
+// Every set field narrows the list; ordered by created_at, then id.
+struct DeliveryFilter {
+  std::string ns;  // empty = every namespace
+  std::string execution_id;
+  std::optional<DeliveryStatus> status;
+  size_t limit = 100;  // 0 = no limit
+};
+
 // Everything one decide step changes. Records are upserts keyed by their identity
 // (workflow name + version; execution id; execution + step; execution + step + attempt)
 // that replace every field; events and dead letters are appended, and an event whose
@@ -180,11 +239,15 @@ struct WriteBatch {
   std::vector<AttemptRecord> attempts;
   std::vector<EventRecord> events;
   std::vector<DeadLetterRecord> dead_letters;
-  std::vector<TokenRecord> tokens;        // upserts keyed by id
-  std::vector<ScheduleRecord> schedules;  // upserts keyed by id
+  std::vector<TokenRecord> tokens;         // upserts keyed by id
+  std::vector<ScheduleRecord> schedules;   // upserts keyed by id
+  std::vector<HookRecord> hooks;           // upserts keyed by name
+  std::vector<TriggerRecord> triggers;     // upserts keyed by id
+  std::vector<DeliveryRecord> deliveries;  // upserts keyed by id
   bool empty() const {
     return workflows.empty() && executions.empty() && steps.empty() && attempts.empty() &&
-           events.empty() && dead_letters.empty() && tokens.empty() && schedules.empty();
+           events.empty() && dead_letters.empty() && tokens.empty() && schedules.empty() &&
+           hooks.empty() && triggers.empty() && deliveries.empty();
   }
 };
 
@@ -259,6 +322,100 @@ class Store {
   virtual Result<std::vector<ScheduleRecord>> ListSchedules(const std::string& ns) = 0;
   // NOT_FOUND when `id` is not a schedule of `ns`.
   virtual Status DeleteSchedule(const std::string& ns, const std::string& id) = 0;
+
+  // Hooks of one namespace (empty = all), by name.
+  virtual Result<std::vector<HookRecord>> ListHooks(const std::string& ns) = 0;
+  virtual Result<HookRecord> GetHook(const std::string& name) = 0;  // NOT_FOUND
+  // NOT_FOUND when `name` is not a hook of `ns`.
+  virtual Status DeleteHook(const std::string& ns, const std::string& name) = 0;
+
+  // Triggers of one namespace (empty = all), in creation order.
+  virtual Result<std::vector<TriggerRecord>> ListTriggers(const std::string& ns) = 0;
+  // NOT_FOUND when `id` is not a trigger of `ns`.
+  virtual Status DeleteTrigger(const std::string& ns, const std::string& id) = 0;
+
+  virtual Result<std::vector<DeliveryRecord>> ListDeliveries(const DeliveryFilter& f) = 0;
+  virtual Result<DeliveryRecord> GetDelivery(const std::string& id) = 0;  // NOT_FOUND
+};
+
+// Forwards every call to another store; tests derive from it to intercept a few calls
+// (fault injection, gating commits) without repeating the rest.
+class StoreWrapper : public Store {
+ public:
+  explicit StoreWrapper(Store* target) : target_(target) {}
+  Store* target() const { return target_; }
+
+  Status Commit(std::span<const WriteBatch* const> batches) override {
+    return target_->Commit(batches);
+  }
+  Status CommitOwned(WriteBatch&& batch) override { return target_->CommitOwned(std::move(batch)); }
+  Result<ExecutionRecord> GetExecution(const std::string& id) override {
+    return target_->GetExecution(id);
+  }
+  Result<std::vector<ExecutionRecord>> ListExecutions(const ExecutionFilter& f) override {
+    return target_->ListExecutions(f);
+  }
+  Result<std::vector<ExecutionRecord>> ListUnfinishedExecutions() override {
+    return target_->ListUnfinishedExecutions();
+  }
+  Result<std::vector<StepRecord>> GetSteps(const std::string& id) override {
+    return target_->GetSteps(id);
+  }
+  Result<std::vector<AttemptRecord>> GetAttempts(const std::string& id) override {
+    return target_->GetAttempts(id);
+  }
+  Result<std::vector<EventRecord>> GetEvents(const std::string& id, int64_t after_seq,
+                                             size_t limit) override {
+    return target_->GetEvents(id, after_seq, limit);
+  }
+  Result<std::vector<DeadLetterRecord>> ListDeadLetters(const std::string& id) override {
+    return target_->ListDeadLetters(id);
+  }
+  Result<WorkflowRecord> GetWorkflow(const std::string& ns, const std::string& name,
+                                     int version) override {
+    return target_->GetWorkflow(ns, name, version);
+  }
+  Result<std::vector<WorkflowRecord>> ListWorkflows(const std::string& ns,
+                                                    const std::string& name) override {
+    return target_->ListWorkflows(ns, name);
+  }
+  Status DeleteWorkflow(const std::string& ns, const std::string& name) override {
+    return target_->DeleteWorkflow(ns, name);
+  }
+  Result<std::vector<TokenRecord>> ListTokens(const std::string& ns) override {
+    return target_->ListTokens(ns);
+  }
+  Result<TokenRecord> FindToken(const std::string& hash) override {
+    return target_->FindToken(hash);
+  }
+  Result<std::vector<ScheduleRecord>> ListSchedules(const std::string& ns) override {
+    return target_->ListSchedules(ns);
+  }
+  Status DeleteSchedule(const std::string& ns, const std::string& id) override {
+    return target_->DeleteSchedule(ns, id);
+  }
+  Result<std::vector<HookRecord>> ListHooks(const std::string& ns) override {
+    return target_->ListHooks(ns);
+  }
+  Result<HookRecord> GetHook(const std::string& name) override { return target_->GetHook(name); }
+  Status DeleteHook(const std::string& ns, const std::string& name) override {
+    return target_->DeleteHook(ns, name);
+  }
+  Result<std::vector<TriggerRecord>> ListTriggers(const std::string& ns) override {
+    return target_->ListTriggers(ns);
+  }
+  Status DeleteTrigger(const std::string& ns, const std::string& id) override {
+    return target_->DeleteTrigger(ns, id);
+  }
+  Result<std::vector<DeliveryRecord>> ListDeliveries(const DeliveryFilter& f) override {
+    return target_->ListDeliveries(f);
+  }
+  Result<DeliveryRecord> GetDelivery(const std::string& id) override {
+    return target_->GetDelivery(id);
+  }
+
+ private:
+  Store* target_;
 };
 
 std::unique_ptr<Store> NewMemoryStore();

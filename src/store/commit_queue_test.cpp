@@ -19,9 +19,9 @@ using testing::Id;
 
 // Forwards to a real store; the first Commit blocks until Release(), so a test can
 // queue batches behind a commit in flight and get a deterministic grouping.
-class GatedStore final : public Store {
+class GatedStore final : public StoreWrapper {
  public:
-  explicit GatedStore(Store* inner) : inner_(inner) {}
+  explicit GatedStore(Store* inner) : StoreWrapper(inner) {}
 
   // Blocks until the first Commit has started (and is held at the gate).
   void WaitUntilHeld() {
@@ -48,56 +48,10 @@ class GatedStore final : public Store {
         cv_.wait(lock, [&] { return released_; });
       }
     }
-    return inner_->Commit(batches);
-  }
-  Result<ExecutionRecord> GetExecution(const std::string& id) override {
-    return inner_->GetExecution(id);
-  }
-  Result<std::vector<ExecutionRecord>> ListExecutions(const ExecutionFilter& f) override {
-    return inner_->ListExecutions(f);
-  }
-  Result<std::vector<ExecutionRecord>> ListUnfinishedExecutions() override {
-    return inner_->ListUnfinishedExecutions();
-  }
-  Result<std::vector<StepRecord>> GetSteps(const std::string& id) override {
-    return inner_->GetSteps(id);
-  }
-  Result<std::vector<AttemptRecord>> GetAttempts(const std::string& id) override {
-    return inner_->GetAttempts(id);
-  }
-  Result<std::vector<EventRecord>> GetEvents(const std::string& id, int64_t after,
-                                             size_t limit) override {
-    return inner_->GetEvents(id, after, limit);
-  }
-  Result<std::vector<DeadLetterRecord>> ListDeadLetters(const std::string& id) override {
-    return inner_->ListDeadLetters(id);
-  }
-  Result<WorkflowRecord> GetWorkflow(const std::string& ns, const std::string& name,
-                                     int version) override {
-    return inner_->GetWorkflow(ns, name, version);
-  }
-  Result<std::vector<WorkflowRecord>> ListWorkflows(const std::string& ns,
-                                                    const std::string& name) override {
-    return inner_->ListWorkflows(ns, name);
-  }
-  Status DeleteWorkflow(const std::string& ns, const std::string& name) override {
-    return inner_->DeleteWorkflow(ns, name);
-  }
-  Result<std::vector<TokenRecord>> ListTokens(const std::string& ns) override {
-    return inner_->ListTokens(ns);
-  }
-  Result<std::vector<ScheduleRecord>> ListSchedules(const std::string& ns) override {
-    return inner_->ListSchedules(ns);
-  }
-  Status DeleteSchedule(const std::string& ns, const std::string& id) override {
-    return inner_->DeleteSchedule(ns, id);
-  }
-  Result<TokenRecord> FindToken(const std::string& hash) override {
-    return inner_->FindToken(hash);
+    return StoreWrapper::Commit(batches);
   }
 
  private:
-  Store* inner_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool held_ = false;

@@ -32,6 +32,12 @@ constexpr std::array<std::pair<StepStatus, const char*>, 11> kStepNames{{
     {StepStatus::kWaitingRetry, "waiting_retry"},
 }};
 
+constexpr std::array<std::pair<DeliveryStatus, const char*>, 3> kDeliveryNames{{
+    {DeliveryStatus::kPending, "pending"},
+    {DeliveryStatus::kDelivered, "delivered"},
+    {DeliveryStatus::kFailed, "failed"},
+}};
+
 template <class E, size_t N>
 const char* NameOf(const std::array<std::pair<E, const char*>, N>& names, E value) {
   for (const auto& [e, name] : names) {
@@ -55,6 +61,13 @@ const char* ToString(ExecutionStatus s) {
 }
 const char* ToString(StepStatus s) {
   return NameOf(kStepNames, s);
+}
+
+const char* ToString(DeliveryStatus s) {
+  return NameOf(kDeliveryNames, s);
+}
+std::optional<DeliveryStatus> ParseDeliveryStatus(std::string_view s) {
+  return Parse(kDeliveryNames, s);
 }
 
 std::optional<ExecutionStatus> ParseExecutionStatus(std::string_view s) {

@@ -307,6 +307,74 @@ class MemoryStore final : public Store {
     return Status::Ok();
   }
 
+  Result<std::vector<HookRecord>> ListHooks(const std::string& ns) override {
+    std::lock_guard lock(mu_);
+    std::vector<HookRecord> out;
+    for (const auto& [name, h] : hooks_) {
+      if (ns.empty() || h.ns == ns) out.push_back(h);
+    }
+    return out;
+  }
+  Result<HookRecord> GetHook(const std::string& name) override {
+    std::lock_guard lock(mu_);
+    auto it = hooks_.find(name);
+    if (it == hooks_.end()) return Status(errc::kNotFound, "hook " + name);
+    return it->second;
+  }
+  Status DeleteHook(const std::string& ns, const std::string& name) override {
+    std::lock_guard lock(mu_);
+    auto it = hooks_.find(name);
+    if (it == hooks_.end() || it->second.ns != ns) return Status(errc::kNotFound, "hook " + name);
+    hooks_.erase(it);
+    return Status::Ok();
+  }
+
+  Result<std::vector<TriggerRecord>> ListTriggers(const std::string& ns) override {
+    std::lock_guard lock(mu_);
+    std::vector<TriggerRecord> out;
+    for (const std::string& id : trigger_order_) {
+      const TriggerRecord& t = triggers_.at(id);
+      if (ns.empty() || t.ns == ns) out.push_back(t);
+    }
+    return out;
+  }
+  Status DeleteTrigger(const std::string& ns, const std::string& id) override {
+    std::lock_guard lock(mu_);
+    auto it = triggers_.find(id);
+    if (it == triggers_.end() || it->second.ns != ns) {
+      return Status(errc::kNotFound, "trigger " + id);
+    }
+    triggers_.erase(it);
+    trigger_order_.erase(std::find(trigger_order_.begin(), trigger_order_.end(), id));
+    return Status::Ok();
+  }
+
+  Result<std::vector<DeliveryRecord>> ListDeliveries(const DeliveryFilter& f) override {
+    std::lock_guard lock(mu_);
+    std::vector<const DeliveryRecord*> match;
+    for (const auto& [id, d] : deliveries_) {
+      if ((f.ns.empty() || d.ns == f.ns) &&
+          (f.execution_id.empty() || d.execution_id == f.execution_id) &&
+          (!f.status || d.status == *f.status)) {
+        match.push_back(&d);
+      }
+    }
+    std::sort(match.begin(), match.end(), [](const DeliveryRecord* a, const DeliveryRecord* b) {
+      return a->created_at != b->created_at ? a->created_at < b->created_at : a->id < b->id;
+    });
+    if (f.limit != 0 && match.size() > f.limit) match.resize(f.limit);
+    std::vector<DeliveryRecord> out;
+    out.reserve(match.size());
+    for (const DeliveryRecord* d : match) out.push_back(*d);
+    return out;
+  }
+  Result<DeliveryRecord> GetDelivery(const std::string& id) override {
+    std::lock_guard lock(mu_);
+    auto it = deliveries_.find(id);
+    if (it == deliveries_.end()) return Status(errc::kNotFound, "delivery " + id);
+    return it->second;
+  }
+
   Result<TokenRecord> FindToken(const std::string& secret_hash) override {
     std::lock_guard lock(mu_);
     for (const auto& [id, t] : tokens_) {
@@ -394,6 +462,12 @@ class MemoryStore final : public Store {
       auto [it, inserted] = schedules_.insert_or_assign(sc.id, sc);
       if (inserted) schedule_order_.push_back(sc.id);
     }
+    for (const HookRecord& h : b.hooks) hooks_.insert_or_assign(h.name, h);
+    for (const TriggerRecord& t : b.triggers) {
+      auto [it, inserted] = triggers_.insert_or_assign(t.id, t);
+      if (inserted) trigger_order_.push_back(t.id);
+    }
+    for (const DeliveryRecord& d : b.deliveries) deliveries_.insert_or_assign(d.id, d);
     for (auto& e : b.executions) {
       auto [it, inserted] = executions_.try_emplace(e.id);
       if (inserted) it->second.order = next_order_++;
@@ -448,6 +522,10 @@ class MemoryStore final : public Store {
   std::vector<std::string> token_order_;
   std::unordered_map<std::string, ScheduleRecord> schedules_;
   std::vector<std::string> schedule_order_;
+  std::map<std::string, HookRecord> hooks_;  // by name: the listing order
+  std::unordered_map<std::string, TriggerRecord> triggers_;
+  std::vector<std::string> trigger_order_;
+  std::unordered_map<std::string, DeliveryRecord> deliveries_;
   std::unordered_map<std::string, ExecutionEntry> executions_;
   std::unordered_map<std::string, ExecutionData> data_;
   std::vector<DeadLetterRecord> dead_letters_;

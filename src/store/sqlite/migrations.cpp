@@ -144,6 +144,48 @@ CREATE TABLE schedules (
   created_at INTEGER NOT NULL
 );
 )sql",
+    // 4: webhooks, event triggers and the delivery outbox (notifications, trigger starts).
+    R"sql(
+CREATE TABLE hooks (
+  name TEXT NOT NULL PRIMARY KEY,
+  ns TEXT NOT NULL,
+  workflow TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  secret TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);
+CREATE TABLE triggers (
+  id TEXT NOT NULL PRIMARY KEY,
+  ns TEXT NOT NULL,
+  name TEXT NOT NULL,
+  source TEXT NOT NULL,
+  statuses TEXT NOT NULL,
+  workflow TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  input TEXT,
+  created_at INTEGER NOT NULL
+);
+CREATE TABLE deliveries (
+  id TEXT NOT NULL PRIMARY KEY,
+  ns TEXT NOT NULL,
+  execution_id TEXT NOT NULL,
+  event TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  target TEXT NOT NULL,
+  payload TEXT,
+  status TEXT NOT NULL,
+  attempts INTEGER NOT NULL,
+  next_attempt_at INTEGER NOT NULL,
+  last_error TEXT,
+  result TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX deliveries_execution ON deliveries (execution_id, created_at, id);
+CREATE INDEX deliveries_ns_created ON deliveries (ns, created_at, id);
+-- Only pending rows are read at start and by status; keep that index small.
+CREATE INDEX deliveries_pending ON deliveries (created_at, id) WHERE status = 'pending';
+)sql",
 };
 
 int64_t NowMs() {

@@ -20,6 +20,9 @@ extern const char* const kInsertEvent;
 extern const char* const kInsertDeadLetter;
 extern const char* const kUpsertToken;
 extern const char* const kUpsertSchedule;
+extern const char* const kUpsertHook;      // trigger_rows.cpp, with the three below
+extern const char* const kUpsertTrigger;
+extern const char* const kUpsertDelivery;
 
 // "SELECT <columns> FROM <table>" in the column order Read() expects.
 extern const char* const kSelectWorkflows;
@@ -30,6 +33,9 @@ extern const char* const kSelectEvents;
 extern const char* const kSelectDeadLetters;
 extern const char* const kSelectTokens;
 extern const char* const kSelectSchedules;
+extern const char* const kSelectHooks;
+extern const char* const kSelectTriggers;
+extern const char* const kSelectDeliveries;
 
 // Bind the record to the matching statement above and run it; errors name the record.
 Status Write(Stmt& q, const WorkflowRecord& w);
@@ -40,6 +46,9 @@ Status Write(Stmt& q, const EventRecord& e);
 Status Write(Stmt& q, const DeadLetterRecord& d);
 Status Write(Stmt& q, const TokenRecord& t);
 Status Write(Stmt& q, const ScheduleRecord& r);
+Status Write(Stmt& q, const HookRecord& h);
+Status Write(Stmt& q, const TriggerRecord& t);
+Status Write(Stmt& q, const DeliveryRecord& d);
 
 // Read the current row of the matching SELECT; false when a stored value is invalid
 // (unknown status name, text that is not JSON).
@@ -51,5 +60,8 @@ bool Read(const Stmt& q, EventRecord* e);
 bool Read(const Stmt& q, DeadLetterRecord* d);
 bool Read(const Stmt& q, TokenRecord* t);
 bool Read(const Stmt& q, ScheduleRecord* r);
+bool Read(const Stmt& q, HookRecord* h);
+bool Read(const Stmt& q, TriggerRecord* t);
+bool Read(const Stmt& q, DeliveryRecord* d);
 
 }  // namespace baton::sqlite

@@ -48,7 +48,7 @@ class SqliteStore final : public Store {
     for (const WriteBatch* b : batches) any = any || !b->empty();
     if (!any) return Status::Ok();
     std::lock_guard lock(mu_);
-    Stmt *begin, *commit, *wf, *ex, *st, *at, *ev, *dl, *tk, *sc;
+    Stmt *begin, *commit, *wf, *ex, *st, *at, *ev, *dl, *tk, *sc, *hk, *tg, *dv;
     for (auto [stmt, sql] : {std::pair{&begin, "BEGIN IMMEDIATE"},
                              {&commit, "COMMIT"},
                              {&wf, sqlite::kUpsertWorkflow},
@@ -58,7 +58,10 @@ class SqliteStore final : public Store {
                              {&ev, sqlite::kInsertEvent},
                              {&dl, sqlite::kInsertDeadLetter},
                              {&tk, sqlite::kUpsertToken},
-                             {&sc, sqlite::kUpsertSchedule}}) {
+                             {&sc, sqlite::kUpsertSchedule},
+                             {&hk, sqlite::kUpsertHook},
+                             {&tg, sqlite::kUpsertTrigger},
+                             {&dv, sqlite::kUpsertDelivery}}) {
       if (Status s = Cached(sql, stmt); !s.ok()) return Context(s, "commit");
     }
     const bool coalesce = batches.size() > 1;
@@ -84,7 +87,9 @@ class SqliteStore final : public Store {
           !(s = WriteAll(*st, b->steps, coalesce ? &steps_ : nullptr)).ok() ||
           !(s = WriteAll(*at, b->attempts, coalesce ? &attempts_ : nullptr)).ok() ||
           !(s = AppendAll(*ev, b->events)).ok() || !(s = AppendAll(*dl, b->dead_letters)).ok() ||
-          !(s = AppendAll(*tk, b->tokens)).ok() || !(s = AppendAll(*sc, b->schedules)).ok()) {
+          !(s = AppendAll(*tk, b->tokens)).ok() || !(s = AppendAll(*sc, b->schedules)).ok() ||
+          !(s = AppendAll(*hk, b->hooks)).ok() || !(s = AppendAll(*tg, b->triggers)).ok() ||
+          !(s = AppendAll(*dv, b->deliveries)).ok()) {
         break;
       }
     }
@@ -226,16 +231,8 @@ class SqliteStore final : public Store {
   }
 
   Status DeleteWorkflow(const std::string& ns, const std::string& name) override {
-    std::lock_guard lock(mu_);
-    Stmt* q = nullptr;
-    if (Status s = Cached("DELETE FROM workflows WHERE ns = ?1 AND name = ?2", &q); !s.ok()) {
-      return s;
-    }
-    q->Bind(1, ns);
-    q->Bind(2, name);
-    if (Status s = q->Run(); !s.ok()) return Context(s, "deleting workflow " + name);
-    if (sqlite3_changes(db()) == 0) return Status(errc::kNotFound, "workflow " + name);
-    return Status::Ok();
+    return DeleteOne("DELETE FROM workflows WHERE ns = ?1 AND name = ?2", ns, name,
+                     "workflow " + name);
   }
 
   Result<std::vector<TokenRecord>> ListTokens(const std::string& ns) override {
@@ -260,16 +257,52 @@ class SqliteStore final : public Store {
   }
 
   Status DeleteSchedule(const std::string& ns, const std::string& id) override {
+    return DeleteOne("DELETE FROM schedules WHERE ns = ?1 AND id = ?2", ns, id, "schedule " + id);
+  }
+
+  Result<std::vector<HookRecord>> ListHooks(const std::string& ns) override {
+    return ListByNs<HookRecord>(sqlite::kSelectHooks, "hooks", ns, "name");
+  }
+  Result<HookRecord> GetHook(const std::string& name) override {
     std::lock_guard lock(mu_);
-    Stmt* q = nullptr;
-    if (Status s = Cached("DELETE FROM schedules WHERE ns = ?1 AND id = ?2", &q); !s.ok()) {
-      return s;
-    }
-    q->Bind(1, ns);
-    q->Bind(2, id);
-    if (Status s = q->Run(); !s.ok()) return Context(s, "deleting schedule " + id);
-    if (sqlite3_changes(db()) == 0) return Status(errc::kNotFound, "schedule " + id);
-    return Status::Ok();
+    auto rows = Query<HookRecord>(std::string(sqlite::kSelectHooks) + " WHERE name = ?1", "hooks",
+                                  [&](Stmt& q) { q.Bind(1, name); });
+    if (!rows.ok()) return rows.status();
+    if (rows->empty()) return Status(errc::kNotFound, "hook " + name);
+    return std::move(rows->front());
+  }
+  Status DeleteHook(const std::string& ns, const std::string& name) override {
+    return DeleteOne("DELETE FROM hooks WHERE ns = ?1 AND name = ?2", ns, name, "hook " + name);
+  }
+
+  Result<std::vector<TriggerRecord>> ListTriggers(const std::string& ns) override {
+    return ListByNs<TriggerRecord>(sqlite::kSelectTriggers, "triggers", ns, "rowid");
+  }
+  Status DeleteTrigger(const std::string& ns, const std::string& id) override {
+    return DeleteOne("DELETE FROM triggers WHERE ns = ?1 AND id = ?2", ns, id, "trigger " + id);
+  }
+
+  Result<std::vector<DeliveryRecord>> ListDeliveries(const DeliveryFilter& f) override {
+    std::string sql = std::string(sqlite::kSelectDeliveries) + " WHERE 1";
+    if (!f.ns.empty()) sql += " AND ns = ?1";
+    if (!f.execution_id.empty()) sql += " AND execution_id = ?2";
+    if (f.status) sql += " AND status = ?3";
+    sql += " ORDER BY created_at, id LIMIT ?4";
+    std::lock_guard lock(mu_);
+    return Query<DeliveryRecord>(sql, "deliveries", [&](Stmt& q) {
+      if (!f.ns.empty()) q.Bind(1, f.ns);
+      if (!f.execution_id.empty()) q.Bind(2, f.execution_id);
+      if (f.status) q.Bind(3, std::string_view(ToString(*f.status)));
+      q.Bind(4, SqlLimit(f.limit));
+    });
+  }
+  Result<DeliveryRecord> GetDelivery(const std::string& id) override {
+    std::lock_guard lock(mu_);
+    auto rows = Query<DeliveryRecord>(std::string(sqlite::kSelectDeliveries) + " WHERE id = ?1",
+                                      "deliveries", [&](Stmt& q) { q.Bind(1, id); });
+    if (!rows.ok()) return rows.status();
+    if (rows->empty()) return Status(errc::kNotFound, "delivery " + id);
+    return std::move(rows->front());
   }
 
   Result<TokenRecord> FindToken(const std::string& secret_hash) override {
@@ -283,6 +316,31 @@ class SqliteStore final : public Store {
 
  private:
   sqlite3* db() { return db_.get(); }
+
+  // Rows of one namespace (every namespace when `ns` is empty) in `order`.
+  template <class T>
+  Result<std::vector<T>> ListByNs(const char* select, const char* table, const std::string& ns,
+                                  const char* order) {
+    std::lock_guard lock(mu_);
+    const std::string where = ns.empty() ? "" : " WHERE ns = ?1";
+    return Query<T>(std::string(select) + where + " ORDER BY " + order, table, [&](Stmt& q) {
+      if (!ns.empty()) q.Bind(1, ns);
+    });
+  }
+
+  // Runs a "DELETE ... WHERE ns = ?1 AND <key> = ?2"; NOT_FOUND (naming `what`) when no
+  // row matched.
+  Status DeleteOne(const char* sql, const std::string& ns, const std::string& key,
+                   const std::string& what) {
+    std::lock_guard lock(mu_);
+    Stmt* q = nullptr;
+    if (Status s = Cached(sql, &q); !s.ok()) return s;
+    q->Bind(1, ns);
+    q->Bind(2, key);
+    if (Status s = q->Run(); !s.ok()) return Context(s, "deleting " + what);
+    if (sqlite3_changes(db()) == 0) return Status(errc::kNotFound, what);
+    return Status::Ok();
+  }
 
   // Statements are prepared on first use and kept for the store's lifetime.
   Status Cached(const std::string& sql, Stmt** out) {
