@@ -72,11 +72,25 @@ class ExecutionObserver {
   virtual void OnStoreError(const Status& /*status*/) {}
 };
 
+// Lets the host add follow-up records to the batch that commits an execution's terminal
+// state (a transactional outbox: notifications and event triggers are written with it,
+// so a crash can neither lose them nor send them for a state that never committed).
+class FinishHook {
+ public:
+  virtual ~FinishHook() = default;
+  // Called on the engine thread when `execution` has just become terminal (status,
+  // output, error and completed_at are final). Records appended to `batch` commit with
+  // that state; the returned function (may be empty) runs once the commit succeeded.
+  virtual std::function<void()> OnFinish(const ExecutionRecord& execution,
+                                         const WorkflowDef& workflow, WriteBatch& batch) = 0;
+};
+
 struct EngineOptions {
   int parallel = 0;          // local worker capacity (shell steps at once); 0 = hardware threads
   uint64_t random_seed = 0;  // jitter; 0 = seeded from the clock
   // Extra attempts granted to steps interrupted by an engine restart.
   int max_engine_restarts = 5;
+  FinishHook* finish_hook = nullptr;  // not owned; outlives the engine
 };
 
 struct StartRequest {

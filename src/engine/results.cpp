@@ -297,6 +297,11 @@ void Engine::Impl::FinishExecution(const ExecPtr& ex, ExecutionStatus status, Js
   Json data = {{"status", ToString(status)}};
   if (!ex->rec.error.is_null()) data["error"] = ex->rec.error;
   Emit(*ex, type, -1, std::move(data));
+  if (options_.finish_hook != nullptr) {
+    if (auto after_commit = options_.finish_hook->OnFinish(ex->rec, *ex->def, batch_)) {
+      AddEffect(std::move(after_commit));
+    }
+  }
 }
 
 void Engine::Impl::CancelOpenSteps(const ExecPtr& ex, const char* reason) {
