@@ -14,6 +14,7 @@ struct ServerArgs {
   server::ServerOptions options;
   size_t max_body_kib = 4096;
   size_t max_payload_kib = 256;
+  std::string delivery_retry = "1s";
 };
 
 int ServerMain(ServerArgs& args) {
@@ -24,6 +25,19 @@ int ServerMain(ServerArgs& args) {
   std::filesystem::create_directories(std::filesystem::path(o.db_path).parent_path(), ec);
   o.limits.max_body_bytes = args.max_body_kib << 10;
   o.limits.max_payload_bytes = args.max_payload_kib << 10;
+  auto retry = ParseDuration(Json(args.delivery_retry));
+  if (!retry.ok() || retry->count() <= 0) {
+    std::fprintf(
+        stderr,
+        "baton server: --delivery-retry: expected a duration such as 1s or 250ms, got '%s'\n",
+        args.delivery_retry.c_str());
+    return 2;
+  }
+  o.delivery_retry_base = *retry;
+  if (o.delivery_attempts < 1) {
+    std::fprintf(stderr, "baton server: --delivery-attempts must be at least 1\n");
+    return 2;
+  }
   auto srv = server::Server::Open(o);
   if (!srv.ok()) {
     std::fprintf(stderr, "baton server: %s\n", srv.status().message().c_str());
@@ -63,6 +77,13 @@ void AddServerCommand(CLI::App& app, std::function<int()>* action) {
   cmd->add_option("--credentials", args->options.credentials_path,
                   "Where to write the first admin token for the CLI "
                   "(default: ~/.config/baton/credentials.json)");
+  cmd->add_option("--delivery-retry", args->delivery_retry,
+                  "First retry delay of a failed notification or trigger start; doubles "
+                  "after each failure (at most 5m)")
+      ->capture_default_str();
+  cmd->add_option("--delivery-attempts", args->options.delivery_attempts,
+                  "Attempts per notification or trigger start before it is marked failed")
+      ->capture_default_str();
   cmd->add_flag("--sync-normal", args->options.sync_normal,
                 "SQLite synchronous=NORMAL (see docs/storage.md)");
   cmd->footer(

@@ -10,6 +10,9 @@
 #include <atomic>
 #include <cstddef>
 #include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace baton::server {
 
@@ -26,6 +29,8 @@ struct ServerLimits {
 class Submitter;
 class ServerMetrics;
 class Scheduler;
+class FollowUps;
+class Deliverer;
 
 // What handlers share. Everything here outlives the router.
 struct ApiContext {
@@ -34,7 +39,9 @@ struct ApiContext {
   TokenAuthority* auth = nullptr;
   Submitter* submitter = nullptr;
   ServerMetrics* metrics = nullptr;
-  Scheduler* scheduler = nullptr;  // engine thread only: reach it through engine->Post
+  Scheduler* scheduler = nullptr;   // engine thread only: reach it through engine->Post
+  FollowUps* follow_ups = nullptr;  // engine thread only
+  Deliverer* deliverer = nullptr;   // engine thread only
   ServerLimits limits;
   std::mutex workflow_versions;  // serialises "read latest version, write the next"
   std::atomic<bool> store_ok{true};
@@ -45,9 +52,19 @@ void AddWorkflowRoutes(Router& router, ApiContext& ctx);
 void AddExecutionRoutes(Router& router, ApiContext& ctx);
 void AddTokenRoutes(Router& router, ApiContext& ctx);
 void AddScheduleRoutes(Router& router, ApiContext& ctx);
+void AddHookRoutes(Router& router, ApiContext& ctx);
+void AddTriggerRoutes(Router& router, ApiContext& ctx);  // triggers and deliveries
 
 // Shared by handlers: the body as a JSON object, or a 400 response naming the problem.
 Result<Json> ParseJsonBody(const HttpRequest& request);
+// 400 naming the first key of `body` not in `valid`, or nullopt when all are known.
+std::optional<HttpResponse> UnknownField(const Json& body, const std::vector<std::string>& valid);
+// 400 VALIDATION "field 'F': message" with details {"field": F}.
+HttpResponse FieldError(const std::string& field, const std::string& message);
+// The optional `version` field: 0 when absent, else a positive integer (FieldError).
+Result<int> VersionField(const Json& body);
+// 1..max_len letters, digits, '-', '_' or '.': names that appear in URLs and namespaces.
+bool IsSimpleName(const std::string& s, size_t max_len);
 // The `limit` query parameter within [1, max], default `fallback`.
 Result<size_t> PageLimit(const HttpRequest& request, size_t fallback, size_t max);
 

@@ -28,8 +28,8 @@ class EngineHost {
   // Starts the engine thread and recovers every unfinished execution from the store
   // (the first thing the thread does). Returns the number recovered.
   Result<size_t> Start();
-  // Stops the loop, kills local processes, aborts http requests and flushes the store. Unfinished executions
-  // stay in the store for the next start.
+  // Stops the loop, kills local processes, aborts http requests and flushes the store. Unfinished
+  // executions stay in the store for the next start.
   void Stop();
 
   // Runs `task` on the engine thread. Thread-safe; tasks posted after Stop() never run.
@@ -38,6 +38,10 @@ class EngineHost {
   // Runs `task` on the engine thread every `period` from Start() on.
   void Every(Duration period, std::function<void(Engine&)> task);
   CommitQueue::Stats commit_stats() const { return committer_->stats(); }
+  // The group committer, for records written on the engine thread besides the engine's.
+  Committer* committer() { return committer_.get(); }
+  // The http step runner (its egress guard applies to notifications too).
+  Runner* http_runner() { return http_.get(); }
 
   Store* store() const { return store_; }
   // The engine's loop, for components that live on the engine thread (the scheduler).

@@ -3,6 +3,8 @@
 #include "server/listener.h"
 #include "server/metrics.h"
 #include "server/submitter.h"
+#include "server/triggers/deliverer.h"
+#include "server/triggers/follow_ups.h"
 #include "server/triggers/scheduler.h"
 #include "server/websocket_session.h"
 
@@ -89,7 +91,9 @@ struct Server::Impl {
   std::unique_ptr<EngineHost> engine;
   std::unique_ptr<TokenAuthority> auth;
   std::unique_ptr<Submitter> submitter;
-  std::unique_ptr<Scheduler> scheduler;  // engine thread; destroyed after the engine stops
+  std::unique_ptr<FollowUps> follow_ups;  // engine thread; outlives the engine
+  std::unique_ptr<Deliverer> deliverer;   // engine thread; destroyed after the engine stops
+  std::unique_ptr<Scheduler> scheduler;   // engine thread; destroyed after the engine stops
   ServerMetrics metrics;
   EventHub hub;
   ApiContext ctx;
@@ -105,24 +109,13 @@ static Scheduler::Hooks ScheduleHooks(Server::Impl& impl) {
   Store* store = impl.store.get();
   Submitter* submitter = impl.submitter.get();
   EngineHost* host = impl.engine.get();
-  hooks.start = [store, submitter](const ScheduleRecord& s, const std::string& key,
-                                   std::function<void(Result<std::string>)> done) {
-    auto wf = store->GetWorkflow(s.ns, s.workflow, s.version);
-    if (!wf.ok()) return done(wf.status());
-    auto def = WorkflowFromSnapshot(wf->definition, "workflow " + wf->name);
-    if (!def.ok()) return done(def.status());
-    def->version = wf->version;
-    auto input = ResolveInputs(*def, s.input, {});
-    if (!input.ok()) return done(input.status());
-    SubmitRequest req;
-    req.ns = s.ns;
-    req.workflow = std::make_shared<const WorkflowDef>(std::move(def.value()));
-    req.input = std::move(input.value());
-    req.idempotency_key = key;
-    submitter->Submit(std::move(req), [done](Result<SubmitOutcome> out) {
-      if (!out.ok()) return done(out.status());
-      done(out->execution_id);
-    });
+  hooks.start = [submitter](const ScheduleRecord& s, const std::string& key,
+                            std::function<void(Result<std::string>)> done) {
+    submitter->SubmitStored(s.ns, s.workflow, s.version, s.input, key,
+                            [done](Result<SubmitOutcome> out) {
+                              if (!out.ok()) return done(out.status());
+                              done(out->execution_id);
+                            });
   };
   hooks.running = [store](const std::string& id) {
     auto e = store->GetExecution(id);
@@ -130,6 +123,68 @@ static Scheduler::Hooks ScheduleHooks(Server::Impl& impl) {
   };
   hooks.cancel = [host](const std::string& id, const std::string& reason) {
     host->Post([id, reason](Engine& engine) { (void)engine.Cancel(id, reason); });
+  };
+  return hooks;
+}
+
+// Notifications are POSTed by the http step runner (its egress guard and limits apply);
+// trigger starts go through the submitter with the key "trigger/<delivery id>".
+static Deliverer::Hooks DeliveryHooks(Server::Impl& impl) {
+  Deliverer::Hooks hooks;
+  Runner* http = impl.engine->http_runner();
+  hooks.notify = [http](const DeliveryRecord& d, std::function<void(Deliverer::Outcome)> done) {
+    RunRequest req;
+    req.execution_id = d.execution_id;
+    req.step_id = "notify";
+    req.assignment_id = d.id + "/" + std::to_string(d.attempts + 1);
+    req.type = StepType::kHttp;
+    req.spec = {{"request",
+                 {{"method", "POST"},
+                  {"url", d.target},
+                  {"headers",
+                   {{"User-Agent", "baton-notify"},
+                    {"X-Baton-Event", d.event},
+                    {"X-Baton-Delivery", d.id}}},
+                  {"body", d.payload},
+                  {"timeout", "10s"},
+                  {"max_redirects", 0},
+                  {"max_output", 65536}}}};
+    RunCallbacks callbacks;
+    callbacks.on_done = [done](RunResult result) {
+      Deliverer::Outcome out;
+      out.status = result.status;
+      if (result.output.is_object() && result.output.contains("status")) {
+        out.http_status = result.output["status"].get<int>();
+      }
+      const std::string& code = result.status.code();
+      if (code == errc::kHttpStatus) {
+        out.retryable = RetryableHttpStatus(out.http_status);
+      } else if (code == errc::kValidation ||
+                 result.status.message().find("egress guard") != std::string::npos) {
+        out.retryable = false;  // the URL itself is refused: trying again cannot help
+      }
+      done(std::move(out));
+    };
+    http->Start(req, std::move(callbacks));
+  };
+  Submitter* submitter = impl.submitter.get();
+  hooks.trigger = [submitter](const DeliveryRecord& d,
+                              std::function<void(Deliverer::Outcome)> done) {
+    const Json& p = d.payload;
+    submitter->SubmitStored(d.ns, p.value("workflow", ""), p.value("version", 0),
+                            p.value("input", Json::object()), "trigger/" + d.id,
+                            [done](Result<SubmitOutcome> started) {
+                              Deliverer::Outcome out;
+                              if (started.ok()) {
+                                out.result = started->execution_id;
+                              } else {
+                                out.status = started.status();
+                                // A missing workflow or refused input stays so; a store error may
+                                // pass.
+                                out.retryable = started.status().code() == errc::kStore;
+                              }
+                              done(std::move(out));
+                            });
   };
   return hooks;
 }
@@ -161,12 +216,26 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   // The http steps' egress allow-list comes from BATON_HTTP_ALLOW.
   Result<HttpRunnerOptions> http = HttpRunnerOptionsFromEnv();
   if (!http.ok()) return http.status();
+  // Follow-ups are written with each terminal state and handed to the deliverer once
+  // durable (both live on the engine thread; the deliverer exists before any finish).
+  Server::Impl* raw = impl.get();
+  impl->follow_ups = std::make_unique<FollowUps>(
+      [raw](std::vector<DeliveryRecord> records) { raw->deliverer->Add(std::move(records)); });
+  auto triggers = impl->store->ListTriggers("");
+  if (!triggers.ok()) return triggers.status();
+  impl->follow_ups->SetTriggers(std::move(triggers.value()));
   EngineOptions engine_options;
   engine_options.parallel = options.parallel;
+  engine_options.finish_hook = impl->follow_ups.get();
   impl->engine = std::make_unique<EngineHost>(impl->store.get(), engine_options, *http);
   impl->engine->AddObserver(&impl->metrics);
   impl->engine->AddObserver(&impl->hub);
   impl->submitter = std::make_unique<Submitter>(impl->engine.get());
+  Deliverer::Options delivery;
+  delivery.base_delay = options.delivery_retry_base;
+  delivery.max_attempts = options.delivery_attempts;
+  impl->deliverer = std::make_unique<Deliverer>(impl->engine->loop(), impl->engine->committer(),
+                                                DeliveryHooks(*impl), delivery);
 
   ApiContext& ctx = impl->ctx;
   ctx.store = impl->store.get();
@@ -178,12 +247,16 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   impl->scheduler =
       std::make_unique<Scheduler>(impl->engine->loop(), impl->store.get(), ScheduleHooks(*impl));
   ctx.scheduler = impl->scheduler.get();
+  ctx.follow_ups = impl->follow_ups.get();
+  ctx.deliverer = impl->deliverer.get();
   impl->router = std::make_unique<Router>(impl->auth.get());
   AddSystemRoutes(*impl->router, ctx);
   AddWorkflowRoutes(*impl->router, ctx);
   AddExecutionRoutes(*impl->router, ctx);
   AddTokenRoutes(*impl->router, ctx);
   AddScheduleRoutes(*impl->router, ctx);
+  AddHookRoutes(*impl->router, ctx);
+  AddTriggerRoutes(*impl->router, ctx);
 
   auto shared = std::make_shared<SessionShared>();
   shared->router = impl->router.get();
@@ -196,6 +269,13 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   impl->listener = std::make_shared<Listener>(impl->ioc, shared);
   if (Status s = impl->listener->Open(*endpoint); !s.ok()) return s;
 
+  // Deliveries still pending from before the restart, read before recovery can add
+  // new ones (those arrive through follow_ups).
+  DeliveryFilter pending;
+  pending.status = DeliveryStatus::kPending;
+  pending.limit = 0;
+  auto unsent = impl->store->ListDeliveries(pending);
+  if (!unsent.ok()) return unsent.status();
   auto recovered = impl->engine->Start();
   if (!recovered.ok()) return recovered.status();
   if (*recovered > 0) {
@@ -207,6 +287,10 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
     if (Status s = scheduler->Load(); !s.ok()) {
       std::fprintf(stderr, "baton: loading schedules: %s\n", s.message().c_str());
     }
+  });
+  Deliverer* deliverer = impl->deliverer.get();
+  host->Post([deliverer, unsent = std::move(unsent.value())](Engine&) mutable {
+    deliverer->Add(std::move(unsent));
   });
   ServerMetrics* metrics = &impl->metrics;
   host->Every(Duration(500), [host, metrics](Engine& engine) {

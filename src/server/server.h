@@ -20,6 +20,10 @@ struct ServerOptions {
   int io_threads = 2;
   int parallel = 0;  // local shell steps at once; 0 = cores
   ServerLimits limits;
+  // Notifications and trigger starts that fail are tried again after 1, 2, 4 ... times
+  // this, up to `delivery_attempts` attempts in all (triggers/deliverer.h).
+  Duration delivery_retry_base{1000};
+  int delivery_attempts = 8;
   // Where the first admin token and this server's URL are written for the CLI.
   std::string credentials_path;
 };

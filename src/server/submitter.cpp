@@ -14,6 +14,29 @@ const char* ToString(ControlOp op) {
   return "?";
 }
 
+void Submitter::SubmitStored(const std::string& ns, const std::string& workflow, int version,
+                             Json input, std::string idempotency_key,
+                             std::function<void(Result<SubmitOutcome>)> done) {
+  auto wf = host_->store()->GetWorkflow(ns, workflow, version);
+  if (!wf.ok()) {
+    if (wf.status().code() != errc::kNotFound) return done(wf.status());
+    return done(Status(errc::kNotFound,
+                       "no workflow '" + workflow + "'" +
+                           (version ? " version " + std::to_string(version) : std::string())));
+  }
+  auto def = WorkflowFromSnapshot(wf->definition, "workflow " + wf->name);
+  if (!def.ok()) return done(def.status());
+  def->version = wf->version;
+  auto resolved = ResolveInputs(*def, input, {});
+  if (!resolved.ok()) return done(Status(errc::kValidation, resolved.status().message()));
+  SubmitRequest req;
+  req.ns = ns;
+  req.workflow = std::make_shared<const WorkflowDef>(std::move(def.value()));
+  req.input = std::move(resolved.value());
+  req.idempotency_key = std::move(idempotency_key);
+  Submit(std::move(req), std::move(done));
+}
+
 void Submitter::Submit(SubmitRequest request, std::function<void(Result<SubmitOutcome>)> done) {
   host_->Post([this, request = std::move(request), done = std::move(done)](Engine& engine) {
     const auto key = std::make_pair(request.ns, request.idempotency_key);

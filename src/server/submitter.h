@@ -38,6 +38,11 @@ class Submitter {
   explicit Submitter(EngineHost* host) : host_(host) {}
 
   void Submit(SubmitRequest request, std::function<void(Result<SubmitOutcome>)> done);
+  // Submits a stored workflow (version 0 = the latest) with `input` checked against its
+  // declared inputs. NOT_FOUND without the workflow, VALIDATION for bad input (both
+  // through `done`, on the calling thread). Reads the store on the calling thread.
+  void SubmitStored(const std::string& ns, const std::string& workflow, int version, Json input,
+                    std::string idempotency_key, std::function<void(Result<SubmitOutcome>)> done);
   // CONFLICT when the execution is already terminal, NOT_FOUND when the engine does not
   // hold it. The caller checked that it exists in the caller's namespace.
   void Control(const std::string& execution_id, ControlOp op, std::string reason,

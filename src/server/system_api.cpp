@@ -2,6 +2,9 @@
 #include "server/api.h"
 #include "server/metrics.h"
 
+#include <algorithm>
+#include <cctype>
+
 namespace baton::server {
 namespace {
 
@@ -87,6 +90,40 @@ Result<Json> ParseJsonBody(const HttpRequest& request) {
   }
   if (!j.is_object()) return Status(errc::kInvalidArgument, "the request body must be an object");
   return j;
+}
+
+std::optional<HttpResponse> UnknownField(const Json& body, const std::vector<std::string>& valid) {
+  for (const auto& [key, value] : body.items()) {
+    if (std::find(valid.begin(), valid.end(), key) == valid.end()) {
+      return ErrorResponse(400, errc::kValidation, "unknown field '" + key + "'",
+                           {{"field", key}, {"valid_fields", valid}});
+    }
+  }
+  return std::nullopt;
+}
+
+HttpResponse FieldError(const std::string& field, const std::string& message) {
+  return ErrorResponse(400, errc::kValidation, "field '" + field + "': " + message,
+                       {{"field", field}});
+}
+
+Result<int> VersionField(const Json& body) {
+  if (!body.contains("version")) return 0;
+  const Json& v = body["version"];
+  if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > INT32_MAX) {
+    return Status(errc::kValidation, "must be a positive integer (omit it for the latest)");
+  }
+  return v.get<int>();
+}
+
+bool IsSimpleName(const std::string& s, size_t max_len) {
+  if (s.empty() || s.size() > max_len) return false;
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') {
+      return false;
+    }
+  }
+  return true;
 }
 
 Result<size_t> PageLimit(const HttpRequest& request, size_t fallback, size_t max) {

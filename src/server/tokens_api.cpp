@@ -14,16 +14,6 @@ Json TokenJson(const TokenRecord& t) {
           {"revoked_at", t.revoked_at ? Json(IsoTime(t.revoked_at)) : Json(nullptr)}};
 }
 
-bool ValidNamespace(const std::string& ns) {
-  if (ns.empty() || ns.size() > 64) return false;
-  for (char c : ns) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') {
-      return false;
-    }
-  }
-  return true;
-}
-
 void Create(ApiContext& ctx, const Call& call, const Responder& respond) {
   auto body = ParseJsonBody(*call.request);
   if (!body.ok()) return respond(ErrorResponse(body.status()));
@@ -54,7 +44,7 @@ void Create(ApiContext& ctx, const Call& call, const Responder& respond) {
   std::string ns = call.principal.ns;
   if (body->contains("namespace")) {
     const Json& n = (*body)["namespace"];
-    if (!n.is_string() || !ValidNamespace(n.get<std::string>())) {
+    if (!n.is_string() || !IsSimpleName(n.get<std::string>(), 64)) {
       return field_error("namespace", "1 to 64 letters, digits, '-', '_' or '.'");
     }
     ns = n.get<std::string>();
