@@ -2,10 +2,12 @@
 // graph and references, all diagnostics collected in one pass.
 #include "model/builder.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <sstream>
 #include <string_view>
@@ -120,6 +122,10 @@ StepDefaults ParseDefaults(const Json& v, Diags& d, const Where& where) {
   return out;
 }
 
+// The terminal events a notification may be sent for.
+constexpr const char* kNotifyEvents[] = {"execution.cancelled", "execution.completed",
+                                         "execution.failed", "execution.timed_out"};
+
 void ParseNotify(const Json& v, Diags& d, const Where& where) {
   if (!ExpectArray(v, d, where)) return;
   for (size_t i = 0; i < v.size(); ++i) {
@@ -129,14 +135,23 @@ void ParseNotify(const Json& v, Diags& d, const Where& where) {
     CheckFields(entry, {"url", "events"}, d, w);
     if (!entry.contains("url")) {
       MissingField("url", d, w);
-    } else {
-      GetString(entry["url"], d, w.Key("url"));
+    } else if (auto url = GetString(entry["url"], d, w.Key("url"))) {
+      // Templates are not rendered here: the URL is used as written.
+      if (url->rfind("http://", 0) != 0 && url->rfind("https://", 0) != 0) {
+        d.Add(w.Key("url"), "expected an http:// or https:// URL, got '" + *url + "'");
+      }
     }
     if (entry.contains("events")) {
       Where ew = w.Key("events");
       if (ExpectArray(entry["events"], d, ew)) {
         for (size_t k = 0; k < entry["events"].size(); ++k) {
-          GetString(entry["events"][k], d, ew.Index(k));
+          auto event = GetString(entry["events"][k], d, ew.Index(k));
+          if (event && std::find(std::begin(kNotifyEvents), std::end(kNotifyEvents), *event) ==
+                           std::end(kNotifyEvents)) {
+            d.Add(ew.Index(k), "unknown event '" + *event +
+                                   "' (valid: execution.cancelled, execution.completed, "
+                                   "execution.failed, execution.timed_out)");
+          }
         }
       }
     }

@@ -193,6 +193,20 @@ TEST(Parse, TopLevelTypesAndRanges) {
               "expected integer, got number");
 }
 
+TEST(Parse, NotifyNamesKnownEventsAndHttpUrls) {
+  ParseOutcome out = Parse(
+      "name: x\n"
+      "notify:\n"
+      "  - {url: 'ftp://files/x', events: [execution.completed]}\n"
+      "  - {url: 'https://hooks.example/y', events: [execution.finished]}\n"
+      "steps: [{id: a, type: noop}]\n");
+  EXPECT_DIAG(out, 3, "", "notify[0].url",
+              "expected an http:// or https:// URL, got 'ftp://files/x'");
+  EXPECT_DIAG(out, 4, "", "notify[1].events[0]",
+              "unknown event 'execution.finished' (valid: execution.cancelled, "
+              "execution.completed, execution.failed, execution.timed_out)");
+}
+
 TEST(Parse, UnknownFieldsEverywhere) {
   ParseOutcome out = Parse(
       "name: x\n"
