@@ -235,13 +235,16 @@ TEST_F(ServerTriggers, AFinishedExecutionStartsTheTriggeredWorkflow) {
        {"workflow", "evaluate"},
        {"input", {{"model", "{{ source.input.model }}"}, {"score", "{{ source.output.score }}"}}}});
   ASSERT_TRUE(trigger.ok()) << trigger.status().ToString();
-  ASSERT_TRUE(Admin()
-                  .Call("POST", "/api/v1/triggers",
-                        {{"name", "on-failure"},
-                         {"source", "train"},
-                         {"on", {"failed"}},
-                         {"workflow", "cleanup"}})
-                  .ok());
+  auto cli = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), testing::BatonBin());
+    args.insert(args.end(), {"--server", server_->url(), "--token", server_->admin_token()});
+    return testing::RunProcess(args);
+  };
+  auto made = cli({"trigger", "create", "--name", "on-failure", "--source", "train", "--on",
+                   "failed,timeout", "--workflow", "cleanup"});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  auto listed = cli({"trigger", "list"});
+  EXPECT_NE(listed.out.find("on failed,timeout"), std::string::npos) << listed.out;
   // evaluate -> train would loop forever.
   auto cycle = Admin().Send(
       "POST", "/api/v1/triggers",
@@ -278,6 +281,8 @@ TEST_F(ServerTriggers, AFinishedExecutionStartsTheTriggeredWorkflow) {
   EXPECT_EQ(d[0]["trigger_id"], (*trigger)["id"]);
   const std::string started = d[0]["started_execution_id"];
   Json e = WaitForStatus(started, "completed");
+  auto deliveries = cli({"delivery", "list", "--execution", id});
+  EXPECT_NE(deliveries.out.find("delivered"), std::string::npos) << deliveries.out;
   EXPECT_EQ(e["workflow"], "evaluate");
   EXPECT_EQ(e["input"]["model"], "m7");
   EXPECT_EQ(e["input"]["score"], 0.93);

@@ -192,17 +192,12 @@ void AddScheduleCommands(CLI::App& app, std::function<int()>* action) {
         if (a->version > 0) body["version"] = a->version;
         if (!a->overlap.empty()) body["overlap"] = a->overlap;
         if (!a->catchup.empty()) body["catchup"] = a->catchup;
-        Json input = Json::object();
-        for (const std::string& kv : a->inputs) {
-          size_t eq = kv.find('=');
-          if (eq == std::string::npos) {
-            std::fprintf(stderr, "baton: --input takes key=value, got '%s'\n", kv.c_str());
-            return 2;
-          }
-          Json v = Json::parse(kv.substr(eq + 1), nullptr, false);
-          input[kv.substr(0, eq)] = v.is_discarded() ? Json(kv.substr(eq + 1)) : v;
+        auto input = ParseInputPairs(a->inputs);
+        if (!input.ok()) {
+          std::fprintf(stderr, "baton: %s\n", input.status().message().c_str());
+          return 2;
         }
-        body["input"] = input;
+        body["input"] = *input;
         return Finish(
             a->c, a->c.Client().Call("POST", "/api/v1/schedules", body), [](const Json& r) {
               std::printf("%s next run %s\n", Str(r, "id").c_str(), Str(r, "next_fire_at").c_str());
@@ -226,22 +221,7 @@ void AddScheduleCommands(CLI::App& app, std::function<int()>* action) {
       };
     });
   }
-  {
-    struct Args {
-      Common c;
-      std::string id;
-    };
-    auto a = std::make_shared<Args>();
-    auto* cmd = sch->add_subcommand("delete", "Delete a schedule");
-    cmd->add_option("schedule_id", a->id, "The schedule's id (sch_...)")->required();
-    AddCommon(cmd, &a->c);
-    cmd->callback([a, action] {
-      *action = [a]() -> int {
-        return Finish(a->c, a->c.Client().Call("DELETE", "/api/v1/schedules/" + UrlEncode(a->id)),
-                      [&](const Json&) { std::printf("deleted %s\n", a->id.c_str()); });
-      };
-    });
-  }
+  AddDeleteCommand(sch, action, "Delete a schedule", "schedule_id", "/api/v1/schedules/");
 }
 
 }  // namespace

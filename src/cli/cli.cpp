@@ -71,6 +71,7 @@ int Main(int argc, char** argv) {
   AddServerCommand(app, &action);
   AddClientCommands(app, &action);
   AddAdminCommands(app, &action);
+  AddAutomationCommands(app, &action);
 
   try {
     app.parse(argc, argv);

@@ -38,6 +38,37 @@ int Finish(const Common& c, const Result<Json>& reply,
   return 0;
 }
 
+Result<Json> ParseInputPairs(const std::vector<std::string>& pairs) {
+  Json input = Json::object();
+  for (const std::string& kv : pairs) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Status(errc::kInvalidArgument, "--input takes key=value, got '" + kv + "'");
+    }
+    Json v = Json::parse(kv.substr(eq + 1), nullptr, false);
+    input[kv.substr(0, eq)] = v.is_discarded() ? Json(kv.substr(eq + 1)) : v;
+  }
+  return input;
+}
+
+void AddDeleteCommand(CLI::App* parent, std::function<int()>* action, const char* help,
+                      const char* id_name, const std::string& prefix) {
+  struct Args {
+    Common c;
+    std::string id;
+  };
+  auto a = std::make_shared<Args>();
+  auto* cmd = parent->add_subcommand("delete", help);
+  cmd->add_option(id_name, a->id, std::string("The ") + id_name)->required();
+  AddCommon(cmd, &a->c);
+  cmd->callback([a, action, prefix] {
+    *action = [a, prefix]() -> int {
+      return Finish(a->c, a->c.Client().Call("DELETE", prefix + client::UrlEncode(a->id)),
+                    [&](const Json&) { std::printf("deleted %s\n", a->id.c_str()); });
+    };
+  });
+}
+
 std::string Str(const Json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return "-";

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -27,6 +28,12 @@ void AddCommon(CLI::App* cmd, Common* c);
 // 2 for a rejected request (validation), 1 for anything else.
 int Finish(const Common& c, const Result<Json>& reply,
            const std::function<void(const Json&)>& human);
+// "key=value" pairs as an input object; a value is JSON when it parses, else a string.
+// INVALID_ARGUMENT naming the pair without '='.
+Result<Json> ParseInputPairs(const std::vector<std::string>& pairs);
+// A subcommand `name` taking one positional ID that sends DELETE `prefix`ID.
+void AddDeleteCommand(CLI::App* parent, std::function<int()>* action, const char* help,
+                      const char* id_name, const std::string& prefix);
 // The field as text: strings bare, other values as JSON, "-" when absent or null.
 std::string Str(const Json& j, const char* key);
 

@@ -42,6 +42,8 @@ std::string DefaultDbPath();
 void AddServerCommand(CLI::App& app, std::function<int()>* action);
 void AddClientCommands(CLI::App& app, std::function<int()>* action);
 void AddAdminCommands(CLI::App& app, std::function<int()>* action);
+// hook, trigger, delivery (trigger_commands.cpp)
+void AddAutomationCommands(CLI::App& app, std::function<int()>* action);
 int ResumeOnServer(const std::string& id, const std::string& server, const std::string& token,
                    bool json);
 
