@@ -10,7 +10,7 @@ command -v wrk >/dev/null || apt-get install -y -qq wrk >/dev/null
 dir=$(mktemp -d)
 trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$dir"' EXIT
 "$bin" server --listen 127.0.0.1:0 --db "$dir/baton.db" --credentials "$dir/creds.json" \
-  --io-threads 2 >"$dir/server.log" 2>&1 &
+  --io-threads 2 --rate-limit 0 >"$dir/server.log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do grep -q 'serving' "$dir/server.log" 2>/dev/null && break; sleep 0.05; done
 url=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["server"])' "$dir/creds.json")

@@ -50,9 +50,9 @@ class ServerGuard : public ::testing::Test {
     server_.reset();
     std::filesystem::remove_all(dir_);
   }
-  void Start(std::vector<std::string> env = {}) {
+  void Start(std::vector<std::string> env = {}, std::vector<std::string> args = {}) {
     dir_ = MakeTempDir();
-    server_ = std::make_unique<ServerProcess>(dir_, std::vector<std::string>{}, env);
+    server_ = std::make_unique<ServerProcess>(dir_, args, env);
     ASSERT_TRUE(server_->ok()) << server_->log();
   }
   std::string dir_;
@@ -119,6 +119,35 @@ TEST_F(ServerGuard, AnAllowListOpensNamedRanges) {
   EXPECT_EQ(e["status"], "completed") << e.dump(2);
   EXPECT_EQ(e["steps"][0]["output"]["status"], 200);
   EXPECT_EQ(e["steps"][0]["output"]["body"]["store"], "ok");
+}
+
+TEST_F(ServerGuard, ATokenPastItsRateGets429WithRetryAfter) {
+  Start({}, {"--rate-limit", "2", "--rate-burst", "3"});
+  auto admin = server_->Admin();
+  int refused = 0;
+  client::HttpReply last;
+  for (int i = 0; i < 20; ++i) {
+    auto r = admin.Send("GET", "/api/v1/workflows");
+    ASSERT_TRUE(r.ok());
+    if (r->status == 429) {
+      ++refused;
+      last = *r;
+    } else {
+      EXPECT_EQ(r->status, 200) << r->body;
+    }
+  }
+  // 20 requests in well under the 8.5 s that 2/s plus a burst of 3 would take.
+  EXPECT_GE(refused, 10);
+  Json error = Json::parse(last.body)["error"];
+  EXPECT_EQ(error["code"], "RATE_LIMITED");
+  EXPECT_EQ(error["details"]["limit_per_second"], 2.0);
+  EXPECT_GE(std::stoi(last.headers["retry-after"]), 1);
+  // Health checks are not limited; another token has its own bucket.
+  EXPECT_EQ(server_->As("").Send("GET", "/health")->status, 200);
+  auto other = admin.Call("POST", "/api/v1/tokens", {{"name", "b"}, {"scopes", {"read"}}});
+  if (other.ok()) {  // the admin's bucket may be empty: then a fresh token is not testable
+    EXPECT_EQ(server_->As((*other)["token"]).Send("GET", "/api/v1/workflows")->status, 200);
+  }
 }
 
 }  // namespace

@@ -77,6 +77,13 @@ void AddServerCommand(CLI::App& app, std::function<int()>* action) {
   cmd->add_option("--credentials", args->options.credentials_path,
                   "Where to write the first admin token for the CLI "
                   "(default: ~/.config/baton/credentials.json)");
+  cmd->add_option("--rate-limit", args->options.limits.rate_per_second,
+                  "Requests per second per token (webhook calls: per client address); "
+                  "0 = no limit. Past it: 429 with Retry-After")
+      ->capture_default_str();
+  cmd->add_option("--rate-burst", args->options.limits.rate_burst,
+                  "Requests a token may make at once before --rate-limit applies")
+      ->capture_default_str();
   cmd->add_option("--delivery-retry", args->delivery_retry,
                   "First retry delay of a failed notification or trigger start; doubles "
                   "after each failure (at most 5m)")

@@ -24,6 +24,9 @@ struct ServerLimits {
   int idle_timeout_s = 60;     // a connection with no request in flight
   int request_timeout_s = 30;  // reading one request, writing one response
   size_t max_page = 1000;      // list endpoints' largest `limit`
+  // Requests per second per token (per peer address for webhooks); 0 = no limit.
+  double rate_per_second = 1000;
+  double rate_burst = 2000;
 };
 
 class Submitter;

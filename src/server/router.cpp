@@ -1,5 +1,8 @@
 #include "server/router.h"
 
+#include <algorithm>
+#include <cstdio>
+
 namespace baton::server {
 namespace {
 
@@ -74,6 +77,11 @@ void Router::Handle(std::shared_ptr<const HttpRequest> request, Responder respon
         return;
       }
       call.principal = std::move(*who);
+      if (auto refused = Throttle("token:" + call.principal.token_id)) {
+        return respond(std::move(*refused));
+      }
+    } else if (route.info.method != "GET") {  // webhooks: by peer address
+      if (auto refused = Throttle("peer:" + request->remote)) return respond(std::move(*refused));
     }
     route.handler(call, std::move(respond));
     return;
@@ -89,6 +97,23 @@ void Router::Handle(std::shared_ptr<const HttpRequest> request, Responder respon
     return;
   }
   respond(ErrorResponse(404, errc::kNotFound, "no route for " + request->path));
+}
+
+std::optional<HttpResponse> Router::Throttle(const std::string& key) const {
+  int64_t retry_ms = 0;
+  if (limiter_ == nullptr || limiter_->Allow(key, &retry_ms)) return std::nullopt;
+  const RateLimit& limit = limiter_->limit();
+  char rate[64];
+  std::snprintf(rate, sizeof rate, "%g requests/s (bursts of %g)", limit.per_second, limit.burst);
+  HttpResponse r = ErrorResponse(429, "RATE_LIMITED",
+                                 std::string("over the rate limit of ") + rate + "; retry in " +
+                                     std::to_string(retry_ms) + " ms (server --rate-limit)",
+                                 {{"limit_per_second", limit.per_second},
+                                  {"burst", limit.burst},
+                                  {"retry_after_ms", retry_ms}});
+  r.headers.emplace_back("Retry-After",
+                         std::to_string(std::max<int64_t>(1, (retry_ms + 999) / 1000)));
+  return r;
 }
 
 std::vector<RouteInfo> Router::Routes() const {

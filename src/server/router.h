@@ -3,7 +3,9 @@
 // Patterns are literal segments and {name} captures: "/api/v1/executions/{id}/cancel".
 // A path that matches no pattern is 404; one that matches with another method is 405.
 // Each route names the scope it needs: public routes skip authentication; the others
-// answer 401 without a valid token and 403 without the scope.
+// answer 401 without a valid token and 403 without the scope. With a rate limiter, each
+// token (or, on public routes other than GETs, each peer address) gets its own bucket;
+// an empty one is 429 with Retry-After.
 //
 // Threading: routes are added before serving; Handle() is then thread-safe. Handlers
 // run on the calling (I/O) thread and answer through the Responder, at once or later
@@ -12,9 +14,11 @@
 
 #include "server/auth.h"
 #include "server/http_types.h"
+#include "server/rate_limiter.h"
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,7 +42,8 @@ struct RouteInfo {
 
 class Router {
  public:
-  explicit Router(TokenAuthority* auth) : auth_(auth) {}
+  explicit Router(TokenAuthority* auth, RateLimiter* limiter = nullptr)
+      : auth_(auth), limiter_(limiter) {}
   void Add(std::string method, std::string pattern, Scope scope, std::string summary,
            Handler handler);
   void Handle(std::shared_ptr<const HttpRequest> request, Responder respond) const;
@@ -52,7 +57,10 @@ class Router {
   };
   static bool Match(const Route& route, const std::vector<std::string>& segments,
                     std::map<std::string, std::string>* params);
+  // 429 for a caller past its rate, or nullopt.
+  std::optional<HttpResponse> Throttle(const std::string& key) const;
   TokenAuthority* auth_;
+  RateLimiter* limiter_;
   std::vector<Route> routes_;
 };
 

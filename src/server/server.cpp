@@ -97,6 +97,7 @@ struct Server::Impl {
   ServerMetrics metrics;
   EventHub hub;
   ApiContext ctx;
+  std::unique_ptr<RateLimiter> limiter;
   std::unique_ptr<Router> router;
   net::io_context ioc;
   std::shared_ptr<Listener> listener;
@@ -249,7 +250,9 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   ctx.scheduler = impl->scheduler.get();
   ctx.follow_ups = impl->follow_ups.get();
   ctx.deliverer = impl->deliverer.get();
-  impl->router = std::make_unique<Router>(impl->auth.get());
+  impl->limiter = std::make_unique<RateLimiter>(
+      &impl->clock, RateLimit{options.limits.rate_per_second, options.limits.rate_burst});
+  impl->router = std::make_unique<Router>(impl->auth.get(), impl->limiter.get());
   AddSystemRoutes(*impl->router, ctx);
   AddWorkflowRoutes(*impl->router, ctx);
   AddExecutionRoutes(*impl->router, ctx);
