@@ -21,10 +21,20 @@ class Clock {
   virtual TimeMs Now() const = 0;
 };
 
-// The system clock.
+// The system clock; or, for tests that drive a whole server process through days of
+// schedules, a clock that starts at `start` and runs `rate` times as fast as real time.
 class RealClock final : public Clock {
  public:
+  RealClock() = default;
+  RealClock(TimeMs start, double rate);
   TimeMs Now() const override;
+  // Real milliseconds until this clock has moved on by `delta` (rounded up).
+  int64_t RealDelay(int64_t delta) const;
+
+ private:
+  TimeMs start_ = 0;  // 0: the system clock as it is
+  double rate_ = 1;
+  int64_t origin_ = 0;  // steady clock (ms) when `start_` was current
 };
 
 // A clock that moves only when told to. Thread-safe.

@@ -31,6 +31,7 @@ class TimerQueue {
 class RealEventLoop final : public EventLoop {
  public:
   RealEventLoop() = default;
+  explicit RealEventLoop(RealClock clock) : clock_(clock) {}
   const Clock& clock() const override { return clock_; }
   void Post(std::function<void()> task) override;  // thread-safe
   TimerId ScheduleAt(TimeMs when, std::function<void()> task) override;

@@ -1,10 +1,30 @@
 #include <baton/clock.h>
 
+#include <cmath>
+
 namespace baton {
+
+namespace {
+int64_t SteadyMs() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+RealClock::RealClock(TimeMs start, double rate)
+    : start_(start), rate_(rate > 0 ? rate : 1), origin_(SteadyMs()) {}
 
 TimeMs RealClock::Now() const {
   using namespace std::chrono;
+  if (start_ != 0) {
+    return start_ + static_cast<TimeMs>(static_cast<double>(SteadyMs() - origin_) * rate_);
+  }
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+int64_t RealClock::RealDelay(int64_t delta) const {
+  if (rate_ == 1 || delta <= 0) return delta;
+  return static_cast<int64_t>(std::ceil(static_cast<double>(delta) / rate_));
 }
 
 TimeMs SimClock::Now() const {

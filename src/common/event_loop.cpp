@@ -64,7 +64,7 @@ void RealEventLoop::Run() {
         if (timers_.empty()) {
           cv_.wait(lock, [&] { return !posted_.empty() || stopping_; });
         } else {
-          TimeMs wait = timers_.NextTime() - clock_.Now();
+          const int64_t wait = clock_.RealDelay(timers_.NextTime() - clock_.Now());
           if (wait > 0) {
             cv_.wait_for(lock, std::chrono::milliseconds(wait),
                          [&] { return !posted_.empty() || stopping_; });

@@ -4,8 +4,9 @@
 
 namespace baton::server {
 
-EngineHost::EngineHost(Store* store, EngineOptions options, const HttpRunnerOptions& http)
-    : store_(store) {
+EngineHost::EngineHost(Store* store, EngineOptions options, const HttpRunnerOptions& http,
+                       RealClock clock)
+    : store_(store), loop_(clock) {
   committer_ = NewGroupCommitter(store_);
   shell_ = NewShellRunner();
   http_ = NewHttpRunner(http);

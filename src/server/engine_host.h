@@ -18,8 +18,10 @@ namespace baton::server {
 
 class EngineHost {
  public:
-  // `http` configures the http step runner (egress allow-list, limits).
-  EngineHost(Store* store, EngineOptions options, const HttpRunnerOptions& http = {});
+  // `http` configures the http step runner (egress allow-list, limits); `clock` is the
+  // loop's (a shifted, faster one in tests).
+  EngineHost(Store* store, EngineOptions options, const HttpRunnerOptions& http = {},
+             RealClock clock = {});
   ~EngineHost();  // Stop()s
 
   // Before Start() only; called on the engine thread afterwards.

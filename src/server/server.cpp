@@ -202,6 +202,7 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   if (!endpoint.ok()) return endpoint.status();
   auto impl = std::make_unique<Impl>();
   impl->options = options;
+  if (options.clock_start != 0) impl->clock = RealClock(options.clock_start, options.clock_rate);
   impl->host = endpoint->address().to_string();
   if (endpoint->address().is_unspecified()) impl->host = "127.0.0.1";
   SqliteOptions sqlite;
@@ -228,7 +229,8 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   EngineOptions engine_options;
   engine_options.parallel = options.parallel;
   engine_options.finish_hook = impl->follow_ups.get();
-  impl->engine = std::make_unique<EngineHost>(impl->store.get(), engine_options, *http);
+  impl->engine =
+      std::make_unique<EngineHost>(impl->store.get(), engine_options, *http, impl->clock);
   impl->engine->AddObserver(&impl->metrics);
   impl->engine->AddObserver(&impl->hub);
   impl->submitter = std::make_unique<Submitter>(impl->engine.get());

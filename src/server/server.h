@@ -24,6 +24,10 @@ struct ServerOptions {
   // this, up to `delivery_attempts` attempts in all (triggers/deliverer.h).
   Duration delivery_retry_base{1000};
   int delivery_attempts = 8;
+  // Tests only: the server's clock starts at this time (0 = the system clock) and runs
+  // `clock_rate` times as fast, so schedules fire within seconds.
+  TimeMs clock_start = 0;
+  double clock_rate = 1;
   // Where the first admin token and this server's URL are written for the CLI.
   std::string credentials_path;
 };

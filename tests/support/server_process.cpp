@@ -90,4 +90,9 @@ void ServerProcess::Restart() {
   Start();
 }
 
+void ServerProcess::Restart(std::vector<std::string> extra_args) {
+  extra_args_ = std::move(extra_args);
+  Restart();
+}
+
 }  // namespace baton::testing

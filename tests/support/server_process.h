@@ -29,6 +29,8 @@ class ServerProcess {
   void Kill9();     // what a crash leaves
   int Terminate();  // SIGTERM; returns the exit code
   void Restart();   // a new process over the same directory
+  // The same with other extra arguments (kept for later restarts).
+  void Restart(std::vector<std::string> extra_args);
 
  private:
   void Start();
