@@ -175,6 +175,12 @@ TEST_F(ServerTriggers, NotificationsAreRetriedUntilTheReceiverTakesThem) {
     EXPECT_EQ(body["execution"]["status"], "completed");
   }
   EXPECT_EQ(Get("/api/v1/deliveries?status=delivered")["deliveries"].size(), 1u);
+  EXPECT_TRUE(WaitUntil([&] {  // metrics are refreshed every 500 ms
+    auto m = Admin().Send("GET", "/metrics");
+    return m.ok() &&
+           m->body.find("baton_deliveries_total{outcome=\"delivered\"} 1") != std::string::npos &&
+           m->body.find("baton_deliveries_total{outcome=\"retried\"} 2") != std::string::npos;
+  }));
   EXPECT_EQ(Admin().Send("GET", "/api/v1/deliveries?status=lost")->status, 400);
 }
 

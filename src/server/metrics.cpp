@@ -63,6 +63,11 @@ void ServerMetrics::SetEngineStats(const EngineStats& stats, const CommitQueue::
   engine_report_at_ = now;
 }
 
+void ServerMetrics::SetDeliveryStats(const Deliverer::Stats& stats) {
+  std::lock_guard lock(mu_);
+  deliveries_ = stats;
+}
+
 void ServerMetrics::CountRequest(int status) {
   std::lock_guard lock(mu_);
   ++requests_[status / 100];
@@ -126,6 +131,13 @@ std::string ServerMetrics::Render() const {
   o << "baton_store_commit_seconds_total " << commits_.total_commit_ms / 1000.0 << '\n';
   help("baton_store_errors_total", "counter", "Batches the store refused.");
   o << "baton_store_errors_total " << store_errors_ << '\n';
+  help("baton_deliveries_total", "counter",
+       "Notifications and trigger starts that ended, and failed attempts retried.");
+  o << "baton_deliveries_total{outcome=\"delivered\"} " << deliveries_.delivered << '\n'
+    << "baton_deliveries_total{outcome=\"failed\"} " << deliveries_.failed << '\n'
+    << "baton_deliveries_total{outcome=\"retried\"} " << deliveries_.retried << '\n';
+  help("baton_deliveries_pending", "gauge", "Deliveries waiting for their next attempt.");
+  o << "baton_deliveries_pending " << deliveries_.pending << '\n';
   help("baton_http_requests_total", "counter", "HTTP responses by status class.");
   for (int c : {2, 3, 4, 5}) {
     auto it = requests_.find(c);

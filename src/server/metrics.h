@@ -7,6 +7,8 @@
 #include <baton/commit_queue.h>
 #include <baton/engine.h>
 
+#include "server/triggers/deliverer.h"
+
 #include <array>
 #include <map>
 #include <mutex>
@@ -22,6 +24,7 @@ class ServerMetrics final : public ExecutionObserver {
 
   // Engine-thread snapshots, taken periodically by the server.
   void SetEngineStats(const EngineStats& stats, const CommitQueue::Stats& commits, TimeMs now);
+  void SetDeliveryStats(const Deliverer::Stats& stats);
   // HTTP requests by status class, counted by sessions.
   void CountRequest(int status);
 
@@ -44,6 +47,7 @@ class ServerMetrics final : public ExecutionObserver {
   double duration_sum_s_ = 0;
   EngineStats engine_;
   CommitQueue::Stats commits_;
+  Deliverer::Stats deliveries_;
   TimeMs engine_report_at_ = 0;
   uint64_t store_errors_ = 0;
   std::map<int, uint64_t> requests_;  // 2, 3, 4, 5 (status / 100)

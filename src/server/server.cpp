@@ -298,8 +298,9 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
     deliverer->Add(std::move(unsent));
   });
   ServerMetrics* metrics = &impl->metrics;
-  host->Every(Duration(500), [host, metrics](Engine& engine) {
+  host->Every(Duration(500), [host, metrics, deliverer](Engine& engine) {
     metrics->SetEngineStats(engine.Stats(), host->commit_stats(), host->clock().Now());
+    metrics->SetDeliveryStats(deliverer->stats());
   });
 
   std::unique_ptr<Server> server(new Server(std::move(impl)));
