@@ -37,6 +37,18 @@ TEST(Cli, UsageErrorsExitTwo) {
   EXPECT_NE(missing.err.find("/nonexistent/wf.yaml"), std::string::npos) << missing.err;
 }
 
+TEST(Cli, AnUnreadableCaFileIsAUsageError) {
+  std::string dir = MakeTempDir();
+  WriteFile(dir + "/wf.yaml", "name: ca\nsteps:\n  - {id: a, type: noop}\n");
+  ProcessResult r = RunProcess({BatonBin(), "run", dir + "/wf.yaml", "--ephemeral"}, "",
+                               {"BATON_CA_FILE=" + dir + "/missing.pem"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("BATON_CA_FILE: cannot read CA file '" + dir + "/missing.pem'"),
+            std::string::npos)
+      << r.err;
+  fs::remove_all(dir);
+}
+
 TEST(Cli, AnalyzeShowsLayersCriticalPathAndSpeedup) {
   std::string dir = MakeTempDir();
   WriteFile(dir + "/wf.yaml", R"(

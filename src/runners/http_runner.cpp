@@ -1,5 +1,7 @@
-// The http runner: RunRequest -> HttpSpec -> resolve, egress check, connect, write,
-// read (per redirect hop) on one io_context -> RunResult.
+// The http runner: RunRequest -> HttpSpec -> resolve, egress check, connect, TLS
+// handshake for https, write, read, close (per redirect hop) on one io_context ->
+// RunResult. The only translation unit with Asio's and Beast's HTTP and SSL headers;
+// what a response means is in runners/http_response.h, TLS set-up in runners/http_tls.h.
 #include "runners/http_runner.h"
 
 #include <baton/workflow.h>
@@ -9,11 +11,14 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 
-#include <cctype>
+#include <chrono>
 #include <cstdlib>
 #include <mutex>
 #include <optional>
@@ -21,8 +26,9 @@
 #include <unordered_map>
 #include <utility>
 
+#include "runners/http_response.h"
 #include "runners/http_spec.h"
-#include "runners/shell_result.h"
+#include "runners/http_tls.h"
 
 namespace baton {
 namespace {
@@ -34,43 +40,22 @@ using tcp = net::ip::tcp;
 using runners::HttpSpec;
 using runners::HttpUrl;
 using runners::IpAddress;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+// How long a finished https exchange waits for the server's close_notify before it
+// closes the connection anyway.
+constexpr std::chrono::milliseconds kTlsCloseWait{500};
 
 IpAddress ToIp(const net::ip::address& a) {
   if (a.is_v4()) return IpAddress::V4(a.to_v4().to_uint());
   return IpAddress::V6(a.to_v6().to_bytes());
 }
 
-bool IsJsonType(std::string_view content_type) {
-  std::string media = Lower(content_type.substr(0, content_type.find(';')));
-  while (!media.empty() && std::isspace(static_cast<unsigned char>(media.back()))) media.pop_back();
-  size_t start = media.find_first_not_of(" \t");
-  media = start == std::string::npos ? "" : media.substr(start);
-  return media == "application/json" || media.ends_with("+json");
-}
-
-Json BodyValue(const std::string& body, const std::optional<std::string>& content_type) {
-  if (body.empty()) return "";
-  if (!content_type || IsJsonType(*content_type)) {
-    Json parsed = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-    if (!parsed.is_discarded()) return parsed;
-  }
-  return runners::SanitizeUtf8(body);
-}
-
-bool IsRedirect(int status) {
-  return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
-}
-
 class HttpRunner;
 
 // One request (all its redirect hops). Lives on the I/O thread; every handler holds a
-// shared_ptr and does nothing once `done` is set.
+// shared_ptr and does nothing once `done` is set. A hop's stream is replaced only when
+// none of its operations is pending (each hop ends in its read or its close handler).
 class Call : public std::enable_shared_from_this<Call> {
  public:
   Call(HttpRunner* runner, net::io_context& io, std::string id, HttpSpec spec,
@@ -81,6 +66,7 @@ class Call : public std::enable_shared_from_this<Call> {
         callbacks_(std::move(callbacks)),
         resolver_(io),
         deadline_(io),
+        close_timer_(io),
         io_(io) {}
 
   const std::string& id() const { return id_; }
@@ -94,7 +80,7 @@ class Call : public std::enable_shared_from_this<Call> {
 
  private:
   std::string Prefix() const { return spec_.method + " " + spec_.url.ToString(); }
-  void Fail(const char* code, const std::string& message, Json output = nullptr,
+  void Fail(const std::string& code, const std::string& message, Json output = nullptr,
             Json details = nullptr) {
     RunResult r;
     r.status = Status(code, Prefix() + ": " + message);
@@ -102,12 +88,19 @@ class Call : public std::enable_shared_from_this<Call> {
     r.error_details = std::move(details);
     Finish(std::move(r));
   }
+  void Fail(const Status& status) { Fail(status.code(), status.message()); }
+  beast::tcp_stream& Tcp() { return tls_ ? tls_->next_layer() : *tcp_; }
   void StartHop();
   void Connect(const std::vector<tcp::endpoint>& candidates);
+  void Handshake();
   void Send();
+  template <class Stream>
+  void Exchange(Stream& stream);
   void OnResponse(beast::error_code ec);
   Json ResponseJson(bool with_body) const;
-  bool FollowRedirect(int status);
+  void Close();
+  void CloseTcp();
+  void AfterClose();
 
   HttpRunner* runner_;
   std::string id_;
@@ -115,12 +108,17 @@ class Call : public std::enable_shared_from_this<Call> {
   RunCallbacks callbacks_;
   tcp::resolver resolver_;
   net::steady_timer deadline_;
+  net::steady_timer close_timer_;  // bounds the wait for a TLS close_notify
   net::io_context& io_;
-  std::optional<beast::tcp_stream> stream_;
+  std::optional<beast::tcp_stream> tcp_;  // this hop's connection: http
+  std::optional<TlsStream> tls_;          // or https
   beast::flat_buffer buffer_;
   http::request<http::string_body> request_;
   std::optional<http::response_parser<http::string_body>> parser_;
+  std::optional<RunResult> result_;  // the final result, while the connection closes
   int redirects_ = 0;
+  int closes_ = 0;  // numbers the closes, for close_timer_'s handler
+  bool handshaking_ = false;
   bool done_ = false;
 };
 
@@ -197,6 +195,20 @@ class HttpRunner final : public Runner {
       }
     }
   }
+  // The TLS context of every https connection, made at the first (it reads the trust
+  // store). I/O thread only.
+  Result<net::ssl::context*> TlsContext() {
+    if (!tls_ && tls_error_.ok()) {
+      Result<runners::SslCtxPtr> ctx = runners::NewTlsClientContext(options_.ca_file);
+      if (ctx.ok()) {
+        tls_.emplace(ctx->release());  // Asio's context owns it now
+      } else {
+        tls_error_ = ctx.status();
+      }
+    }
+    if (!tls_) return tls_error_;
+    return &*tls_;
+  }
 
  private:
   const HttpRunnerOptions options_;
@@ -207,6 +219,8 @@ class HttpRunner final : public Runner {
   std::mutex mu_;
   bool stopped_ = false;
   std::unordered_multimap<std::string, std::shared_ptr<Call>> calls_;  // I/O thread only
+  std::optional<net::ssl::context> tls_;                               // I/O thread only
+  Status tls_error_;
 };
 
 void Call::Begin() {
@@ -216,9 +230,12 @@ void Call::Begin() {
     deadline_.expires_after(std::chrono::milliseconds(spec_.timeout.count()));
     deadline_.async_wait([self = shared_from_this()](beast::error_code ec) {
       if (ec || self->done_) return;
+      // The response is complete and only the TLS close is left: that is not late.
+      if (self->result_) return self->Finish(std::move(*self->result_));
       RunResult r;
       r.status = Status(errc::kTimeout, self->Prefix() + ": no response within " +
-                                            FormatDuration(self->spec_.timeout));
+                                            FormatDuration(self->spec_.timeout) +
+                                            (self->handshaking_ ? " (TLS handshake)" : ""));
       self->Finish(std::move(r));
     });
   }
@@ -263,16 +280,42 @@ void Call::Connect(const std::vector<tcp::endpoint>& candidates) {
     if (refused.ok()) return Fail(errc::kNetwork, "'" + spec_.url.host + "' has no address");
     return Fail(errc::kNetwork, refused.message());
   }
-  stream_.emplace(io_);
-  stream_->async_connect(allowed, [self = shared_from_this()](beast::error_code ec,
-                                                              const tcp::endpoint&) {
-    if (self->done_) return;
-    if (ec) {
-      return self->Fail(errc::kNetwork,
-                        "cannot connect to " + self->spec_.url.Authority() + ": " + ec.message());
-    }
-    self->Send();
-  });
+  tls_.reset();
+  tcp_.reset();
+  if (spec_.url.https) {
+    Result<net::ssl::context*> ctx = runner_->TlsContext();
+    if (!ctx.ok()) return Fail(ctx.status());
+    tls_.emplace(io_, **ctx);
+    Status prepared = runners::PrepareTlsClient(tls_->native_handle(), spec_.url.host);
+    if (!prepared.ok()) return Fail(prepared);
+  } else {
+    tcp_.emplace(io_);
+  }
+  Tcp().async_connect(
+      allowed, [self = shared_from_this()](beast::error_code ec, const tcp::endpoint&) {
+        if (self->done_) return;
+        if (ec) {
+          return self->Fail(errc::kNetwork, "cannot connect to " + self->spec_.url.Authority() +
+                                                ": " + ec.message());
+        }
+        if (self->tls_) return self->Handshake();
+        self->Send();
+      });
+}
+
+void Call::Handshake() {
+  handshaking_ = true;
+  tls_->async_handshake(
+      net::ssl::stream_base::client, [self = shared_from_this()](beast::error_code ec) {
+        if (self->done_) return;
+        self->handshaking_ = false;
+        if (ec) {
+          return self->Fail(errc::kNetwork,
+                            runners::TlsHandshakeFailure(self->tls_->native_handle(),
+                                                         self->spec_.url.host, ec.message()));
+        }
+        self->Send();
+      });
 }
 
 void Call::Send() {
@@ -284,23 +327,32 @@ void Call::Send() {
   request_.set(http::field::host, url.Authority());
   request_.set(http::field::user_agent, runner_->options().user_agent);
   for (const auto& [name, value] : spec_.headers) {
-    std::string lower = Lower(name);
-    if (lower == "content-length" || lower == "transfer-encoding" || lower == "connection") continue;
+    std::string lower = runners::AsciiLower(name);
+    if (lower == "content-length" || lower == "transfer-encoding" || lower == "connection")
+      continue;
     request_.set(name, value);
   }
   if (spec_.has_body) request_.body() = spec_.body;
   request_.keep_alive(false);
   request_.prepare_payload();
-  http::async_write(*stream_, request_,
-                    [self = shared_from_this()](beast::error_code ec, size_t) {
+  if (tls_) return Exchange(*tls_);
+  Exchange(*tcp_);
+}
+
+// Writes request_ to `stream` and reads the response into parser_.
+template <class Stream>
+void Call::Exchange(Stream& stream) {
+  http::async_write(stream, request_,
+                    [self = shared_from_this(), &stream](beast::error_code ec, size_t) {
                       if (self->done_) return;
-                      if (ec) return self->Fail(errc::kNetwork, "sending the request: " + ec.message());
+                      if (ec)
+                        return self->Fail(errc::kNetwork, "sending the request: " + ec.message());
                       self->buffer_.clear();
                       self->parser_.emplace();
                       self->parser_->header_limit(64 * 1024);
                       self->parser_->body_limit(self->spec_.max_output);
                       if (self->spec_.method == "HEAD") self->parser_->skip(true);
-                      http::async_read(*self->stream_, self->buffer_, *self->parser_,
+                      http::async_read(stream, self->buffer_, *self->parser_,
                                        [self](beast::error_code rec, size_t) {
                                          if (!self->done_) self->OnResponse(rec);
                                        });
@@ -309,26 +361,10 @@ void Call::Send() {
 
 Json Call::ResponseJson(bool with_body) const {
   const auto& res = parser_->get();
-  Json headers = Json::object();
-  for (const auto& field : res) {
-    std::string name = Lower(field.name_string());
-    std::string value = runners::SanitizeUtf8(field.value());
-    auto it = headers.find(name);
-    if (it == headers.end()) {
-      headers[name] = value;
-    } else {
-      *it = it->get<std::string>() + ", " + value;
-    }
-  }
-  Json out = {{"status", res.result_int()}, {"headers", std::move(headers)}};
-  if (with_body) {
-    std::optional<std::string> content_type;
-    if (auto it = res.find(http::field::content_type); it != res.end()) {
-      content_type = std::string(it->value());
-    }
-    out["body"] = BodyValue(res.body(), content_type);
-  }
-  return out;
+  runners::HttpFields fields;
+  for (const auto& field : res) fields.emplace_back(field.name_string(), field.value());
+  return runners::ResponseOutput(static_cast<int>(res.result_int()), fields,
+                                 with_body ? &res.body() : nullptr);
 }
 
 void Call::OnResponse(beast::error_code ec) {
@@ -341,70 +377,84 @@ void Call::OnResponse(beast::error_code ec) {
   if (ec == http::error::header_limit) {
     return Fail(errc::kNetwork, "response header over 64 KiB");
   }
+  if (ec == net::ssl::error::stream_truncated) {
+    // The server closed the connection without close_notify before the response's end
+    // (a body that runs to the close cannot be told from a cut one then).
+    return Fail(errc::kNetwork, "reading the response: the TLS stream was truncated");
+  }
   if (ec) return Fail(errc::kNetwork, "reading the response: " + ec.message());
-  beast::error_code ignored;
-  stream_->socket().shutdown(tcp::socket::shutdown_both, ignored);
-  stream_->close();
-  const int status = static_cast<int>(parser_->get().result_int());
-  if (IsRedirect(status) && spec_.max_redirects > 0 && FollowRedirect(status)) return;
-  if (done_) return;
+  const auto& res = parser_->get();
+  const int status = static_cast<int>(res.result_int());
+  if (runners::IsRedirect(status) && spec_.max_redirects > 0) {
+    std::optional<std::string> location;
+    if (auto it = res.find(http::field::location); it != res.end()) {
+      location = std::string(it->value());
+    }
+    runners::RedirectPlan plan =
+        runners::PlanRedirect(spec_, redirects_, status, location ? &*location : nullptr);
+    if (plan.kind == runners::RedirectPlan::kRefuse) {
+      return Fail(errc::kHttpStatus, plan.message, ResponseJson(true), Json{{"status", status}});
+    }
+    if (plan.kind == runners::RedirectPlan::kFollow) {
+      ++redirects_;
+      return Close();  // then the next hop
+    }
+  }
   RunResult r;
   r.output = ResponseJson(true);
   if (!spec_.Accepts(status)) {
     r.status = Status(errc::kHttpStatus, Prefix() + " returned " + std::to_string(status));
     r.error_details = Json{{"status", status}};
   }
-  Finish(std::move(r));
+  result_ = std::move(r);
+  Close();  // then Finish(result_)
 }
 
-// Starts the next hop and returns true, or returns false to report this response as it
-// is (no Location), or fails the call.
-bool Call::FollowRedirect(int status) {
-  const auto& res = parser_->get();
-  auto loc = res.find(http::field::location);
-  if (loc == res.end()) return false;
-  const std::string location(loc->value());
-  if (redirects_ >= spec_.max_redirects) {
-    Fail(errc::kHttpStatus,
-         "stopped after " + std::to_string(spec_.max_redirects) + " redirects: " +
-             std::to_string(status) + " to " + location,
-         ResponseJson(true), Json{{"status", status}});
-    return true;
+// Ends this hop's connection, then AfterClose(). https sends close_notify and waits for
+// the server's up to kTlsCloseWait (a close without it is fine: the response is whole).
+void Call::Close() {
+  if (!tls_) {
+    CloseTcp();
+    return AfterClose();
   }
-  Result<HttpUrl> next = runners::ResolveLocation(spec_.url, location);
-  if (!next.ok()) {
-    Fail(errc::kHttpStatus,
-         "returned " + std::to_string(status) + " with a Location that cannot be followed: " +
-             next.status().message(),
-         ResponseJson(true), Json{{"status", status}});
-    return true;
-  }
-  ++redirects_;
-  if (next->host != spec_.url.host || next->port != spec_.url.port) {
-    std::erase_if(spec_.headers, [](const auto& h) {
-      std::string n = Lower(h.first);
-      return n == "authorization" || n == "cookie" || n == "proxy-authorization";
-    });
-  }
-  if (status == 303 && spec_.method != "HEAD") {
-    spec_.method = "GET";
-    spec_.has_body = false;
-    spec_.body.clear();
-    std::erase_if(spec_.headers, [](const auto& h) { return Lower(h.first) == "content-type"; });
-  }
-  spec_.url = *next;
-  StartHop();
-  return true;
+  const int close = ++closes_;
+  close_timer_.expires_after(kTlsCloseWait);
+  close_timer_.async_wait([self = shared_from_this(), close](beast::error_code ec) {
+    // Closing the socket ends the pending shutdown, whose handler goes on.
+    if (!ec && !self->done_ && close == self->closes_) self->CloseTcp();
+  });
+  tls_->async_shutdown([self = shared_from_this()](beast::error_code) {
+    if (self->done_) return;
+    ++self->closes_;  // a timer handler already queued must not close the next hop
+    self->close_timer_.cancel();
+    self->CloseTcp();
+    self->AfterClose();
+  });
+}
+
+void Call::CloseTcp() {
+  beast::error_code ignored;
+  Tcp().socket().shutdown(tcp::socket::shutdown_both, ignored);
+  Tcp().socket().close(ignored);
+}
+
+void Call::AfterClose() {
+  if (result_) return Finish(std::move(*result_));
+  // Posted: the next hop replaces the stream, whose operation has not unwound yet.
+  net::post(io_, [self = shared_from_this()] {
+    if (!self->done_) self->StartHop();
+  });
 }
 
 void Call::Finish(RunResult result) {
   if (done_) return;
   done_ = true;
   deadline_.cancel();
+  close_timer_.cancel();
   resolver_.cancel();
-  if (stream_) {
+  if (tcp_ || tls_) {
     beast::error_code ignored;
-    stream_->socket().close(ignored);
+    Tcp().socket().close(ignored);
   }
   auto self = shared_from_this();  // the map may hold the last reference
   runner_->Forget(id_, this);
@@ -415,13 +465,18 @@ void Call::Finish(RunResult result) {
 
 Result<HttpRunnerOptions> HttpRunnerOptionsFromEnv() {
   HttpRunnerOptions options;
-  const char* allow = std::getenv("BATON_HTTP_ALLOW");
-  if (!allow || !*allow) return options;
-  Result<std::vector<runners::Cidr>> cidrs = runners::ParseCidrList(allow);
-  if (!cidrs.ok()) {
-    return Status(errc::kValidation, "BATON_HTTP_ALLOW: " + cidrs.status().message());
+  if (const char* allow = std::getenv("BATON_HTTP_ALLOW"); allow && *allow) {
+    Result<std::vector<runners::Cidr>> cidrs = runners::ParseCidrList(allow);
+    if (!cidrs.ok()) {
+      return Status(errc::kValidation, "BATON_HTTP_ALLOW: " + cidrs.status().message());
+    }
+    options.allow = std::move(*cidrs);
   }
-  options.allow = std::move(*cidrs);
+  if (const char* ca_file = std::getenv("BATON_CA_FILE"); ca_file && *ca_file) {
+    Status checked = runners::CheckCaFile(ca_file);
+    if (!checked.ok()) return Status(errc::kValidation, "BATON_CA_FILE: " + checked.message());
+    options.ca_file = ca_file;
+  }
   return options;
 }
 

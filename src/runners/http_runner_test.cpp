@@ -1,6 +1,6 @@
-// The http runner against a tiny HTTP/1.1 server on loopback (plain POSIX sockets, one
-// thread per connection, an ephemeral port): each test gives it a handler that maps a
-// request to the raw response text.
+// The http runner against a tiny HTTP/1.1 server on loopback
+// (tests/support/http_test_server.h): each test gives it a handler that maps a request
+// to the raw response text.
 #include "runners/http_runner.h"
 
 #include <arpa/inet.h>
@@ -9,229 +9,31 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <functional>
 #include <future>
-#include <map>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "support/http_test_server.h"
 
 namespace baton {
 namespace {
 
 using namespace std::chrono_literals;
-constexpr auto kWait = 30s;
-
-struct Received {
-  std::string method, target, body;
-  std::map<std::string, std::string> headers;  // lower-case names
-  std::string Header(const std::string& name) const {
-    auto it = headers.find(name);
-    return it == headers.end() ? "<none>" : it->second;
-  }
-};
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::string Response(int status, const std::string& body,
-                     std::vector<std::pair<std::string, std::string>> headers = {}) {
-  std::string out = "HTTP/1.1 " + std::to_string(status) + " X\r\n";
-  for (const auto& [k, v] : headers) out += k + ": " + v + "\r\n";
-  out += "Content-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n";
-  return out + body;
-}
-
-class TestServer {
- public:
-  // The handler returns the raw response; "" means close without answering. `Hang()`
-  // inside a handler blocks until the server is destroyed.
-  using Handler = std::function<std::string(const Received&)>;
-
-  explicit TestServer(Handler handler) : handler_(std::move(handler)) {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    EXPECT_EQ(listen(fd_, 16), 0);
-    socklen_t len = sizeof addr;
-    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
-    accept_thread_ = std::thread([this] { AcceptLoop(); });
-  }
-  ~TestServer() {
-    {
-      std::lock_guard lock(mu_);
-      stopping_ = true;
-    }
-    cv_.notify_all();
-    shutdown(fd_, SHUT_RDWR);
-    accept_thread_.join();
-    close(fd_);
-    for (auto& t : connections_) t.join();
-  }
-
-  int port() const { return port_; }
-  std::string Url(const std::string& path) const {
-    return "http://127.0.0.1:" + std::to_string(port_) + path;
-  }
-  std::vector<Received> requests() {
-    std::lock_guard lock(mu_);
-    return requests_;
-  }
-  void Hang() {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return stopping_; });
-  }
-
- private:
-  void AcceptLoop() {
-    for (;;) {
-      int c = accept(fd_, nullptr, nullptr);
-      if (c < 0) return;
-      std::lock_guard lock(mu_);
-      if (stopping_) {
-        close(c);
-        return;
-      }
-      connections_.emplace_back([this, c] { Serve(c); });
-    }
-  }
-
-  void Serve(int c) {
-    std::string data;
-    char buf[4096];
-    size_t header_end;
-    while ((header_end = data.find("\r\n\r\n")) == std::string::npos) {
-      ssize_t n = read(c, buf, sizeof buf);
-      if (n <= 0) return (void)close(c);
-      data.append(buf, static_cast<size_t>(n));
-    }
-    Received r;
-    std::string head = data.substr(0, header_end);
-    size_t line_end = head.find("\r\n");
-    std::string line = head.substr(0, line_end);
-    r.method = line.substr(0, line.find(' '));
-    r.target = line.substr(r.method.size() + 1, line.rfind(' ') - r.method.size() - 1);
-    size_t pos = line_end;
-    while (pos != std::string::npos && pos < head.size()) {
-      size_t next = head.find("\r\n", pos + 2);
-      std::string h = head.substr(pos + 2, next == std::string::npos ? std::string::npos : next - pos - 2);
-      size_t colon = h.find(':');
-      if (colon != std::string::npos) {
-        std::string value = h.substr(colon + 1);
-        while (!value.empty() && value.front() == ' ') value.erase(0, 1);
-        r.headers[Lower(h.substr(0, colon))] = value;
-      }
-      pos = next;
-    }
-    size_t length = r.headers.count("content-length") ? std::stoul(r.headers["content-length"]) : 0;
-    r.body = data.substr(header_end + 4);
-    while (r.body.size() < length) {
-      ssize_t n = read(c, buf, sizeof buf);
-      if (n <= 0) break;
-      r.body.append(buf, static_cast<size_t>(n));
-    }
-    {
-      std::lock_guard lock(mu_);
-      requests_.push_back(r);
-    }
-    std::string response = handler_(r);
-    size_t sent = 0;
-    while (sent < response.size()) {
-      ssize_t n = send(c, response.data() + sent, response.size() - sent, MSG_NOSIGNAL);
-      if (n <= 0) break;
-      sent += static_cast<size_t>(n);
-    }
-    shutdown(c, SHUT_WR);
-    while (read(c, buf, sizeof buf) > 0) {
-    }
-    close(c);
-  }
-
-  Handler handler_;
-  int fd_ = -1;
-  int port_ = 0;
-  std::thread accept_thread_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
-  std::vector<std::thread> connections_;
-  std::vector<Received> requests_;
-};
-
-// Collects the callbacks of one Start.
-class Call {
- public:
-  RunCallbacks Callbacks() {
-    RunCallbacks cb;
-    cb.on_started = [this] {
-      std::lock_guard lock(mu_);
-      started_ = true;
-      cv_.notify_all();
-    };
-    cb.on_done = [this](RunResult r) {
-      std::lock_guard lock(mu_);
-      ++done_count_;
-      result_ = std::move(r);
-      cv_.notify_all();
-    };
-    return cb;
-  }
-  RunResult Wait() {
-    std::unique_lock lock(mu_);
-    EXPECT_TRUE(cv_.wait_for(lock, kWait, [&] { return done_count_ > 0; })) << "no on_done";
-    return result_;
-  }
-  bool WaitStarted() {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, kWait, [&] { return started_; });
-  }
-  int done_count() {
-    std::lock_guard lock(mu_);
-    return done_count_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool started_ = false;
-  int done_count_ = 0;
-  RunResult result_;
-};
+using testing::CallRecord;
+using testing::LoopbackAllowed;
+using testing::Received;
+using testing::Response;
+using testing::TestServer;
+constexpr auto kWait = testing::kHttpWait;
 
 RunRequest Request(Json spec, std::string id = "a1") {
-  RunRequest r;
-  r.execution_id = "e1";
-  r.step_id = "s1";
-  r.assignment_id = std::move(id);
-  r.type = StepType::kHttp;
-  r.spec = std::move(spec);
-  return r;
-}
-
-HttpRunnerOptions LoopbackAllowed() {
-  HttpRunnerOptions options;
-  options.allow = *runners::ParseCidrList("127.0.0.0/8,::1/128");
-  return options;
+  return testing::HttpRequest(std::move(spec), std::move(id));
 }
 
 class HttpRunnerTest : public ::testing::Test {
  protected:
-  RunResult Run(Json spec) {
-    Call call;
-    runner_->Start(Request(std::move(spec)), call.Callbacks());
-    RunResult r = call.Wait();
-    EXPECT_EQ(call.done_count(), 1);
-    return r;
-  }
+  RunResult Run(Json spec) { return testing::RunHttp(*runner_, std::move(spec)); }
   std::unique_ptr<Runner> runner_ = NewHttpRunner(LoopbackAllowed());
 };
 
@@ -438,12 +240,14 @@ TEST_F(HttpRunnerTest, CrossHostRedirectDropsAuthorization) {
   EXPECT_EQ(origin.requests().at(0).Header("authorization"), "Bearer secret");
 }
 
-TEST_F(HttpRunnerTest, RedirectToHttpsCannotBeFollowed) {
-  TestServer server([](const Received&) { return Response(301, "", {{"Location", "https://x/"}}); });
+TEST_F(HttpRunnerTest, RedirectToAnotherSchemeCannotBeFollowed) {
+  TestServer server([](const Received&) { return Response(301, "", {{"Location", "ftp://x/"}}); });
   RunResult r = Run({{"request", {{"url", server.Url("/")}}}});
   EXPECT_EQ(r.status.code(), "HTTP_STATUS");
-  EXPECT_NE(r.status.message().find("https is not supported yet"), std::string::npos)
-      << r.status.message();
+  EXPECT_EQ(r.status.message(),
+            "GET " + server.Url("/") +
+                ": returned 301 with a Location that cannot be followed: expected an http:// or "
+                "https:// URL, got 'ftp://x/'");
   EXPECT_EQ(r.output["status"], 301);
 }
 
@@ -471,7 +275,7 @@ TEST_F(HttpRunnerTest, CancelAbortsTheRequest) {
     return std::string();
   });
   self = &server;
-  Call call;
+  CallRecord call;
   runner_->Start(Request({{"request", {{"url", server.Url("/slow")}}}}, "cancel-me"),
                  call.Callbacks());
   ASSERT_TRUE(call.WaitStarted());
@@ -570,20 +374,20 @@ TEST_F(HttpRunnerTest, EgressGuardRefusesLoopbackByDefault) {
 }
 
 TEST_F(HttpRunnerTest, BadSpecIsValidation) {
-  RunResult https = Run({{"request", {{"url", "https://example.com/"}}}});
-  EXPECT_EQ(https.status.code(), "VALIDATION");
-  EXPECT_EQ(https.status.message(),
-            "http step: field 'request.url': https is not supported yet (URL "
-            "'https://example.com/')");
+  RunResult ftp = Run({{"request", {{"url", "ftp://example.com/"}}}});
+  EXPECT_EQ(ftp.status.code(), "VALIDATION");
+  EXPECT_EQ(ftp.status.message(),
+            "http step: field 'request.url': expected an http:// or https:// URL, got "
+            "'ftp://example.com/'");
   EXPECT_EQ(Run({{"request", Json::object()}}).status.code(), "VALIDATION");
   EXPECT_EQ(Run(Json::object()).status.code(), "VALIDATION");
 }
 
 TEST_F(HttpRunnerTest, ManyConcurrentRequests) {
   TestServer server([](const Received& req) { return Response(200, req.target); });
-  std::vector<std::unique_ptr<Call>> calls;
+  std::vector<std::unique_ptr<CallRecord>> calls;
   for (int i = 0; i < 20; ++i) {
-    calls.push_back(std::make_unique<Call>());
+    calls.push_back(std::make_unique<CallRecord>());
     runner_->Start(Request({{"request", {{"url", server.Url("/" + std::to_string(i))}}}},
                            "a" + std::to_string(i)),
                    calls.back()->Callbacks());
@@ -602,14 +406,14 @@ TEST_F(HttpRunnerTest, ShutdownCancelsAndLaterStartsAreCancelled) {
     return std::string();
   });
   self = &server;
-  Call hanging;
+  CallRecord hanging;
   runner_->Start(Request({{"request", {{"url", server.Url("/")}}}}), hanging.Callbacks());
   ASSERT_TRUE(hanging.WaitStarted());
   runner_->Shutdown();
   EXPECT_EQ(hanging.done_count(), 1);
   EXPECT_EQ(hanging.Wait().status.code(), "CANCELLED");
 
-  Call late;
+  CallRecord late;
   runner_->Start(Request({{"request", {{"url", server.Url("/")}}}}), late.Callbacks());
   EXPECT_EQ(late.done_count(), 1);  // at once, on this thread
   EXPECT_EQ(late.Wait().status.code(), "CANCELLED");

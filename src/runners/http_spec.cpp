@@ -16,12 +16,6 @@ Status Invalid(const std::string& field, const std::string& what) {
   return Status(errc::kValidation, "http step: field '" + field + "': " + what);
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 bool IsTokenChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) ||
          std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
@@ -58,26 +52,27 @@ std::string Directory(std::string_view target) {
 
 }  // namespace
 
+std::string AsciiLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
 std::string HttpUrl::Authority() const {
   std::string h = ipv6_literal ? "[" + host + "]" : host;
-  return port == 80 ? h : h + ":" + std::to_string(port);
+  return port == DefaultPort() ? h : h + ":" + std::to_string(port);
 }
 
 std::string HttpUrl::ToString() const {
-  return "http://" + Authority() + target;
+  return Scheme() + "://" + Authority() + target;
 }
 
 Result<HttpUrl> ParseHttpUrl(const std::string& url) {
   size_t colon = url.find("://");
-  if (colon == std::string::npos) {
-    return Status(errc::kValidation, "expected an http:// URL, got '" + url + "'");
-  }
-  std::string scheme = Lower(std::string_view(url).substr(0, colon));
-  if (scheme == "https") {
-    return Status(errc::kValidation, "https is not supported yet (URL '" + url + "')");
-  }
-  if (scheme != "http") {
-    return Status(errc::kValidation, "expected an http:// URL, got '" + url + "'");
+  std::string scheme =
+      colon == std::string::npos ? "" : AsciiLower(std::string_view(url).substr(0, colon));
+  if (scheme != "http" && scheme != "https") {
+    return Status(errc::kValidation, "expected an http:// or https:// URL, got '" + url + "'");
   }
   std::string_view rest = std::string_view(url).substr(colon + 3);
   size_t end = rest.find_first_of("/?#");
@@ -88,11 +83,13 @@ Result<HttpUrl> ParseHttpUrl(const std::string& url) {
     return BadUrl(url, "credentials are not supported (use an Authorization header)");
   }
   HttpUrl out;
+  out.https = scheme == "https";
+  out.port = out.DefaultPort();
   std::string_view port;
   if (!authority.empty() && authority.front() == '[') {
     size_t close = authority.find(']');
     if (close == std::string_view::npos) return BadUrl(url, "unclosed '['");
-    out.host = Lower(authority.substr(1, close - 1));
+    out.host = AsciiLower(authority.substr(1, close - 1));
     out.ipv6_literal = true;
     std::string_view after = authority.substr(close + 1);
     if (!after.empty()) {
@@ -104,7 +101,7 @@ Result<HttpUrl> ParseHttpUrl(const std::string& url) {
     }
   } else {
     size_t c = authority.find(':');
-    out.host = Lower(authority.substr(0, c));
+    out.host = AsciiLower(authority.substr(0, c));
     if (c != std::string_view::npos) port = authority.substr(c + 1);
     for (char ch : out.host) {
       if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '.' && ch != '_') {
@@ -141,7 +138,7 @@ Result<HttpUrl> ResolveLocation(const HttpUrl& base, const std::string& location
       loc.find("://") < loc.find_first_of("/?#")) {
     return ParseHttpUrl(std::string(loc));
   }
-  if (loc.starts_with("//")) return ParseHttpUrl("http:" + std::string(loc));
+  if (loc.starts_with("//")) return ParseHttpUrl(base.Scheme() + ":" + std::string(loc));
   HttpUrl out = base;
   if (size_t hash = loc.find('#'); hash != std::string_view::npos) loc = loc.substr(0, hash);
   if (loc.empty()) return out;
@@ -206,7 +203,7 @@ Result<HttpSpec> ParseHttpSpec(const Json& spec, size_t default_max_output,
           text.find('\0') != std::string::npos) {
         return Invalid(field, "contains CR, LF or NUL");
       }
-      if (Lower(name) == "content-type") has_content_type = true;
+      if (AsciiLower(name) == "content-type") has_content_type = true;
       out.headers.emplace_back(name, std::move(text));
     }
   }

@@ -2,11 +2,10 @@
 //
 //   request.method         GET (default), HEAD, POST, PUT, PATCH, DELETE, OPTIONS;
 //                          any case.
-//   request.url            http://HOST[:PORT][/PATH][?QUERY]; HOST a name, an IPv4
-//                          address or [IPv6]. https:// is refused ("https is not
-//                          supported yet"); credentials in the URL too. Spaces, controls
-//                          and non-ASCII bytes in the path and query are percent-encoded;
-//                          a #fragment is dropped.
+//   request.url            http[s]://HOST[:PORT][/PATH][?QUERY]; HOST a name, an IPv4
+//                          address or [IPv6]. Credentials in the URL are refused.
+//                          Spaces, controls and non-ASCII bytes in the path and query are
+//                          percent-encoded; a #fragment is dropped.
 //   request.headers        object; values as shell arguments (3 -> "3"). Names must be
 //                          HTTP tokens, values must not hold CR, LF or NUL.
 //   request.body           a string: sent as is, Content-Type text/plain; charset=utf-8
@@ -32,28 +31,36 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace baton::runners {
 
 struct HttpUrl {
+  bool https = false;
   std::string host;  // without brackets; lower-case
   uint16_t port = 80;
   std::string target = "/";  // path and query, percent-encoded where needed
   bool ipv6_literal = false;
-  // "http://host:port/target", the port left out when it is 80.
+  std::string Scheme() const { return https ? "https" : "http"; }
+  uint16_t DefaultPort() const { return https ? 443 : 80; }
+  // "http://host:port/target", the port left out when it is the scheme's default.
   std::string ToString() const;
   // "host" or "host:port", as for the Host header.
   std::string Authority() const;
 };
 
-// Parses an absolute http:// URL (errors are VALIDATION, without a field name).
+// Parses an absolute http:// or https:// URL (errors are VALIDATION, without a field
+// name).
 Result<HttpUrl> ParseHttpUrl(const std::string& url);
 // A Location header resolved against the URL that returned it: absolute, scheme-relative
-// ("//host/x"), absolute-path ("/x") or relative ("x", "../x"; resolved against the
-// directory of the base path, dot segments kept as sent).
+// ("//host/x", keeping the base's scheme), absolute-path ("/x") or relative ("x", "../x"; resolved
+// against the directory of the base path, dot segments kept as sent).
 Result<HttpUrl> ResolveLocation(const HttpUrl& base, const std::string& location);
+
+// ASCII lower case (header names, schemes).
+std::string AsciiLower(std::string_view s);
 
 // An accepted status range, inclusive.
 using StatusRange = std::pair<int, int>;

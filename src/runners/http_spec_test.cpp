@@ -36,11 +36,27 @@ TEST(HttpUrl, Parses) {
   EXPECT_EQ(v6->Authority(), "[::1]:81");
 }
 
+TEST(HttpUrl, ParsesHttps) {
+  auto u = ParseHttpUrl("HTTPS://Example.com/a?b");
+  ASSERT_TRUE(u.ok()) << u.status().ToString();
+  EXPECT_TRUE(u->https);
+  EXPECT_EQ(u->port, 443);
+  EXPECT_EQ(u->Authority(), "example.com");
+  EXPECT_EQ(u->ToString(), "https://example.com/a?b");
+  EXPECT_EQ(ParseHttpUrl("https://x:443/")->ToString(), "https://x/");
+  EXPECT_EQ(ParseHttpUrl("https://x:80/")->ToString(), "https://x:80/");
+  EXPECT_EQ(ParseHttpUrl("https://x:80/")->Authority(), "x:80");
+  EXPECT_EQ(ParseHttpUrl("http://x:443/")->ToString(), "http://x:443/");
+  EXPECT_FALSE(ParseHttpUrl("http://x/")->https);
+  EXPECT_EQ(ParseHttpUrl("https://[::1]:8443/")->Authority(), "[::1]:8443");
+}
+
 TEST(HttpUrl, RejectsWhatItCannotUse) {
-  EXPECT_EQ(ParseHttpUrl("https://x/").status().message(),
-            "https is not supported yet (URL 'https://x/')");
-  EXPECT_EQ(ParseHttpUrl("ftp://x/").status().message(), "expected an http:// URL, got 'ftp://x/'");
-  EXPECT_EQ(ParseHttpUrl("x/y").status().message(), "expected an http:// URL, got 'x/y'");
+  EXPECT_EQ(ParseHttpUrl("ftp://x/").status().message(),
+            "expected an http:// or https:// URL, got 'ftp://x/'");
+  EXPECT_EQ(ParseHttpUrl("x/y").status().message(),
+            "expected an http:// or https:// URL, got 'x/y'");
+  EXPECT_EQ(ParseHttpUrl("https://u:p@x/").status().code(), "VALIDATION");
   EXPECT_EQ(ParseHttpUrl("http://u:p@x/").status().message(),
             "credentials are not supported (use an Authorization header) in URL 'http://u:p@x/'");
   for (const char* bad : {"http://x:0/", "http://x:65536/", "http://x:8a/", "http:///p", "http://:80/",
@@ -57,9 +73,15 @@ TEST(HttpUrl, ResolvesLocations) {
   EXPECT_EQ(ResolveLocation(base, "//other/z")->ToString(), "http://other/z");
   EXPECT_EQ(ResolveLocation(base, " http://o:82/z#f ")->ToString(), "http://o:82/z");
   EXPECT_EQ(ResolveLocation(base, "/with space")->target, "/with%20space");
-  EXPECT_EQ(ResolveLocation(base, "https://o/").status().message(),
-            "https is not supported yet (URL 'https://o/')");
+  EXPECT_EQ(ResolveLocation(base, "https://o/")->ToString(), "https://o/");
+  EXPECT_EQ(ResolveLocation(base, "ftp://o/").status().message(),
+            "expected an http:// or https:// URL, got 'ftp://o/'");
   EXPECT_FALSE(ResolveLocation(base, "").ok());
+
+  HttpUrl secure = *ParseHttpUrl("https://h/a/b");
+  EXPECT_EQ(ResolveLocation(secure, "//other:8443/z")->ToString(), "https://other:8443/z");
+  EXPECT_EQ(ResolveLocation(secure, "c")->ToString(), "https://h/a/c");
+  EXPECT_EQ(ResolveLocation(secure, "http://h/x")->ToString(), "http://h/x");
 }
 
 TEST(HttpSpec, Defaults) {
@@ -127,8 +149,8 @@ TEST(HttpSpec, Errors) {
   const Case cases[] = {
       {R"({})", "http step: field 'request': expected an object with at least 'url'"},
       {R"({"request": {}})", "http step: field 'request.url': expected a string"},
-      {R"({"request": {"url": "https://x/"}})",
-       "http step: field 'request.url': https is not supported yet (URL 'https://x/')"},
+      {R"({"request": {"url": "ftp://x/"}})",
+       "http step: field 'request.url': expected an http:// or https:// URL, got 'ftp://x/'"},
       {R"({"request": {"url": "http://x/", "method": "FETCH"}})",
        "http step: field 'request.method': unknown HTTP method 'FETCH' (valid: GET, HEAD, "
        "POST, PUT, PATCH, DELETE, OPTIONS)"},

@@ -20,66 +20,18 @@
 #include <string>
 #include <vector>
 
+#include "support/call_record.h"
+
 namespace baton {
 namespace {
 
 using namespace std::chrono_literals;
 constexpr auto kTimeout = 60s;
 
-// Collects the callbacks of one Start.
-class Call {
- public:
-  RunCallbacks Callbacks() {
-    RunCallbacks cb;
-    cb.on_started = [this] {
-      std::lock_guard lock(mu_);
-      started_ = true;
-      started_before_done_ = done_count_ == 0;
-      cv_.notify_all();
-    };
-    cb.on_done = [this](RunResult r) {
-      std::lock_guard lock(mu_);
-      ++done_count_;
-      result_ = std::move(r);
-      cv_.notify_all();
-    };
-    return cb;
-  }
-  RunResult Wait() {
-    std::unique_lock lock(mu_);
-    EXPECT_TRUE(cv_.wait_for(lock, kTimeout, [&] { return done_count_ > 0; })) << "no on_done";
-    return result_;
-  }
-  bool WaitStarted() {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, kTimeout, [&] { return started_; });
-  }
-  int done_count() {
-    std::lock_guard lock(mu_);
-    return done_count_;
-  }
-  bool started() {
-    std::lock_guard lock(mu_);
-    return started_ && started_before_done_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool started_ = false;
-  bool started_before_done_ = false;
-  int done_count_ = 0;
-  RunResult result_;
-};
+using Call = testing::CallRecord;
 
 RunRequest Request(Json spec, std::string id = "a1") {
-  RunRequest r;
-  r.execution_id = "e1";
-  r.step_id = "s1";
-  r.assignment_id = std::move(id);
-  r.type = StepType::kShell;
-  r.spec = std::move(spec);
-  return r;
+  return testing::StepRequest(StepType::kShell, std::move(spec), std::move(id));
 }
 
 RunResult RunSpec(Json spec, const ShellRunnerOptions& options = {}) {
