@@ -1,50 +1,52 @@
-// A tiny HTTP/1.1 server on 127.0.0.1 for tests: records every request and answers each
-// with the next scripted status (200 once the script is used up). One thread per
-// connection, Connection: close.
+// A receiver for notification tests: the shared test server (http_test_server.h) answering
+// each request with the next scripted status (200 once the script is used up).
 #pragma once
 
+#include "support/http_test_server.h"
+
+#include <chrono>
 #include <condition_variable>
 #include <deque>
-#include <map>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace baton::testing {
 
-struct ReceivedRequest {
-  std::string method, target, body;
-  std::map<std::string, std::string> headers;  // lower-case names
-  std::string Header(const std::string& name) const;
-};
-
 class HttpReceiver {
  public:
-  explicit HttpReceiver(std::deque<int> statuses = {});
-  ~HttpReceiver();
-  HttpReceiver(const HttpReceiver&) = delete;
-  HttpReceiver& operator=(const HttpReceiver&) = delete;
+  explicit HttpReceiver(std::deque<int> statuses = {})
+      : statuses_(std::move(statuses)), server_([this](const Received&) { return Answer(); }) {}
 
-  int port() const { return port_; }
-  std::string Url(const std::string& path) const;
-  std::vector<ReceivedRequest> requests();
-  // Waits (bounded) until `n` requests arrived; false on timeout.
-  bool WaitForRequests(size_t n, int timeout_ms = 20'000);
+  std::string Url(const std::string& path) const { return server_.Url(path); }
+  std::vector<Received> requests() { return server_.requests(); }
+  // Waits (bounded) until `n` requests were answered; false on timeout.
+  bool WaitForRequests(size_t n, int timeout_ms = 20'000) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                        [&] { return answered_ >= n; });
+  }
 
  private:
-  void AcceptLoop();
-  void Serve(int fd);
+  std::string Answer() {
+    int status = 200;
+    {
+      std::lock_guard lock(mu_);
+      if (!statuses_.empty()) {
+        status = statuses_.front();
+        statuses_.pop_front();
+      }
+      ++answered_;
+    }
+    cv_.notify_all();
+    return Response(status, "{}", {{"Content-Type", "application/json"}});
+  }
 
-  int fd_ = -1;
-  int port_ = 0;
-  std::thread accept_thread_;
   std::mutex mu_;
   std::condition_variable cv_;
-  bool stopping_ = false;
   std::deque<int> statuses_;
-  std::vector<std::thread> connections_;
-  std::vector<ReceivedRequest> requests_;
+  size_t answered_ = 0;
+  TestServer server_;  // last: its threads stop before the members above go
 };
 
 }  // namespace baton::testing
