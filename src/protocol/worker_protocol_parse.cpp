@@ -1,0 +1,204 @@
+// Messages from JSON, checked field by field (the rules: worker_protocol.h).
+#include <exception>
+#include <utility>
+
+#include "protocol/field_reader.h"
+#include "protocol/worker_protocol.h"
+
+namespace baton::protocol {
+namespace {
+
+Register ReadRegister(FieldReader& r) {
+  Register m;
+  m.worker_id = r.WorkerId("workerId");
+  m.capacity = static_cast<int>(r.Integer("capacity", 1, kMaxCapacity));
+  m.commands = r.StringList("commands", /*required=*/true);
+  m.node_id = r.OptionalNonEmptyString("nodeId").value_or(m.worker_id);
+  m.host = r.OptionalString("host", "");
+  m.tags = r.StringList("tags", /*required=*/false);
+  return m;
+}
+
+Heartbeat ReadHeartbeat(FieldReader& r) {
+  Heartbeat m;
+  m.current_load = static_cast<int>(r.Integer("currentLoad", 0, std::numeric_limits<int>::max()));
+  m.capacity = static_cast<int>(r.Integer("capacity", 1, kMaxCapacity));
+  m.status = static_cast<WorkerStatus>(r.Enum("status", {"ONLINE", "DRAINING"}));
+  return m;
+}
+
+CommandAck ReadAck(FieldReader& r) {
+  CommandAck m;
+  m.assignment_id = r.NonEmptyString("assignmentId");
+  m.status = static_cast<AckStatus>(r.Enum("status", {"accepted", "rejected"}));
+  m.estimated_duration = r.OptionalInteger("estimatedDuration", 0);
+  return m;
+}
+
+CommandProgress ReadProgress(FieldReader& r) {
+  CommandProgress m;
+  m.assignment_id = r.NonEmptyString("assignmentId");
+  m.progress = static_cast<int>(r.Integer("progress", 0, 100));
+  m.checkpoint = r.Any("checkpoint");
+  m.data = r.Any("data");
+  return m;
+}
+
+CommandResult ReadResult(FieldReader& r) {
+  CommandResult m;
+  m.assignment_id = r.NonEmptyString("assignmentId");
+  m.status = static_cast<ResultStatus>(r.Enum("status", {"success", "failure"}));
+  m.output = r.Any("output");
+  if (r.ok() && m.status == ResultStatus::kFailure) {
+    FieldReader e = r.Object("error", /*required=*/true);
+    m.error.code = e.NonEmptyString("code");
+    m.error.message = e.OptionalString("message", "");
+    m.error.details = e.OptionalObject("details", Json::object());
+    m.error.retryable = e.OptionalBool("retryable", true);
+  }
+  return m;
+}
+
+Registered ReadRegistered(FieldReader& r) {
+  Registered m;
+  m.worker_id = r.WorkerId("workerId");
+  m.heartbeat_interval_ms = r.Integer("heartbeatInterval", 1);
+  m.heartbeat_timeout_ms = r.Integer("heartbeatTimeout", 1);
+  return m;
+}
+
+Command ReadCommand(FieldReader& r) {
+  constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+  Command m;
+  m.message_id = r.NonEmptyString("messageId");
+  m.assignment_id = r.NonEmptyString("assignmentId");
+  m.command = r.NonEmptyString("command");
+  m.resource = r.Any("resource");
+  m.data = r.Any("data");
+  FieldReader ex = r.Object("execution", /*required=*/true);
+  m.execution.execution_id = ex.NonEmptyString("executionId");
+  m.execution.step_id = ex.NonEmptyString("stepId");
+  m.execution.step_index = static_cast<int>(ex.Integer("stepIndex", 0, kIntMax));
+  m.execution.attempt = static_cast<int>(ex.Integer("attempt", 1, kIntMax));
+  m.checkpoint = r.Any("checkpoint");
+  m.timeout_seconds = r.Integer("timeoutSeconds", 0, std::numeric_limits<int64_t>::max(), 0);
+  FieldReader meta = r.Object("metadata", /*required=*/false);
+  m.metadata.correlation_id = meta.OptionalString("correlationId", "");
+  m.metadata.priority = meta.OptionalString("priority", "normal");
+  return m;
+}
+
+CommandCancel ReadCancel(FieldReader& r) {
+  CommandCancel m;
+  m.assignment_id = r.NonEmptyString("assignmentId");
+  m.reason = r.OptionalString("reason", "");
+  return m;
+}
+
+ProtocolError ReadError(FieldReader& r) {
+  ProtocolError m;
+  m.code = r.NonEmptyString("code");
+  m.message = r.OptionalString("message", "");
+  m.assignment_id = r.OptionalString("assignmentId", "");
+  return m;
+}
+
+Status Invalid(const std::string& what) {
+  return Status(errc::kValidation, "message: " + what);
+}
+
+// One entry per message type of one direction.
+template <class Variant>
+struct Entry {
+  const char* type;
+  Variant (*read)(FieldReader&);
+};
+
+template <class Variant, class M, M (*Read)(FieldReader&)>
+Entry<Variant> Make() {
+  return {M::kType, [](FieldReader& r) -> Variant { return Read(r); }};
+}
+
+const std::vector<Entry<WorkerMessage>>& WorkerEntries() {
+  using W = WorkerMessage;
+  static const std::vector<Entry<W>> entries = {
+      Make<W, Register, ReadRegister>(),    Make<W, Heartbeat, ReadHeartbeat>(),
+      Make<W, CommandAck, ReadAck>(),       Make<W, CommandProgress, ReadProgress>(),
+      Make<W, CommandResult, ReadResult>(),
+  };
+  return entries;
+}
+
+const std::vector<Entry<ServerMessage>>& ServerEntries() {
+  using S = ServerMessage;
+  static const std::vector<Entry<S>> entries = {
+      Make<S, Registered, ReadRegistered>(),
+      Make<S, Command, ReadCommand>(),
+      Make<S, CommandCancel, ReadCancel>(),
+      Make<S, ProtocolError, ReadError>(),
+  };
+  return entries;
+}
+
+template <class Variant, class Other>
+Result<Variant> Parse(const Json& json, const std::vector<Entry<Variant>>& entries,
+                      const std::vector<Entry<Other>>& others, const char* direction) {
+  if (!json.is_object()) return Invalid("expected a JSON object, got " + Describe(json));
+  auto type_it = json.find("type");
+  if (type_it == json.end()) return Invalid("field 'type': required");
+  if (!type_it->is_string()) {
+    return Invalid("field 'type': expected a string, got " + Describe(*type_it));
+  }
+  const std::string& type = type_it->get_ref<const std::string&>();
+  for (const Entry<Variant>& e : entries) {
+    if (type != e.type) continue;
+    FieldReader reader(json, type);
+    Variant message = e.read(reader);
+    if (!reader.ok()) return reader.status();
+    return message;
+  }
+  for (const Entry<Other>& e : others) {
+    if (type == e.type) {
+      return Invalid("field 'type': " + Describe(*type_it) + " is not a message " + direction);
+    }
+  }
+  return Invalid("field 'type': unknown message type " + Describe(*type_it));
+}
+
+Result<Json> ParseText(std::string_view text) {
+  try {
+    return Json::parse(text.begin(), text.end());
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    // "[json.exception.parse_error.101] parse error at ...": keep what follows the tag.
+    if (size_t tag = what.find("] ");
+        what.rfind("[json.exception.", 0) == 0 && tag != std::string::npos) {
+      what.erase(0, tag + 2);
+    }
+    return Invalid("not valid JSON: " + what);
+  }
+}
+
+}  // namespace
+
+Result<WorkerMessage> ParseWorkerMessage(const Json& json) {
+  return Parse(json, WorkerEntries(), ServerEntries(), "from a worker");
+}
+
+Result<ServerMessage> ParseServerMessage(const Json& json) {
+  return Parse(json, ServerEntries(), WorkerEntries(), "from the server");
+}
+
+Result<WorkerMessage> ParseWorkerMessageText(std::string_view text) {
+  Result<Json> json = ParseText(text);
+  if (!json.ok()) return json.status();
+  return ParseWorkerMessage(*json);
+}
+
+Result<ServerMessage> ParseServerMessageText(std::string_view text) {
+  Result<Json> json = ParseText(text);
+  if (!json.ok()) return json.status();
+  return ParseServerMessage(*json);
+}
+
+}  // namespace baton::protocol
