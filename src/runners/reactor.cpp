@@ -32,7 +32,13 @@ struct Capture {
   UniqueFd fd;
   std::string data;
   uint64_t total = 0;
+  const std::function<void(std::string_view)>* sink = nullptr;  // the job's, when set
 };
+
+using Timers = std::multimap<SteadyTime, uint64_t>;  // when -> process sequence number
+
+// Longer timeouts count as this long, so that deadlines cannot overflow.
+constexpr std::chrono::hours kMaxTimeout{24 * 365 * 10};
 
 struct Proc {
   uint64_t seq = 0;
@@ -43,9 +49,11 @@ struct Proc {
   size_t stdin_offset = 0;
   Capture out, err;
   bool cancelled = false;
+  bool timed_out = false;      // cancelled by its timeout
   bool killed = false;         // SIGKILL sent to the group
   bool leader_exited = false;  // cancelled, leader gone, waiting for the group's output
-  std::optional<std::multimap<SteadyTime, uint64_t>::iterator> kill_timer;
+  std::optional<Timers::iterator> kill_timer;
+  std::optional<Timers::iterator> deadline;  // the job's timeout
 };
 
 struct Command {
@@ -85,7 +93,8 @@ struct ProcessReactor::Impl {
   // I/O thread only.
   std::unordered_map<uint64_t, std::unique_ptr<Proc>> procs;
   std::unordered_multimap<std::string, uint64_t> by_id;
-  std::multimap<SteadyTime, uint64_t> kill_timers;
+  Timers kill_timers;
+  Timers deadlines;
   uint64_t next_seq = 1;
   bool stopping = false;
   std::vector<char> scratch = std::vector<char>(64 * 1024);
@@ -112,7 +121,7 @@ struct ProcessReactor::Impl {
   void CancelProc(Proc& p);
   void OnEvent(uint64_t token);
   void OnExit(Proc& p);
-  void FireKillTimers();
+  void FireTimers();
   int NextTimeoutMs() const;
   void WriteStdin(Proc& p);
   enum class ReadState { kData, kEmpty, kClosed };
@@ -153,7 +162,7 @@ void ProcessReactor::Impl::Run() {
       std::abort();
     }
     for (int i = 0; i < n; ++i) OnEvent(events[i].data.u64);
-    if (!kill_timers.empty()) FireKillTimers();
+    if (!kill_timers.empty() || !deadlines.empty()) FireTimers();
   }
 }
 
@@ -210,6 +219,8 @@ void ProcessReactor::Impl::StartJob(ProcessJob job) {
   p->out.fd = std::move(spawned->stdout_fd);
   p->err.fd = std::move(spawned->stderr_fd);
   p->job = std::move(job);
+  if (p->job.on_stdout) p->out.sink = &p->job.on_stdout;
+  if (p->job.on_stderr) p->err.sink = &p->job.on_stderr;
   const uint64_t base = p->seq << 2;
   bool watched = Watch(p->pidfd.get(), EPOLLIN, base | kPidfd) &&
                  Watch(p->out.fd.get(), EPOLLIN, base | kStdout) &&
@@ -233,6 +244,10 @@ void ProcessReactor::Impl::StartJob(ProcessJob job) {
     return;
   }
   Proc& ref = *p;
+  if (ref.job.timeout.count() > 0) {
+    auto timeout = std::min<std::chrono::milliseconds>(ref.job.timeout, kMaxTimeout);
+    ref.deadline = deadlines.emplace(std::chrono::steady_clock::now() + timeout, ref.seq);
+  }
   by_id.emplace(ref.job.id, ref.seq);
   procs.emplace(ref.seq, std::move(p));
   Invoke(ref.job.on_started);
@@ -241,6 +256,10 @@ void ProcessReactor::Impl::StartJob(ProcessJob job) {
 void ProcessReactor::Impl::CancelProc(Proc& p) {
   if (p.cancelled) return;
   p.cancelled = true;
+  if (p.deadline) {
+    deadlines.erase(*p.deadline);
+    p.deadline.reset();
+  }
   kill(-p.pid, SIGTERM);
   kill(-p.pid, SIGCONT);  // a stopped member could not act on the SIGTERM
   if (kill_grace.count() <= 0) {
@@ -289,8 +308,15 @@ void ProcessReactor::Impl::OnExit(Proc& p) {
   p.leader_exited = true;
 }
 
-void ProcessReactor::Impl::FireKillTimers() {
+void ProcessReactor::Impl::FireTimers() {
   const SteadyTime now = std::chrono::steady_clock::now();
+  while (!deadlines.empty() && deadlines.begin()->first <= now) {
+    Proc& p = *procs.at(deadlines.begin()->second);  // Finish() erases a process's deadline
+    deadlines.erase(deadlines.begin());
+    p.deadline.reset();
+    p.timed_out = true;
+    CancelProc(p);
+  }
   while (!kill_timers.empty() && kill_timers.begin()->first <= now) {
     uint64_t seq = kill_timers.begin()->second;
     kill_timers.erase(kill_timers.begin());
@@ -308,11 +334,19 @@ void ProcessReactor::Impl::FireKillTimers() {
 }
 
 int ProcessReactor::Impl::NextTimeoutMs() const {
-  if (kill_timers.empty()) return -1;
-  auto wait = kill_timers.begin()->first - std::chrono::steady_clock::now();
+  std::optional<SteadyTime> next;
+  for (const Timers* timers : {&kill_timers, &deadlines}) {
+    if (!timers->empty() && (!next || timers->begin()->first < *next)) {
+      next = timers->begin()->first;
+    }
+  }
+  if (!next) return -1;
+  auto wait = *next - std::chrono::steady_clock::now();
   if (wait <= wait.zero()) return 0;
-  // Round up: waking early would only go round the loop again.
-  return static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(wait).count());
+  // Round up: waking early would only go round the loop again. A far deadline is
+  // waited for in steps of an hour.
+  auto ms = std::chrono::ceil<std::chrono::milliseconds>(wait).count();
+  return static_cast<int>(std::min<decltype(ms)>(ms, 3600 * 1000));
 }
 
 void ProcessReactor::Impl::WriteStdin(Proc& p) {
@@ -343,6 +377,10 @@ ProcessReactor::Impl::ReadState ProcessReactor::Impl::ReadSome(Proc& p, Capture&
   ssize_t n = read(c.fd.get(), scratch.data(), scratch.size());
   if (n > 0) {
     c.total += static_cast<uint64_t>(n);
+    if (c.sink) {
+      Invoke(*c.sink, std::string_view(scratch.data(), static_cast<size_t>(n)));
+      return ReadState::kData;
+    }
     size_t room = p.job.max_output > c.data.size() ? p.job.max_output - c.data.size() : 0;
     c.data.append(scratch.data(), std::min(room, static_cast<size_t>(n)));
     return ReadState::kData;
@@ -370,9 +408,11 @@ void ProcessReactor::Impl::Finish(Proc& p) {
   Close(p.pidfd);
   Close(p.stdin_fd);
   if (p.kill_timer) kill_timers.erase(*p.kill_timer);
+  if (p.deadline) deadlines.erase(*p.deadline);
 
   ProcessOutcome outcome;
-  outcome.cancelled = p.cancelled;
+  outcome.cancelled = p.cancelled && !p.timed_out;
+  outcome.timed_out = p.timed_out;
   outcome.reaped = r == p.pid;
   outcome.wait_status = status;
   outcome.stdout_data = std::move(p.out.data);

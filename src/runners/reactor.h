@@ -3,8 +3,8 @@
 // The thread spawns each submitted process (runners/process.h), writes its stdin, reads
 // its stdout and stderr (keeping at most max_output bytes of each, draining the rest),
 // learns of its exit through its pidfd, reaps it and reports a ProcessOutcome. It sleeps
-// in epoll_wait with no timeout unless a kill deadline is pending; an eventfd wakes it
-// for new work. There is no thread per process.
+// in epoll_wait with no timeout unless a kill deadline or a job timeout is pending; an eventfd
+// wakes it for new work. There is no thread per process.
 //
 // Process lifetime: a process's group dies with it. Once the leader has exited, the rest
 // of its group gets SIGKILL before the outcome is reported, and output still held open
@@ -14,6 +14,11 @@
 // Cancel: SIGTERM (and SIGCONT) to the group; SIGKILL to the group after kill_grace if
 // the leader is still alive. A leader that exits within the grace period gives the rest
 // of its group the remainder of that period to close its output before the SIGKILL.
+// A job's timeout, when set, cancels it the same way once it has run that long.
+//
+// Output: each stream's first max_output bytes are kept for the outcome, the rest read
+// and dropped; or, with an on_stdout / on_stderr sink, every byte goes to the sink as
+// it is read (nothing is kept and max_output does not apply to that stream).
 //
 // The reactor reaps its children itself and relies on the unreaped leader to keep the
 // group id from being reused, so nothing else in the process may reap them: no
@@ -31,6 +36,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "runners/process.h"
 
@@ -39,9 +45,10 @@ namespace baton::runners {
 struct ProcessOutcome {
   Status spawn_error;       // not ok: the process never started (nothing else is set)
   bool cancelled = false;   // Cancel() reached it before it exited on its own
+  bool timed_out = false;   // the job's timeout passed first (then cancelled is false)
   bool reaped = false;      // wait_status is known
   int wait_status = 0;      // as from waitpid
-  std::string stdout_data;  // the first max_output bytes
+  std::string stdout_data;  // the first max_output bytes (empty with an on_stdout sink)
   std::string stderr_data;
   uint64_t stdout_total = 0;  // bytes the process wrote, kept or not
   uint64_t stderr_total = 0;
@@ -53,6 +60,13 @@ struct ProcessJob {
   size_t max_output = 1 << 20;                  // bytes kept per stream
   std::function<void()> on_started;             // optional
   std::function<void(ProcessOutcome)> on_done;  // exactly once per accepted job
+  // Optional sinks: the stream's bytes in order, in chunks as read (not split at lines),
+  // on the I/O thread, all before on_done.
+  std::function<void(std::string_view)> on_stdout;
+  std::function<void(std::string_view)> on_stderr;
+  // Optional: past this much time after the spawn, the job is stopped as by Cancel()
+  // and its outcome says timed_out. 0 = none.
+  Duration timeout{0};
 };
 
 class ProcessReactor {
