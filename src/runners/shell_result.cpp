@@ -8,16 +8,6 @@ namespace {
 
 constexpr size_t kMaxMessageLine = 300;
 
-bool IsSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
-
 // Length of the valid UTF-8 sequence at the start of `s`, or 0 when it is invalid.
 size_t Utf8SequenceLength(std::string_view s) {
   auto at = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
@@ -47,9 +37,9 @@ size_t Utf8SequenceLength(std::string_view s) {
 
 // The last non-blank line of `text`, shortened to kMaxMessageLine bytes.
 std::string LastLine(std::string_view text) {
-  text = Trim(text);
+  text = TrimSpace(text);
   size_t nl = text.find_last_of('\n');
-  std::string_view line = Trim(nl == std::string_view::npos ? text : text.substr(nl + 1));
+  std::string_view line = TrimSpace(nl == std::string_view::npos ? text : text.substr(nl + 1));
   if (line.size() > kMaxMessageLine) {
     size_t cut = kMaxMessageLine;
     while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
@@ -59,6 +49,15 @@ std::string LastLine(std::string_view text) {
 }
 
 }  // namespace
+
+std::string_view TrimSpace(std::string_view s) {
+  auto space = [](char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+  };
+  while (!s.empty() && space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && space(s.back())) s.remove_suffix(1);
+  return s;
+}
 
 std::string SanitizeUtf8(std::string_view text) {
   std::string out;
@@ -78,7 +77,7 @@ std::string SanitizeUtf8(std::string_view text) {
 }
 
 Json ParseStdout(std::string_view stdout_data) {
-  std::string_view trimmed = Trim(stdout_data);
+  std::string_view trimmed = TrimSpace(stdout_data);
   if (trimmed.empty()) return "";
   Json parsed = Json::parse(trimmed.begin(), trimmed.end(), nullptr, /*allow_exceptions=*/false);
   if (!parsed.is_discarded()) return parsed;

@@ -38,6 +38,9 @@ RunResult BuildShellResult(ProcessOutcome outcome, uint64_t cpu_seconds, size_t 
 // stdout as a step output, as described above.
 Json ParseStdout(std::string_view stdout_data);
 
+// `s` without leading and trailing white space (space, \t, \n, \r, \v, \f).
+std::string_view TrimSpace(std::string_view s);
+
 // `text` with every invalid UTF-8 sequence replaced by U+FFFD.
 std::string SanitizeUtf8(std::string_view text);
 
