@@ -4,9 +4,13 @@
 #include "support/process_util.h"
 #include "support/server_process.h"
 
+#include <baton/store.h>
+
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <functional>
 
 namespace baton {
 namespace {
@@ -58,6 +62,125 @@ class LiveFeed : public ::testing::Test {
     }
     return out;
   }
+  // Event messages (not "ready" or "gap") until `last` holds for one (or 20 s).
+  static std::vector<Json> ReadEventsUntil(EventStream& s,
+                                           const std::function<bool(const Json&)>& last) {
+    std::vector<Json> out;
+    for (int waited = 0; waited < 20'000;) {
+      auto m = s.Next(100);
+      if (!m.ok()) break;
+      if (!m->has_value()) {
+        waited += 100;
+        continue;
+      }
+      if (!(**m).contains("position")) continue;
+      out.push_back(**m);
+      if (last(out.back())) break;
+    }
+    return out;
+  }
+  static bool Ready(EventStream& s) {
+    auto m = s.Next(5'000);
+    return m.ok() && m->has_value() && (**m)["type"] == "ready";
+  }
+  // Every stored event of the execution, through the REST API, page by page.
+  std::vector<Json> StoredEvents(const std::string& id) {
+    std::vector<Json> out;
+    for (std::string after = "0";;) {
+      auto page = server_->Admin().Call(
+          "GET", "/api/v1/executions/" + id + "/events?limit=2&after=" + after);
+      EXPECT_TRUE(page.ok()) << page.status().ToString();
+      if (!page.ok()) return out;
+      for (const Json& e : (*page)["events"]) out.push_back(e);
+      if ((*page)["next_after"].is_null()) return out;
+      after = (*page)["next_after"].dump();
+    }
+  }
+  bool Finished(const std::string& id) {
+    auto e = server_->Admin().Call("GET", "/api/v1/executions/" + id);
+    return e.ok() && IsTerminal(ParseExecutionStatus((*e)["status"].get<std::string>())
+                                    .value_or(ExecutionStatus::kRunning));
+  }
+  // "execution#seq@position": what identifies an event, and where it stands.
+  static std::vector<std::string> Keys(const std::vector<Json>& events) {
+    std::vector<std::string> out;
+    for (const Json& e : events) {
+      out.push_back(e["execution_id"].get<std::string>() + "#" + e["seq"].dump() + "@" +
+                    e["position"].dump());
+    }
+    return out;
+  }
+
+  // Follows `filter` live, drops the connection mid-run, lets executions start and finish
+  // while disconnected, then reconnects with after=<the last position received> while
+  // another one runs: the two connections deliver every stored event of the executions
+  // the filter selects exactly once, in position order, and nothing else.
+  void ResumeByPosition(const std::string& filter, bool quick_too) {
+    ASSERT_EQ(server_->Admin()
+                  .Send("POST", "/api/v1/workflows",
+                        "name: quick\nsteps:\n  - {id: q, type: noop}\n", "application/yaml")
+                  ->status,
+              201);
+    client::Endpoint endpoint{server_->url(), server_->admin_token()};
+    std::vector<Json> received;
+    std::vector<std::string> slow, quick;
+    {
+      auto s = EventStream::Open(endpoint, filter);
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      ASSERT_TRUE(Ready(**s));
+      slow.push_back(Submit("slow"));
+      quick.push_back(Submit("quick"));
+      int n = 0;
+      received = ReadEventsUntil(**s, [&n](const Json&) { return ++n == 4; });
+    }
+    ASSERT_EQ(received.size(), 4u);
+    ASSERT_FALSE(Finished(slow[0]));  // dropped mid-run
+    const int64_t last = received.back()["position"];
+
+    slow.push_back(Submit("slow"));
+    quick.push_back(Submit("quick"));
+    ASSERT_TRUE(testing::WaitUntil([&] {
+      for (const auto& ids : {slow, quick}) {
+        for (const std::string& id : ids) {
+          if (!Finished(id)) return false;
+        }
+      }
+      return true;
+    }));
+    slow.push_back(Submit("slow"));  // live across the reconnect: replayed, then live
+    auto s = EventStream::Open(
+        endpoint, filter + (filter.empty() ? "" : "&") + "after=" + std::to_string(last));
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    for (Json& m : ReadEventsUntil(**s, [&](const Json& m) {
+           return m["execution_id"] == slow.back() && m["type"] == "execution.completed";
+         })) {
+      received.push_back(std::move(m));
+    }
+    // Nothing else comes: every followed execution is finished.
+    auto more = (*s)->Next(300);
+    ASSERT_TRUE(more.ok());
+    if (more->has_value()) {
+      EXPECT_EQ((**more)["type"], "ready") << (**more).dump();
+    }
+
+    std::vector<Json> stored;
+    for (const std::string& id : slow) {
+      for (Json& e : StoredEvents(id)) stored.push_back(std::move(e));
+    }
+    if (quick_too) {
+      for (const std::string& id : quick) {
+        for (Json& e : StoredEvents(id)) stored.push_back(std::move(e));
+      }
+    }
+    std::sort(stored.begin(), stored.end(), [](const Json& a, const Json& b) {
+      return a["position"].get<int64_t>() < b["position"].get<int64_t>();
+    });
+    for (size_t i = 1; i < received.size(); ++i) {
+      EXPECT_LT(received[i - 1]["position"], received[i]["position"]) << i;
+    }
+    EXPECT_EQ(Keys(received), Keys(stored));
+  }
+
   static std::vector<int64_t> Seqs(const std::vector<Json>& messages) {
     std::vector<int64_t> out;
     for (const Json& m : messages) {
@@ -104,6 +227,38 @@ TEST_F(LiveFeed, ReconnectingWithSinceMissesNothing) {
   EXPECT_EQ(seen.size(), (*stored)["events"].size());
 }
 
+TEST_F(LiveFeed, ReconnectingToAWorkflowWithAfterMissesNothing) {
+  ResumeByPosition("workflow=slow", /*quick_too=*/false);
+}
+
+TEST_F(LiveFeed, ReconnectingToEverythingWithAfterMissesNothing) {
+  ResumeByPosition("", /*quick_too=*/true);
+}
+
+TEST_F(LiveFeed, AfterReplaysOneExecutionByPositionAndIsValidated) {
+  std::string id = Submit();
+  client::Endpoint endpoint{server_->url(), server_->admin_token()};
+  auto s = EventStream::Open(endpoint, "execution=" + id + "&after=0");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  std::vector<Json> events =
+      ReadEventsUntil(**s, [](const Json& m) { return m["type"] == "execution.completed"; });
+  EXPECT_EQ(Keys(events), Keys(StoredEvents(id)));
+  for (const Json& e : events) EXPECT_EQ(e["workflow"], "slow");
+  // From the middle of the log: the rest only.
+  auto rest =
+      EventStream::Open(endpoint, "execution=" + id + "&after=" + events[2]["position"].dump());
+  ASSERT_TRUE(rest.ok());
+  EXPECT_EQ(Keys(ReadEventsUntil(**rest,
+                                 [](const Json& m) { return m["type"] == "execution.completed"; })),
+            Keys(std::vector<Json>(events.begin() + 3, events.end())));
+
+  for (const char* bad : {"after=x", "after=-1", "after=", "execution=ID&since=0&after=0"}) {
+    std::string query = bad;
+    if (query.find("ID") != std::string::npos) query.replace(query.find("ID"), 2, id);
+    EXPECT_EQ(EventStream::Open(endpoint, query).status().code(), errc::kInvalidArgument) << bad;
+  }
+}
+
 TEST_F(LiveFeed, FiltersByWorkflowAndNamespaceAndNeedsAToken) {
   // No token, and another namespace's view of an execution id: refused.
   std::string id = Submit();
@@ -136,10 +291,10 @@ TEST_F(LiveFeed, FiltersByWorkflowAndNamespaceAndNeedsAToken) {
     }
   }
   EXPECT_TRUE(slow_done);
-  // The other namespace's feed hears nothing of this one.
-  auto sb = EventStream::Open(b, "");
+  // The other namespace's feed hears nothing of this one, stored or live.
+  auto sb = EventStream::Open(b, "after=0");
   ASSERT_TRUE(sb.ok());
-  ASSERT_TRUE((*sb)->Next(5'000)->has_value());  // ready
+  ASSERT_TRUE(Ready(**sb));
   Submit("quick");
   auto nothing = (*sb)->Next(500);
   ASSERT_TRUE(nothing.ok());

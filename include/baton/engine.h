@@ -147,6 +147,11 @@ class Engine {
   // what it asked for, e.g. a server answering a submit.
   void WhenDurable(std::function<void(const Status&)> done);
 
+  // Events emitted from now on get positions above `last` (EventRecord::position): give
+  // it the store's LastEventPosition() before Start or Recover whenever the store may
+  // already hold events (SeedEventPositions below does). Never moves numbering back.
+  void SetLastEventPosition(int64_t last);
+
   // Executions in memory that have not reached a terminal state.
   size_t ActiveCount() const;
   std::optional<ExecutionProgress> Progress(const std::string& execution_id) const;
@@ -165,6 +170,10 @@ Result<std::vector<std::string>> RecoverExecutions(Store* store, Engine* engine,
 // The sequence number of the execution's last stored event (0 when it has none): where
 // an execution picked up again (recovered, retried) continues its log.
 Result<int64_t> LastEventSeq(Store* store, const std::string& execution_id);
+
+// Seeds `engine` with `store`'s last event position (Engine::SetLastEventPosition):
+// every place that builds an engine over a store that may hold events calls it first.
+Status SeedEventPositions(Store* store, Engine* engine);
 
 // New execution id: time-ordered, 15 characters, e.g. "01jd3k5x7q4f9a2".
 std::string NewExecutionId(TimeMs now);

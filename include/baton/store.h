@@ -124,7 +124,11 @@ struct AttemptRecord {
 
 struct EventRecord {
   std::string execution_id;
-  int64_t seq = 0;      // 1, 2, 3 ... per execution, gap-free
+  int64_t seq = 0;  // 1, 2, 3 ... per execution, gap-free
+  // The event's place in the whole store: strictly increasing across executions in
+  // commit order, with gaps (numbers of refused commits are not reused). The engine
+  // assigns it; 0 = none (such an event is never listed by position).
+  int64_t position = 0;
   std::string type;     // "step.completed", ...
   std::string step_id;  // empty for execution events
   int attempt = 0;      // step events: the attempt they are about; 0 otherwise
@@ -251,6 +255,16 @@ struct WriteBatch {
   }
 };
 
+// Events of one namespace after a position (the live feed's replay). Every set field
+// narrows the list.
+struct EventQuery {
+  std::string ns;            // required: the executions' namespace
+  std::string workflow;      // empty = any
+  std::string execution_id;  // empty = any
+  int64_t after = 0;         // position > after
+  size_t limit = 100;        // 0 = no limit
+};
+
 // Where a page of ListExecutions ended: the next page starts after it.
 struct ExecutionCursor {
   TimeMs created_at = 0;
@@ -297,6 +311,12 @@ class Store {
   // Events with seq > after_seq, ascending, at most `limit` (0 = no limit).
   virtual Result<std::vector<EventRecord>> GetEvents(const std::string& execution_id,
                                                      int64_t after_seq, size_t limit) = 0;
+  // Events whose execution matches `q` (an event whose execution record is absent
+  // matches no namespace), position > q.after, ascending by position, at most q.limit.
+  virtual Result<std::vector<EventRecord>> ListEvents(const EventQuery& q) = 0;
+  // The highest position stored (0 when none): where an engine over this store
+  // continues numbering (SeedEventPositions in engine.h).
+  virtual Result<int64_t> LastEventPosition() = 0;
   // In the order they were written. Empty id = all executions.
   virtual Result<std::vector<DeadLetterRecord>> ListDeadLetters(
       const std::string& execution_id) = 0;
@@ -368,6 +388,10 @@ class StoreWrapper : public Store {
                                              size_t limit) override {
     return target_->GetEvents(id, after_seq, limit);
   }
+  Result<std::vector<EventRecord>> ListEvents(const EventQuery& q) override {
+    return target_->ListEvents(q);
+  }
+  Result<int64_t> LastEventPosition() override { return target_->LastEventPosition(); }
   Result<std::vector<DeadLetterRecord>> ListDeadLetters(const std::string& id) override {
     return target_->ListDeadLetters(id);
   }

@@ -108,7 +108,9 @@ int Drive(const RunArgs& args, Session& session,
   engine.AddObserver(&store_watch);
 
   loop.Post([&] {
-    auto started = begin(engine);
+    // Numbering continues after the events already in the database (run and resume).
+    Status seeded = SeedEventPositions(session.store.get(), &engine);
+    auto started = seeded.ok() ? begin(engine) : Result<std::vector<std::string>>(seeded);
     if (!started.ok()) {
       std::fprintf(stderr, "baton: %s\n", started.status().message().c_str());
       exit_code = 2;

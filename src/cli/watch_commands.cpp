@@ -26,6 +26,7 @@ TimeMs NowMs() {
 void ToRecords(const Json& m, const std::string& id, EventRecord* e, ExecutionProgress* p) {
   e->execution_id = id;
   e->seq = m.value("seq", int64_t{0});
+  e->position = m.value("position", int64_t{0});
   e->type = m.value("type", "");
   e->step_id = m.value("step_id", "");
   e->attempt = m.value("attempt", 0);

@@ -37,6 +37,9 @@ void Engine::Impl::Emit(ExecState& ex, const char* type, int step, Json data, in
   EventRecord& ev = batch_.events.emplace_back();
   ev.execution_id = ex.rec.id;
   ev.seq = ex.next_seq++;
+  // Turns run one at a time on this thread and committers keep submission order, so
+  // emission order is commit order.
+  ev.position = ++last_position_;
   ev.type = type;
   if (step >= 0) ev.step_id = ex.steps[step].rec.step_id;
   ev.data = std::move(data);
@@ -396,6 +399,9 @@ void Engine::WhenDurable(std::function<void(const Status&)> done) {
     return;
   }
   impl.durable_waiters_.emplace_back(impl.batches_submitted_, std::move(done));
+}
+void Engine::SetLastEventPosition(int64_t last) {
+  impl_->last_position_ = std::max(impl_->last_position_, last);
 }
 size_t Engine::ActiveCount() const {
   return impl_->active_;

@@ -127,6 +127,7 @@ class Engine::Impl {
   size_t active_ = 0;
   EngineStats stats_;
   uint64_t ready_seq_ = 0;
+  int64_t last_position_ = 0;  // the last EventRecord::position handed out
   bool dispatching_ = false;
   bool draining_ = false;
   std::vector<std::pair<ExecPtr, int>> propagate_;  // steps whose upstream all finished

@@ -145,6 +145,13 @@ Result<int64_t> LastEventSeq(Store* store, const std::string& execution_id) {
   }
 }
 
+Status SeedEventPositions(Store* store, Engine* engine) {
+  Result<int64_t> last = store->LastEventPosition();
+  if (!last.ok()) return last.status();
+  engine->SetLastEventPosition(*last);
+  return Status::Ok();
+}
+
 Result<std::vector<std::string>> RecoverExecutions(Store* store, Engine* engine,
                                                    const std::string& only_id) {
   std::vector<ExecutionRecord> to_recover;

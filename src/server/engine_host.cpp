@@ -27,6 +27,11 @@ Result<size_t> EngineHost::Start() {
   std::promise<Result<size_t>> recovered;
   auto done = recovered.get_future();
   loop_.Post([this, &recovered] {
+    // New events are numbered after every stored one, then recovery continues.
+    if (Status seeded = SeedEventPositions(store_, engine_.get()); !seeded.ok()) {
+      recovered.set_value(seeded);
+      return;
+    }
     auto ids = RecoverExecutions(store_, engine_.get());
     if (ids.ok()) {
       recovered.set_value(ids->size());

@@ -57,7 +57,7 @@ void EventHub::OnEvent(const EventRecord& event, const ExecutionProgress& progre
     }
   }
   if (targets.empty()) return;
-  FeedMessage m{event.execution_id, event.seq, FeedJson(event, progress)};
+  FeedMessage m{event.execution_id, event.seq, event.position, FeedJson(event, progress)};
   for (const auto& s : targets) s->Push(m);
 }
 

@@ -1,10 +1,11 @@
 // The live feed: committed events fan out from the engine to subscribers (WebSocket
 // sessions), each through a bounded queue.
 //
-// A subscriber that falls behind by more than its queue holds loses the overflow and is
-// told so (a "gap" message naming how many events it missed); memory stays bounded
-// whatever a client does. Events reach the hub after their commit, so a subscriber never
-// sees an event the store does not have.
+// A subscriber that falls behind by more than its queue holds loses the overflow (Take()
+// says how many); memory stays bounded whatever a client does. Events reach the hub
+// after their commit, in position order, so a subscriber never sees an event the store
+// does not have, and what it lost can be read back from the store after the last
+// position it kept (the WebSocket session does).
 //
 // Threading: OnEvent runs on the engine thread; Subscribe/Unsubscribe from any thread.
 // Deliveries call the subscriber's `wake` (which must be quick: it posts to the
@@ -33,6 +34,7 @@ struct EventFilter {
 struct FeedMessage {
   std::string execution_id;
   int64_t seq = 0;
+  int64_t position = 0;  // EventRecord::position: what a replay from the store dedupes by
   std::string text;
 };
 

@@ -228,7 +228,7 @@ void AddExecutionRoutes(Router& router, ApiContext& ctx) {
                respond(JsonResponse(200, *detail));
              });
   router.Add("GET", "/api/v1/executions/{id}/events", Scope::kRead,
-             "An execution's events in order: ?after=SEQ&limit=N",
+             "An execution's events by seq, with positions: ?after=SEQ&limit=N",
              [&ctx](const Call& call, Responder respond) { Events(ctx, call, respond); });
   router.Add("POST", "/api/v1/executions/{id}/retry", Scope::kWrite,
              "Run a failed, timed-out or cancelled execution again, keeping completed steps",

@@ -159,11 +159,9 @@ Result<Json> ExecutionDetailJson(Store* store, const ExecutionRecord& e) {
 }
 
 Json EventJson(const EventRecord& e) {
-  Json j = {{"execution_id", e.execution_id},
-            {"seq", e.seq},
-            {"type", e.type},
-            {"time", IsoTime(e.time)},
-            {"data", e.data}};
+  Json j = {{"execution_id", e.execution_id}, {"seq", e.seq},
+            {"position", e.position},         {"type", e.type},
+            {"time", IsoTime(e.time)},        {"data", e.data}};
   if (!e.step_id.empty()) j["step_id"] = e.step_id;
   if (e.attempt > 0) j["attempt"] = e.attempt;
   return j;

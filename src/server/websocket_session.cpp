@@ -9,6 +9,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
 
+#include <algorithm>
 #include <deque>
 #include <map>
 
@@ -22,6 +23,7 @@ namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
 constexpr size_t kReplayPage = 500;
+constexpr size_t kWorkflowCache = 1024;  // executions whose workflow a replay remembers
 
 class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
  public:
@@ -70,15 +72,24 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
     filter_.ns = who->ns;
     filter_.execution_id = query["execution"];
     filter_.workflow = query["workflow"];
+    if (query.count("since") && query.count("after")) {
+      return Refuse(
+          ErrorResponse(400, errc::kInvalidArgument, "give since=SEQ or after=POSITION, not both"));
+    }
     if (query.count("since")) {
-      const std::string& since = query["since"];
-      if (filter_.execution_id.empty() || since.empty() || since.size() > 15 ||
-          since.find_first_not_of("0123456789") != std::string::npos) {
+      if (filter_.execution_id.empty() || !ParseCount(query["since"], &replay_after_)) {
         return Refuse(ErrorResponse(400, errc::kInvalidArgument,
                                     "since=SEQ needs execution=ID and a sequence number"));
       }
-      replay_after_ = std::stoll(since);
-      replaying_ = true;
+      replay_ = Replay::kBySeq;
+    }
+    if (query.count("after")) {
+      if (!ParseCount(query["after"], &replay_after_)) {
+        return Refuse(ErrorResponse(400, errc::kInvalidArgument,
+                                    "after=POSITION needs an event position (a number)"));
+      }
+      replay_ = Replay::kByPosition;
+      sent_position_ = replay_after_;  // the client has everything up to there
     }
     if (!filter_.execution_id.empty()) {
       auto e = ctx_->store->GetExecution(filter_.execution_id);
@@ -86,6 +97,7 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
         return Refuse(
             ErrorResponse(404, errc::kNotFound, "no execution '" + filter_.execution_id + "'"));
       }
+      workflows_[e->id] = e->workflow;
     }
     ws_.read_message_max(ctx_->max_message_bytes);
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
@@ -99,7 +111,7 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
 
   void OnAccepted() {
     // Subscribe first, replay second: an event committed meanwhile is both queued and
-    // stored, and the replay's last seq drops the duplicate.
+    // stored, and the last position sent drops the duplicate.
     std::weak_ptr<WebSocketSession> weak = shared_from_this();
     auto executor = ws_.get_executor();
     subscriber_ = std::make_shared<Subscriber>(filter_, ctx_->queue_capacity, [weak, executor] {
@@ -108,7 +120,7 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
       });
     });
     ctx_->hub->Subscribe(subscriber_);
-    if (!replaying_) outbox_.push_back(R"({"type":"ready"})");
+    if (replay_ == Replay::kNone) SendReady();
     Read();
     Pump();
   }
@@ -132,29 +144,8 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
   // Fills the outbox (replay pages first, then the live queue) and writes one message.
   void Pump() {
     if (stopped_ || writing_) return;
-    if (outbox_.empty() && replaying_) {
-      auto page = ctx_->store->GetEvents(filter_.execution_id, replay_after_, kReplayPage);
-      if (!page.ok() || page->size() < kReplayPage) replaying_ = false;
-      if (page.ok()) {
-        for (const EventRecord& e : *page) {
-          outbox_.push_back(EventJson(e).dump(-1, ' ', false, Json::error_handler_t::replace));
-          replay_after_ = e.seq;
-          last_seq_[e.execution_id] = e.seq;
-        }
-      }
-      if (!replaying_) outbox_.push_back(R"({"type":"ready"})");
-    }
-    if (outbox_.empty() && !replaying_ && subscriber_) {
-      uint64_t missed = 0;
-      for (FeedMessage& m : subscriber_->Take(&missed)) {
-        auto it = last_seq_.find(m.execution_id);
-        if (it != last_seq_.end() && m.seq <= it->second) continue;  // replayed already
-        outbox_.push_back(std::move(m.text));
-      }
-      if (missed > 0) {
-        outbox_.push_front(Json{{"type", "gap"}, {"missed", missed}}.dump());
-      }
-    }
+    if (outbox_.empty() && replay_ != Replay::kNone) ReplayPage();
+    if (outbox_.empty() && replay_ == Replay::kNone && subscriber_) TakeLive();
     if (outbox_.empty()) return;
     writing_ = true;
     ws_.text(true);
@@ -167,6 +158,90 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
                     });
   }
 
+  // One page of stored events into the outbox; the replay ends with a short page.
+  void ReplayPage() {
+    Result<std::vector<EventRecord>> page =
+        replay_ == Replay::kBySeq
+            ? ctx_->store->GetEvents(filter_.execution_id, replay_after_, kReplayPage)
+            : ctx_->store->ListEvents({.ns = filter_.ns,
+                                       .workflow = filter_.workflow,
+                                       .execution_id = filter_.execution_id,
+                                       .after = replay_after_,
+                                       .limit = kReplayPage});
+    if (!page.ok()) {
+      // Go live without what could not be read; after an overflow, say how much.
+      replay_ = Replay::kNone;
+      if (missed_ > 0) outbox_.push_back(Json{{"type", "gap"}, {"missed", missed_}}.dump());
+      missed_ = 0;
+      SendReady();
+      return;
+    }
+    for (const EventRecord& e : *page) {
+      replay_after_ = replay_ == Replay::kBySeq ? e.seq : e.position;
+      sent_position_ = std::max(sent_position_, e.position);
+      Json j = EventJson(e);
+      if (const std::string* workflow = WorkflowOf(e.execution_id)) j["workflow"] = *workflow;
+      outbox_.push_back(j.dump(-1, ' ', false, Json::error_handler_t::replace));
+    }
+    if (page->size() < kReplayPage) {
+      replay_ = Replay::kNone;
+      missed_ = 0;  // read back from the store
+      SendReady();
+    }
+  }
+
+  // The live queue into the outbox, without what a replay sent already.
+  void TakeLive() {
+    uint64_t missed = 0;
+    std::vector<FeedMessage> taken = subscriber_->Take(&missed);
+    for (FeedMessage& m : taken) {
+      if (m.position <= sent_position_) continue;  // replayed already
+      sent_position_ = m.position;
+      outbox_.push_back(std::move(m.text));
+    }
+    if (missed == 0) return;
+    // The queue overflowed. What it dropped came after what it kept and is stored (the
+    // hub hears of events after their commit): read it from there, from the last
+    // position sent, as a replay does. With nothing sent yet there is no such point.
+    if (sent_position_ > 0) {
+      replay_ = Replay::kByPosition;
+      replay_after_ = sent_position_;
+      missed_ += missed;
+    } else {
+      outbox_.push_back(Json{{"type", "gap"}, {"missed", missed}}.dump());
+    }
+  }
+
+  void SendReady() {
+    if (ready_sent_) return;
+    ready_sent_ = true;
+    outbox_.push_back(R"({"type":"ready"})");
+  }
+
+  // The workflow of a replayed event's execution (live events carry theirs), or null.
+  const std::string* WorkflowOf(const std::string& execution_id) {
+    if (!filter_.workflow.empty()) return &filter_.workflow;
+    auto it = workflows_.find(execution_id);
+    if (it == workflows_.end()) {
+      auto e = ctx_->store->GetExecution(execution_id);
+      if (!e.ok()) return nullptr;
+      if (workflows_.size() >= kWorkflowCache) workflows_.clear();  // bounded memory
+      it = workflows_.emplace(execution_id, e->workflow).first;
+    }
+    return &it->second;
+  }
+
+  static bool ParseCount(const std::string& text, int64_t* out) {
+    if (text.empty() || text.size() > 18 ||
+        text.find_first_not_of("0123456789") != std::string::npos) {
+      return false;
+    }
+    *out = std::stoll(text);
+    return true;
+  }
+
+  enum class Replay { kNone, kBySeq, kByPosition };
+
   websocket::stream<beast::tcp_stream> ws_;
   std::shared_ptr<WebSocketContext> ctx_;
   http::request<http::string_body> req_;
@@ -174,9 +249,12 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
   EventFilter filter_;
   std::shared_ptr<Subscriber> subscriber_;
   std::deque<std::string> outbox_;
-  std::map<std::string, int64_t> last_seq_;  // per execution, what the replay sent
-  bool replaying_ = false;
-  int64_t replay_after_ = 0;
+  Replay replay_ = Replay::kNone;
+  int64_t replay_after_ = 0;   // a seq or a position, per replay_
+  int64_t sent_position_ = 0;  // the highest position in the outbox (or the client's)
+  uint64_t missed_ = 0;        // dropped by the live queue, being read back
+  bool ready_sent_ = false;
+  std::map<std::string, std::string> workflows_;  // execution id -> workflow
   bool writing_ = false;
   bool stopped_ = false;
 };

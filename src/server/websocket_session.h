@@ -1,14 +1,20 @@
 // WebSocket /api/v1/events: the live feed of one execution, one workflow, or all of a
 // namespace.
 //
-// Query: execution=ID | workflow=NAME (neither: everything the token's namespace runs),
-// since=SEQ (with execution: first replay the stored events after SEQ, then go live,
-// without a gap or a duplicate), token=SECRET (for browsers, which cannot set headers;
-// the Authorization header works too). Needs the read scope.
-// Messages are JSON text frames: an event ({"execution_id","seq","type","time",
-// "step_id"?,"attempt"?,"data","workflow","progress"}), or {"type":"gap","missed":N} when
-// this client fell behind and N events were dropped (fetch them from
-// /api/v1/executions/{id}/events), or {"type":"ready"} once the replay is done.
+// Query: execution=ID | workflow=NAME (neither: everything the token's namespace runs);
+// token=SECRET (for browsers, which cannot set headers; the Authorization header works
+// too). Needs the read scope. To resume, at most one of:
+//  - after=POSITION (any filter): first replay the stored events after that position
+//    (EventRecord::position, global to the server), then go live;
+//  - since=SEQ (with execution=ID only): the same from that execution's sequence number.
+// Either way without a gap or a duplicate: a client that reconnects with the last
+// position (or seq) it received misses nothing and sees nothing twice.
+// Messages are JSON text frames: an event ({"execution_id","seq","position","type",
+// "time","step_id"?,"attempt"?,"data","workflow"?, "progress"?}: replayed events have no
+// progress), {"type":"ready"} once the replay is done (at once without one), or
+// {"type":"gap","missed":N} when N events were dropped and could not be read back from
+// the store (fetch them from /api/v1/executions/{id}/events). A client that falls behind
+// the live queue (1,024 events) is fed from the store from where it is, as in a replay.
 #pragma once
 
 #include "server/auth.h"

@@ -94,13 +94,9 @@ inline Json ToJson(const AttemptRecord& a) {
           {"completed_at", a.completed_at}};
 }
 inline Json ToJson(const EventRecord& e) {
-  return {{"execution_id", e.execution_id},
-          {"seq", e.seq},
-          {"type", e.type},
-          {"step_id", e.step_id},
-          {"data", e.data},
-          {"time", e.time},
-          {"attempt", e.attempt}};
+  return {{"execution_id", e.execution_id}, {"seq", e.seq},          {"type", e.type},
+          {"step_id", e.step_id},           {"data", e.data},        {"time", e.time},
+          {"attempt", e.attempt},           {"position", e.position}};
 }
 inline Json ToJson(const DeadLetterRecord& d) {
   return {{"execution_id", d.execution_id},

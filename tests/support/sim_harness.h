@@ -139,6 +139,8 @@ struct SimHarness {
   void Reset(EngineOptions options = {}) {
     if (options.random_seed == 0) options.random_seed = 42;
     engine = std::make_unique<Engine>(loop.get(), committer.get(), options);
+    // After a Crash() the store has events: numbering continues after them.
+    EXPECT_TRUE(SeedEventPositions(store.get(), engine.get()).ok());
     engine->SetRunner(StepType::kShell, runner.get());
     engine->AddObserver(&log);
   }

@@ -3,8 +3,9 @@
 // The in-memory scheduling benchmark commits 100k-step DAGs through it, so Commit()
 // costs O(records in the batches): every upsert is a hash-map operation and events are
 // appended to a per-execution vector that stays sorted by seq (append is the common
-// case; an out-of-order seq is inserted in place). Reads sort on demand -- they are
-// rare compared with commits.
+// case; an out-of-order seq is inserted in place), and indexed by position in one
+// store-wide vector (an append per event). Reads sort on demand -- they are rare
+// compared with commits.
 #include <baton/store.h>
 
 #include <algorithm>
@@ -34,6 +35,7 @@ struct StepEntry {
 
 // Steps, attempts and events of one execution (which may exist before its record).
 struct ExecutionData {
+  std::string id;
   std::unordered_map<std::string, StepEntry> steps;
   std::vector<EventRecord> events;  // sorted by seq
 };
@@ -224,6 +226,34 @@ class MemoryStore final : public Store {
     return out;
   }
 
+  Result<std::vector<EventRecord>> ListEvents(const EventQuery& q) override {
+    std::lock_guard lock(mu_);
+    std::vector<EventRecord> out;
+    // Events without a position (0) are never listed.
+    auto it =
+        std::upper_bound(by_position_.begin(), by_position_.end(), std::max<int64_t>(q.after, 0),
+                         [](int64_t after, const PositionEntry& p) { return after < p.position; });
+    const ExecutionData* last = nullptr;
+    bool match = false;
+    for (; it != by_position_.end() && (q.limit == 0 || out.size() < q.limit); ++it) {
+      if (it->data != last) {
+        last = it->data;
+        match = EventsMatch(q, *last);
+      }
+      if (!match) continue;
+      const std::vector<EventRecord>& events = last->events;
+      auto e = std::lower_bound(events.begin(), events.end(), it->seq,
+                                [](const EventRecord& x, int64_t s) { return x.seq < s; });
+      out.push_back(*e);
+    }
+    return out;
+  }
+
+  Result<int64_t> LastEventPosition() override {
+    std::lock_guard lock(mu_);
+    return by_position_.empty() ? 0 : by_position_.back().position;
+  }
+
   Result<std::vector<DeadLetterRecord>> ListDeadLetters(const std::string& execution_id) override {
     std::lock_guard lock(mu_);
     if (execution_id.empty()) return dead_letters_;
@@ -394,9 +424,30 @@ class MemoryStore final : public Store {
   ExecutionData& DataFor(const std::string& execution_id) {
     if (last_data_ == nullptr || last_id_ != execution_id) {
       last_data_ = &data_[execution_id];  // node-based map: the pointer stays valid
+      if (last_data_->id.empty()) last_data_->id = execution_id;
       last_id_ = execution_id;
     }
     return *last_data_;
+  }
+
+  bool EventsMatch(const EventQuery& q, const ExecutionData& d) const {
+    if (!q.execution_id.empty() && d.id != q.execution_id) return false;
+    auto it = executions_.find(d.id);
+    if (it == executions_.end() || it->second.record.ns != q.ns) return false;
+    return q.workflow.empty() || it->second.record.workflow == q.workflow;
+  }
+
+  // Engines number events in commit order, so this is an append but for callers that
+  // write positions out of order.
+  void IndexPosition(ExecutionData& d, const EventRecord& e) {
+    if (e.position <= 0) return;
+    if (by_position_.empty() || by_position_.back().position < e.position) {
+      by_position_.push_back({e.position, &d, e.seq});
+      return;
+    }
+    auto at = std::upper_bound(by_position_.begin(), by_position_.end(), e.position,
+                               [](int64_t p, const PositionEntry& x) { return p < x.position; });
+    by_position_.insert(at, {e.position, &d, e.seq});
   }
 
   Status CheckEvents(std::span<const WriteBatch* const> batches) const {
@@ -494,12 +545,15 @@ class MemoryStore final : public Store {
         if (events.empty() && OneExecutionInOrder(b.events)) {
           events = std::move(b.events);
           b.events.clear();  // a moved-from vector is unspecified, not necessarily empty
+          for (const EventRecord& e : events) IndexPosition(*last_data_, e);
         }
       }
       GrowFor(events, b.events.size());
     }
     for (auto& e : b.events) {
-      std::vector<EventRecord>& events = DataFor(e.execution_id).events;
+      ExecutionData& data = DataFor(e.execution_id);
+      IndexPosition(data, e);
+      std::vector<EventRecord>& events = data.events;
       if (events.empty() || events.back().seq < e.seq) {
         events.push_back(Take(e));
       } else {
@@ -529,6 +583,13 @@ class MemoryStore final : public Store {
   std::unordered_map<std::string, ExecutionEntry> executions_;
   std::unordered_map<std::string, ExecutionData> data_;
   std::vector<DeadLetterRecord> dead_letters_;
+  // Every event with a position, ascending: where ListEvents reads.
+  struct PositionEntry {
+    int64_t position;
+    const ExecutionData* data;
+    int64_t seq;
+  };
+  std::vector<PositionEntry> by_position_;
   uint64_t next_order_ = 0;
   ExecutionData* last_data_ = nullptr;
   std::string last_id_;

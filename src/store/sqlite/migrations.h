@@ -14,8 +14,12 @@ namespace baton::sqlite {
 // The newest schema version this build knows.
 int LatestSchemaVersion();
 
+// The migration that adds events.position (renumber it with its entry in kMigrations).
+inline constexpr int kEventPositionsVersion = 5;
+
 // Applies every migration newer than the database's version, each in its own
 // transaction. Fails (errc::kStore) when the database is newer than this build.
-Status Migrate(sqlite3* db);
+// `up_to` < latest stops there (tests build databases as older builds left them).
+Status Migrate(sqlite3* db, int up_to = LatestSchemaVersion());
 
 }  // namespace baton::sqlite

@@ -41,8 +41,8 @@ const char* const kUpsertAttempt =
     "assignment_id = excluded.assignment_id, error = excluded.error, "
     "started_at = excluded.started_at, completed_at = excluded.completed_at";
 const char* const kInsertEvent =
-    "INSERT INTO events (execution_id, seq, type, step_id, data, time, attempt) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+    "INSERT INTO events (execution_id, seq, type, step_id, data, time, attempt, position) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
 const char* const kInsertDeadLetter =
     "INSERT INTO dead_letters (execution_id, step_id, input, errors, created_at) "
     "VALUES (?1, ?2, ?3, ?4, ?5)";
@@ -82,7 +82,7 @@ const char* const kSelectAttempts =
     "SELECT execution_id, step_id, attempt, status, assignment_id, error, started_at, "
     "completed_at FROM attempts";
 const char* const kSelectEvents =
-    "SELECT execution_id, seq, type, step_id, data, time, attempt FROM events";
+    "SELECT execution_id, seq, type, step_id, data, time, attempt, position FROM events";
 const char* const kSelectDeadLetters =
     "SELECT execution_id, step_id, input, errors, created_at FROM dead_letters";
 const char* const kSelectTokens =
@@ -164,6 +164,7 @@ Status Write(Stmt& q, const EventRecord& e) {
   q.BindJson(5, e.data);
   q.Bind(6, e.time);
   q.Bind(7, e.attempt);
+  q.Bind(8, e.position);
   Status s = q.Run();
   if (s.ok()) return s;
   return Context(s,
@@ -296,6 +297,7 @@ bool Read(const Stmt& q, EventRecord* e) {
   e->step_id = q.Text(3);
   e->time = q.Int(5);
   e->attempt = static_cast<int>(q.Int(6));
+  e->position = q.Int(7);
   return q.JsonAt(4, &e->data);
 }
 

@@ -12,6 +12,8 @@
 #include "store/sqlite/rows.h"
 #include "store/sqlite/statement.h"
 
+#include <algorithm>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -177,6 +179,70 @@ class SqliteStore final : public Store {
                                 q.Bind(2, after_seq);
                                 q.Bind(3, SqlLimit(limit));
                               });
+  }
+
+  Result<std::vector<EventRecord>> ListEvents(const EventQuery& q) override {
+    // Parameters: ?1 after, ?2 end of the window, ?3 limit, ?4 ns, ?5 workflow,
+    // ?6 execution. Events carry no namespace: their execution's row decides (see
+    // migration 5 for why).
+    const std::string whose =
+        std::string(
+            " AND EXISTS (SELECT 1 FROM executions x WHERE x.id = events.execution_id"
+            " AND x.ns = ?4") +
+        (q.workflow.empty() ? ")" : " AND x.workflow = ?5)");
+    // Events without a position (0) are never listed.
+    const int64_t from = std::max<int64_t>(q.after, 0);
+    auto bind = [&](Stmt& st, int64_t after, const int64_t* upto, int64_t limit) {
+      st.Bind(1, after);
+      if (upto != nullptr) st.Bind(2, *upto);
+      st.Bind(3, limit);
+      st.Bind(4, q.ns);
+      if (!q.workflow.empty()) st.Bind(5, q.workflow);
+      if (!q.execution_id.empty()) st.Bind(6, q.execution_id);
+    };
+    if (!q.execution_id.empty()) {
+      // One execution: its primary-key range, sorted. (The unary + keeps the planner off
+      // the position index, which would walk every execution's events after `after`.)
+      std::lock_guard lock(mu_);
+      return Query<EventRecord>(
+          std::string(sqlite::kSelectEvents) + " WHERE execution_id = ?6 AND +position > ?1" +
+              whose + " ORDER BY +position LIMIT ?3",
+          "events", [&](Stmt& st) { bind(st, from, nullptr, SqlLimit(q.limit)); });
+    }
+    // Any execution: the position index from `after` on, in windows of kScanWindow
+    // entries, the lock released between them -- a selective filter over a long log
+    // must not hold every commit back for the whole scan.
+    const std::string sql = std::string(sqlite::kSelectEvents) +
+                            " WHERE position > ?1 AND position <= ?2" + whose +
+                            " ORDER BY position LIMIT ?3";
+    std::vector<EventRecord> out;
+    for (int64_t after = from;;) {
+      std::lock_guard lock(mu_);
+      auto upto = WindowEnd(after);
+      if (!upto.ok()) return upto.status();
+      const int64_t want =
+          q.limit == 0 ? -1 : static_cast<int64_t>(q.limit) - static_cast<int64_t>(out.size());
+      auto rows =
+          Query<EventRecord>(sql, "events", [&](Stmt& st) { bind(st, after, &*upto, want); });
+      if (!rows.ok()) return rows.status();
+      if (out.empty()) {
+        out = std::move(rows.value());
+      } else {
+        out.insert(out.end(), std::make_move_iterator(rows->begin()),
+                   std::make_move_iterator(rows->end()));
+      }
+      if ((q.limit != 0 && out.size() >= q.limit) || *upto == kNoEnd) return out;
+      after = *upto;
+    }
+  }
+
+  Result<int64_t> LastEventPosition() override {
+    std::lock_guard lock(mu_);
+    Stmt* q = nullptr;
+    if (Status s = Cached("SELECT COALESCE(MAX(position), 0) FROM events", &q); !s.ok()) return s;
+    sqlite::ResetOnExit reset(*q);
+    if (q->Step() != SQLITE_ROW) return sqlite::Error(db(), "reading the last event position");
+    return q->Int(0);
   }
 
   Result<std::vector<DeadLetterRecord>> ListDeadLetters(const std::string& execution_id) override {
@@ -369,6 +435,26 @@ class SqliteStore final : public Store {
     }
     if (rc != SQLITE_DONE) return sqlite::Error(db(), std::string("reading ") + table);
     return out;
+  }
+
+  // The position kScanWindow index entries after `after` (kNoEnd: fewer remain).
+  static constexpr int64_t kScanWindow = 4096;
+  static constexpr int64_t kNoEnd = std::numeric_limits<int64_t>::max();
+  Result<int64_t> WindowEnd(int64_t after) {
+    Stmt* q = nullptr;
+    if (Status s = Cached(
+            "SELECT position FROM events WHERE position > ?1 ORDER BY position LIMIT 1 OFFSET ?2",
+            &q);
+        !s.ok()) {
+      return s;
+    }
+    sqlite::ResetOnExit reset(*q);
+    q->Bind(1, after);
+    q->Bind(2, kScanWindow - 1);
+    const int rc = q->Step();
+    if (rc == SQLITE_ROW) return q->Int(0);
+    if (rc != SQLITE_DONE) return sqlite::Error(db(), "reading events by position");
+    return kNoEnd;
   }
 
   // Upserts go through `latest` when coalescing (nullptr: write every record).

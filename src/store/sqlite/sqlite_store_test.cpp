@@ -83,6 +83,57 @@ TEST(SqliteStore, RecordsSchemaVersionAndUsesWal) {
             std::to_string(sqlite::LatestSchemaVersion()));
 }
 
+// A database as the build before event positions left it: the migration numbers its
+// events in (time, execution, seq) order, and numbering goes on from there.
+TEST(SqliteStore, MigrationNumbersExistingEvents) {
+  TempDir dir;
+  const std::string path = dir.File("baton.db");
+  const char* kEventsHavePosition =
+      "SELECT COUNT(*) FROM pragma_table_info('events') WHERE name = 'position'";
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_TRUE(sqlite::Migrate(db, sqlite::kEventPositionsVersion - 1).ok());
+    const char* rows = R"sql(
+INSERT INTO executions (id, workflow, version, status, priority, parent_id, created_at,
+                        started_at, completed_at, deadline)
+  VALUES ('b', 'wf', 1, 'completed', 1, '', 1, 1, 1, 0),
+         ('a', 'wf', 1, 'completed', 1, '', 1, 1, 1, 0);
+INSERT INTO events (execution_id, seq, type, step_id, data, time) VALUES
+  ('b', 1, 'execution.started', '', NULL, 100),
+  ('a', 1, 'execution.started', '', NULL, 100),
+  ('a', 2, 'step.started', 's', NULL, 100),
+  ('b', 2, 'step.started', 's', NULL, 105),
+  ('a', 3, 'execution.completed', '', NULL, 110);
+)sql";
+    ASSERT_EQ(sqlite3_exec(db, rows, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  EXPECT_EQ(RawQuery(path, kEventsHavePosition), "0");
+  {
+    auto store = OpenSqliteStore(path);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    EXPECT_EQ(RawQuery(path, kEventsHavePosition), "1");
+    EventQuery all;
+    all.ns = kDefaultNamespace;
+    auto events = (*store)->ListEvents(all);
+    ASSERT_TRUE(events.ok()) << events.status().ToString();
+    std::vector<std::string> order;
+    for (const EventRecord& e : *events) {
+      order.push_back(Id(e.execution_id, e.seq) + "@" + std::to_string(e.position));
+    }
+    EXPECT_EQ(order, (std::vector<std::string>{"a1@1", "a2@2", "b1@3", "b2@4", "a3@5"}));
+    EXPECT_EQ(*(*store)->LastEventPosition(), 5);
+    WriteBatch next;
+    next.events = {Event("a", 4)};
+    next.events[0].position = 6;
+    ASSERT_TRUE((*store)->Commit(next).ok());
+  }
+  auto reopened = OpenSqliteStore(path);
+  ASSERT_TRUE(reopened.ok());
+  EXPECT_EQ(*(*reopened)->LastEventPosition(), 6);
+}
+
 TEST(SqliteStore, RejectsNewerSchema) {
   TempDir dir;
   const std::string path = dir.File("baton.db");
