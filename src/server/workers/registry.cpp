@@ -1,0 +1,135 @@
+#include "server/workers/registry.h"
+
+#include <algorithm>
+
+namespace baton::server {
+namespace {
+
+void SortUnique(std::vector<std::string>& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+}  // namespace
+
+const char* ToString(WorkerState s) {
+  switch (s) {
+    case WorkerState::kOnline:
+      return "ONLINE";
+    case WorkerState::kUnhealthy:
+      return "UNHEALTHY";
+    case WorkerState::kDraining:
+      return "DRAINING";
+    case WorkerState::kOffline:
+      return "OFFLINE";
+  }
+  return "?";
+}
+
+bool WorkerEntry::Handles(const std::string& command) const {
+  return std::binary_search(commands.begin(), commands.end(), command);
+}
+
+bool WorkerEntry::HasTags(const std::vector<std::string>& wanted) const {
+  for (const std::string& t : wanted) {
+    if (!std::binary_search(tags.begin(), tags.end(), t)) return false;
+  }
+  return true;
+}
+
+WorkerEntry& Registry::Register(WorkerEntry worker) {
+  SortUnique(worker.commands);
+  SortUnique(worker.tags);
+  if (worker.capacity < 1) worker.capacity = 1;
+  worker.state = WorkerState::kOnline;
+  auto it = workers_.find(worker.id);
+  if (it != workers_.end()) {
+    worker.held = std::move(it->second.held);
+    worker.registered_at = it->second.registered_at;
+    it->second = std::move(worker);
+    return it->second;
+  }
+  return workers_.emplace(worker.id, std::move(worker)).first->second;
+}
+
+WorkerEntry* Registry::Find(const std::string& id) {
+  auto it = workers_.find(id);
+  return it == workers_.end() ? nullptr : &it->second;
+}
+
+const WorkerEntry* Registry::Find(const std::string& id) const {
+  auto it = workers_.find(id);
+  return it == workers_.end() ? nullptr : &it->second;
+}
+
+void Registry::Remove(const std::string& id) {
+  workers_.erase(id);
+}
+
+std::vector<const WorkerEntry*> Registry::List(const std::string& ns) const {
+  std::vector<const WorkerEntry*> out;
+  for (const auto& [id, w] : workers_) {
+    if (ns.empty() || w.ns == ns) out.push_back(&w);
+  }
+  return out;
+}
+
+WorkerEntry* Registry::Select(const Placement& p, std::string* why) {
+  std::vector<WorkerEntry*> fit;  // by id (map order)
+  int matching_online = 0;
+  std::map<WorkerState, int> not_online;
+  for (auto& [id, w] : workers_) {
+    if (w.ns != p.ns || !w.Handles(p.command) || (!p.node.empty() && w.node != p.node) ||
+        !w.HasTags(p.tags)) {
+      continue;
+    }
+    if (w.state != WorkerState::kOnline) {
+      ++not_online[w.state];
+      continue;
+    }
+    ++matching_online;
+    if (w.free() > 0 && !p.exclude.count(id)) fit.push_back(&w);
+  }
+  if (fit.empty()) {
+    if (why != nullptr) {
+      std::string what = p.command;
+      if (!p.node.empty()) what += " on node " + p.node;
+      if (!p.tags.empty()) what += " with tags " + Join(p.tags);
+      if (matching_online == 0) {
+        *why = "no ONLINE worker handles " + what;
+        std::string states;
+        for (const auto& [state, n] : not_online) {
+          states += (states.empty() ? "" : ", ") + std::to_string(n) + " " + ToString(state);
+        }
+        if (!states.empty()) *why += " (" + states + ")";
+      } else {
+        *why = "all " + std::to_string(matching_online) + " ONLINE worker" +
+               (matching_online == 1 ? "" : "s") + " for " + what +
+               (p.exclude.empty() ? " are at capacity" : " are at capacity or refused it");
+      }
+    }
+    return nullptr;
+  }
+  double best = fit.front()->load_ratio();
+  for (WorkerEntry* w : fit) best = std::min(best, w->load_ratio());
+  std::erase_if(fit, [&](WorkerEntry* w) { return w->load_ratio() > best; });
+  // Round-robin among equals: the first after the last one chosen for this command.
+  std::string& last = last_chosen_[p.ns + "/" + p.command];
+  WorkerEntry* chosen = fit.front();
+  for (WorkerEntry* w : fit) {
+    if (w->id > last) {
+      chosen = w;
+      break;
+    }
+  }
+  last = chosen->id;
+  return chosen;
+}
+
+}  // namespace baton::server
