@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -457,6 +458,14 @@ void ProcessReactor::Cancel(const std::string& id) {
 
 bool ProcessReactor::Post(std::function<void()> task) {
   return impl_->Push(Command{Command::kTask, {}, {}, std::move(task)});
+}
+
+size_t ProcessReactor::ArmedTimeouts() {
+  std::promise<size_t> count;
+  std::future<size_t> answer = count.get_future();
+  Impl* impl = impl_.get();
+  if (!Post([impl, &count] { count.set_value(impl->deadlines.size()); })) return 0;
+  return answer.get();
 }
 
 void ProcessReactor::Shutdown() {

@@ -83,6 +83,9 @@ class ProcessReactor {
   // Runs `task` on the I/O thread, in order with the other requests. False after
   // Shutdown() (the task is dropped).
   bool Post(std::function<void()> task);
+  // How many job timeouts are armed, read on the I/O thread (a finished job leaves none
+  // behind). 0 after Shutdown().
+  size_t ArmedTimeouts();
   // Refuses new work, cancels all jobs, waits until every on_done has returned and
   // joins the thread. Idempotent; thread-safe; not from a callback.
   void Shutdown();

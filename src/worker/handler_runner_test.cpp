@@ -178,7 +178,7 @@ TEST_F(HandlerRunnerTest, StderrKeepsItsEnd) {
 }
 
 // Starts a handler that reports "pid" and "child" (a background process of its group,
-// which ignores SIGTERM when `stubborn`) in a progress line, calls `stop` once that
+// which in kTermIgnoringSleeper ignores SIGTERM) in a progress line, calls `stop` once that
 // came, and checks that nothing of the group is left after the result.
 CommandResult StopHandler(HandlerRunner& runner, const protocol::Command& c,
                           const std::function<void()>& stop) {
@@ -200,7 +200,7 @@ constexpr const char* kSleeper =
     "sleep 1000 &\n"
     "echo \"{\\\"progress\\\": 1, \\\"data\\\": {\\\"pid\\\": $$, \\\"child\\\": $!}}\"\n"
     "wait";
-constexpr const char* kStubbornSleeper =
+constexpr const char* kTermIgnoringSleeper =
     "trap '' TERM\n"
     "(trap '' TERM; sleep 1000) &\n"
     "echo \"{\\\"progress\\\": 1, \\\"data\\\": {\\\"pid\\\": $$, \\\"child\\\": $!}}\"\n"
@@ -218,7 +218,7 @@ TEST_F(HandlerRunnerTest, TimeoutStopsTheWholeGroup) {
 TEST_F(HandlerRunnerTest, TimeoutEscalatesToSigkill) {
   HandlerRunnerOptions options;
   options.kill_grace = 200ms;
-  auto runner = Runner("job", kStubbornSleeper, options);
+  auto runner = Runner("job", kTermIgnoringSleeper, options);
   protocol::Command c = MakeCommand("job");
   c.timeout_seconds = 1;
   ExpectFailure(StopHandler(*runner, c, [] {}), errc::kTimeout, "timed out after 1s");
@@ -233,7 +233,7 @@ TEST_F(HandlerRunnerTest, CancelStopsTheWholeGroup) {
 TEST_F(HandlerRunnerTest, CancelEscalatesToSigkill) {
   HandlerRunnerOptions options;
   options.kill_grace = 200ms;
-  auto runner = Runner("job", kStubbornSleeper, options);
+  auto runner = Runner("job", kTermIgnoringSleeper, options);
   CommandResult r = StopHandler(*runner, MakeCommand("job"), [&] { runner->Cancel("asg-1"); });
   ExpectFailure(r, errc::kCancelled, "cancelled");
 }
