@@ -42,30 +42,21 @@ void Submit(ApiContext& ctx, const Call& call, const Responder& respond) {
   if (!body.ok()) return respond(ErrorResponse(body.status()));
   static const std::vector<std::string> kFields = {
       "workflow", "version", "input", "args", "priority", "idempotency_key", "parent_id"};
-  for (const auto& [key, value] : body->items()) {
-    if (std::find(kFields.begin(), kFields.end(), key) == kFields.end()) {
-      return respond(ErrorResponse(400, errc::kValidation, "unknown field '" + key + "'",
-                                   {{"field", key}, {"valid_fields", kFields}}));
-    }
-  }
-  auto field_error = [&](const std::string& field, const std::string& message) {
-    respond(ErrorResponse(400, errc::kValidation, "field '" + field + "': " + message,
-                          {{"field", field}}));
-  };
+  if (auto bad = UnknownField(*body, kFields)) return respond(std::move(*bad));
   const Json& wf = (*body)["workflow"];
   if (!wf.is_string() || wf.get<std::string>().empty()) {
-    return field_error("workflow", "the name of a workflow is required");
+    return respond(FieldError("workflow", "the name of a workflow is required"));
   }
   int version = 0;
   if (body->contains("version")) {
     const Json& v = (*body)["version"];
     if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > INT32_MAX) {
-      return field_error("version", "must be a positive integer");
+      return respond(FieldError("version", "must be a positive integer"));
     }
     version = v.get<int>();
   }
   Json input = body->value("input", Json::object());
-  if (!input.is_object()) return field_error("input", "must be an object");
+  if (!input.is_object()) return respond(FieldError("input", "must be an object"));
   const size_t input_bytes = input.dump().size();
   if (input_bytes > ctx.limits.max_payload_bytes) {
     return respond(ErrorResponse(
@@ -79,7 +70,8 @@ void Submit(ApiContext& ctx, const Call& call, const Responder& respond) {
   if (body->contains("priority")) {
     const Json& p = (*body)["priority"];
     auto parsed = p.is_string() ? ParsePriority(p.get<std::string>()) : std::nullopt;
-    if (!parsed) return field_error("priority", "must be one of low, normal, high, critical");
+    if (!parsed)
+      return respond(FieldError("priority", "must be one of low, normal, high, critical"));
     req.priority = *parsed;
   }
   for (auto [name, out] : {std::pair{"idempotency_key", &req.idempotency_key},
@@ -87,7 +79,7 @@ void Submit(ApiContext& ctx, const Call& call, const Responder& respond) {
     if (!body->contains(name)) continue;
     const Json& v = (*body)[name];
     if (!v.is_string() || v.get<std::string>().size() > 200) {
-      return field_error(name, "must be a string of at most 200 characters");
+      return respond(FieldError(name, "must be a string of at most 200 characters"));
     }
     *out = v.get<std::string>();
   }
@@ -100,12 +92,14 @@ void Submit(ApiContext& ctx, const Call& call, const Responder& respond) {
   std::vector<std::pair<std::string, std::string>> args;
   if (body->contains("args")) {
     const Json& a = (*body)["args"];
-    if (!a.is_array()) return field_error("args", "must be a list of \"key=value\" strings");
+    if (!a.is_array())
+      return respond(FieldError("args", "must be a list of \"key=value\" strings"));
     for (const Json& kv : a) {
       const std::string text = kv.is_string() ? kv.get<std::string>() : "";
       const size_t eq = text.find('=');
       if (eq == std::string::npos || eq == 0) {
-        return field_error("args", "must be a list of \"key=value\" strings, got " + kv.dump());
+        return respond(
+            FieldError("args", "must be a list of \"key=value\" strings, got " + kv.dump()));
       }
       args.emplace_back(text.substr(0, eq), text.substr(eq + 1));
     }

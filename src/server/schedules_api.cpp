@@ -29,16 +29,7 @@ void Create(ApiContext& ctx, const Call& call, const Responder& respond) {
   if (!body.ok()) return respond(ErrorResponse(body.status()));
   static const std::vector<std::string> kFields = {"name",     "workflow", "version", "cron",
                                                    "timezone", "input",    "overlap", "catchup"};
-  auto field_error = [&](const std::string& field, const std::string& message) {
-    respond(ErrorResponse(400, errc::kValidation, "field '" + field + "': " + message,
-                          {{"field", field}}));
-  };
-  for (const auto& [key, value] : body->items()) {
-    if (std::find(kFields.begin(), kFields.end(), key) == kFields.end()) {
-      return respond(ErrorResponse(400, errc::kValidation, "unknown field '" + key + "'",
-                                   {{"field", key}, {"valid_fields", kFields}}));
-    }
-  }
+  if (auto bad = UnknownField(*body, kFields)) return respond(std::move(*bad));
   ScheduleRecord r;
   r.ns = call.principal.ns;
   for (auto [name, out, required] :
@@ -46,24 +37,20 @@ void Create(ApiContext& ctx, const Call& call, const Responder& respond) {
         std::tuple{"cron", &r.cron, true}, std::tuple{"timezone", &r.timezone, false},
         std::tuple{"overlap", &r.overlap, false}, std::tuple{"catchup", &r.catchup, false}}) {
     if (!body->contains(name)) {
-      if (required) return field_error(name, "is required");
+      if (required) return respond(FieldError(name, "is required"));
       continue;
     }
     const Json& v = (*body)[name];
     if (!v.is_string() || v.get<std::string>().size() > 200) {
-      return field_error(name, "must be a string of at most 200 characters");
+      return respond(FieldError(name, "must be a string of at most 200 characters"));
     }
     *out = v.get<std::string>();
   }
-  if (body->contains("version")) {
-    const Json& v = (*body)["version"];
-    if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > INT32_MAX) {
-      return field_error("version", "must be a positive integer (omit it for the latest)");
-    }
-    r.version = v.get<int>();
-  }
+  auto version = VersionField(*body);
+  if (!version.ok()) return respond(FieldError("version", version.status().message()));
+  r.version = *version;
   r.input = body->value("input", Json::object());
-  if (!r.input.is_object()) return field_error("input", "must be an object");
+  if (!r.input.is_object()) return respond(FieldError("input", "must be an object"));
   if (r.input.dump().size() > ctx.limits.max_payload_bytes) {
     return respond(ErrorResponse(413, "PAYLOAD_TOO_LARGE", "input exceeds the payload limit",
                                  {{"field", "input"}, {"limit", ctx.limits.max_payload_bytes}}));

@@ -17,35 +17,31 @@ Json TokenJson(const TokenRecord& t) {
 void Create(ApiContext& ctx, const Call& call, const Responder& respond) {
   auto body = ParseJsonBody(*call.request);
   if (!body.ok()) return respond(ErrorResponse(body.status()));
-  auto field_error = [&](const std::string& field, const std::string& message) {
-    respond(ErrorResponse(400, errc::kValidation, "field '" + field + "': " + message,
-                          {{"field", field}}));
-  };
   for (const auto& [key, value] : body->items()) {
     if (key != "name" && key != "scopes" && key != "namespace") {
-      return field_error(key, "unknown field (valid: name, scopes, namespace)");
+      return respond(FieldError(key, "unknown field (valid: name, scopes, namespace)"));
     }
   }
   const Json& name = body->value("name", Json(""));
   if (!name.is_string() || name.get<std::string>().empty() ||
       name.get<std::string>().size() > 200) {
-    return field_error("name", "a description of 1 to 200 characters is required");
+    return respond(FieldError("name", "a description of 1 to 200 characters is required"));
   }
   const Json& scopes = body->value("scopes", Json());
   if (!scopes.is_array() || scopes.empty()) {
-    return field_error("scopes", "a list of one or more of admin, write, read, worker");
+    return respond(FieldError("scopes", "a list of one or more of admin, write, read, worker"));
   }
   std::vector<Scope> parsed;
   for (const Json& s : scopes) {
     auto scope = s.is_string() ? ParseScope(s.get<std::string>()) : std::nullopt;
-    if (!scope) return field_error("scopes", "unknown scope " + s.dump());
+    if (!scope) return respond(FieldError("scopes", "unknown scope " + s.dump()));
     parsed.push_back(*scope);
   }
   std::string ns = call.principal.ns;
   if (body->contains("namespace")) {
     const Json& n = (*body)["namespace"];
     if (!n.is_string() || !IsSimpleName(n.get<std::string>(), 64)) {
-      return field_error("namespace", "1 to 64 letters, digits, '-', '_' or '.'");
+      return respond(FieldError("namespace", "1 to 64 letters, digits, '-', '_' or '.'"));
     }
     ns = n.get<std::string>();
   }
