@@ -105,6 +105,25 @@ TEST(FollowUps, NothingToDoWritesNothing) {
   EXPECT_TRUE(batch.deliveries.empty());
 }
 
+TEST(FollowUps, TriggersCanBeReplacedAndRemoved) {
+  FollowUps follow([](std::vector<DeliveryRecord>) {});
+  follow.PutTrigger(Trigger("trg_1", "train", "evaluate"));
+  TriggerRecord moved = Trigger("trg_1", "other", "evaluate");  // same id, another source
+  follow.PutTrigger(moved);
+  WriteBatch batch;
+  follow.OnFinish(Finished(ExecutionStatus::kCompleted), WorkflowDef{}, batch);
+  EXPECT_TRUE(batch.deliveries.empty());  // train is no longer watched
+  follow.PutTrigger(Trigger("trg_2", "train", "evaluate"));
+  follow.OnFinish(Finished(ExecutionStatus::kCompleted), WorkflowDef{}, batch);
+  ASSERT_EQ(batch.deliveries.size(), 1u);
+  EXPECT_EQ(batch.deliveries[0].target, "trg_2");
+  follow.RemoveTrigger("trg_2");
+  follow.RemoveTrigger("trg_unknown");
+  WriteBatch after;
+  follow.OnFinish(Finished(ExecutionStatus::kCompleted), WorkflowDef{}, after);
+  EXPECT_TRUE(after.deliveries.empty());
+}
+
 TEST(FollowUps, TriggerCyclesAndBadStatusesAreRefused) {
   std::vector<TriggerRecord> existing = {Trigger("t1", "a", "b"), Trigger("t2", "b", "c")};
   EXPECT_TRUE(ValidateTrigger(Trigger("t3", "c", "d"), existing).ok());

@@ -115,15 +115,24 @@ Status ValidateTrigger(const TriggerRecord& t, const std::vector<TriggerRecord>&
 
 void FollowUps::SetTriggers(std::vector<TriggerRecord> triggers) {
   triggers_.clear();
-  for (TriggerRecord& t : triggers) triggers_[t.id] = std::move(t);
+  trigger_keys_.clear();
+  for (const TriggerRecord& t : triggers) PutTrigger(t);
 }
 
 void FollowUps::PutTrigger(const TriggerRecord& trigger) {
-  triggers_[trigger.id] = trigger;
+  RemoveTrigger(trigger.id);
+  auto key = std::make_pair(trigger.ns, trigger.source);
+  triggers_[key][trigger.id] = trigger;
+  trigger_keys_[trigger.id] = std::move(key);
 }
 
 void FollowUps::RemoveTrigger(const std::string& id) {
-  triggers_.erase(id);
+  auto it = trigger_keys_.find(id);
+  if (it == trigger_keys_.end()) return;
+  auto bucket = triggers_.find(it->second);
+  bucket->second.erase(id);
+  if (bucket->second.empty()) triggers_.erase(bucket);
+  trigger_keys_.erase(it);
 }
 
 std::function<void()> FollowUps::OnFinish(const ExecutionRecord& execution,
@@ -145,11 +154,10 @@ std::function<void()> FollowUps::OnFinish(const ExecutionRecord& execution,
       out.push_back(std::move(d));
     }
   }
-  for (const auto& [id, t] : triggers_) {
-    if (t.ns != execution.ns || t.source != execution.workflow ||
-        std::find(t.on.begin(), t.on.end(), status) == t.on.end()) {
-      continue;
-    }
+  auto watching = triggers_.find({execution.ns, execution.workflow});
+  const std::map<std::string, TriggerRecord> none;
+  for (const auto& [id, t] : watching == triggers_.end() ? none : watching->second) {
+    if (std::find(t.on.begin(), t.on.end(), status) == t.on.end()) continue;
     DeliveryRecord d = NewDelivery(execution, event.c_str(), "trigger");
     d.target = t.id;
     d.payload = {{"workflow", t.workflow}, {"version", t.version}, {"input", Json::object()}};

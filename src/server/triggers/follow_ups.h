@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace baton::server {
@@ -54,7 +55,10 @@ class FollowUps final : public FinishHook {
 
  private:
   std::function<void(std::vector<DeliveryRecord>)> deliver_;
-  std::map<std::string, TriggerRecord> triggers_;  // by id
+  // By (namespace, source workflow), then id: a finished execution looks at its own
+  // workflow's triggers only.
+  std::map<std::pair<std::string, std::string>, std::map<std::string, TriggerRecord>> triggers_;
+  std::map<std::string, std::pair<std::string, std::string>> trigger_keys_;  // id -> key
 };
 
 }  // namespace baton::server
