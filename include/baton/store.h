@@ -231,6 +231,78 @@ struct DeliveryFilter {
   size_t limit = 100;  // 0 = no limit
 };
 
+// A remote worker as last registered (docs/coordinator.md). Upserted on register, on a
+// status change and on drain -- not on every heartbeat: heartbeats live in memory.
+struct WorkerRecord {
+  std::string id;
+  std::string ns = kDefaultNamespace;
+  std::string node;  // the node it runs on (target.node pins it); defaults to the id
+  std::string host;
+  std::string version;  // the worker's software version, as it reported it
+  int capacity = 1;
+  std::vector<std::string> commands;
+  std::vector<std::string> tags;
+  std::string status;  // ONLINE | UNHEALTHY | OFFLINE | DRAINING
+  TimeMs registered_at = 0;
+  TimeMs last_heartbeat = 0;  // as of the last write
+  TimeMs updated_at = 0;
+};
+
+// One dispatch of a `command` step attempt to workers, keyed by dispatch_id (the engine's
+// RunRequest::assignment_id). Written before the command is sent (dispatch persisted
+// first); `id` is the worker-facing assignment id: dispatch_id for the first placement,
+// dispatch_id + ".r<n>" after the n-th reassignment.
+struct AssignmentRecord {
+  std::string dispatch_id;
+  std::string id;
+  std::string ns = kDefaultNamespace;
+  std::string execution_id;
+  std::string step_id;
+  int attempt = 1;
+  std::string command;
+  std::string worker_id;  // the holder; empty while waiting for a worker
+  // waiting | dispatched | accepted | running (active) |
+  // completed | failed | cancelled | lost (final)
+  std::string status;
+  int progress = 0;
+  Json checkpoint;  // the last one reported; null when none
+  int reassignments = 0;
+  TimeMs created_at = 0;
+  TimeMs updated_at = 0;
+};
+
+// A move of an assignment from one worker to another (seed 003's ReassignmentEvent).
+struct ReassignmentRecord {
+  std::string id;  // "rsg_..."
+  std::string ns = kDefaultNamespace;
+  std::string dispatch_id;
+  std::string assignment_id;  // the new worker-facing id
+  std::string execution_id;
+  std::string step_id;
+  std::string from_worker;
+  std::string to_worker;  // empty when no worker took it (it failed WORKER_LOST)
+  std::string reason;
+  Json checkpoint;  // what the new holder resumes from; null when none
+  TimeMs at = 0;
+};
+
+// Every set field narrows the list; ordered by created_at, then dispatch_id.
+struct AssignmentFilter {
+  std::string ns;  // empty = every namespace
+  std::string worker_id;
+  std::string execution_id;
+  bool active_only = false;  // waiting, dispatched, accepted or running
+  size_t limit = 100;        // 0 = no limit
+};
+
+// Every set field narrows the list; newest first (at descending, then id descending).
+struct ReassignmentFilter {
+  std::string ns;  // empty = every namespace
+  std::string dispatch_id;
+  std::string worker_id;  // from or to this worker
+  size_t limit = 100;     // 0 = no limit
+};
+
 // Everything one decide step changes. Records are upserts keyed by their identity
 // (workflow name + version; execution id; execution + step; execution + step + attempt)
 // that replace every field; events and dead letters are appended, and an event whose
@@ -243,15 +315,19 @@ struct WriteBatch {
   std::vector<AttemptRecord> attempts;
   std::vector<EventRecord> events;
   std::vector<DeadLetterRecord> dead_letters;
-  std::vector<TokenRecord> tokens;         // upserts keyed by id
-  std::vector<ScheduleRecord> schedules;   // upserts keyed by id
-  std::vector<HookRecord> hooks;           // upserts keyed by name
-  std::vector<TriggerRecord> triggers;     // upserts keyed by id
-  std::vector<DeliveryRecord> deliveries;  // upserts keyed by id
+  std::vector<TokenRecord> tokens;                // upserts keyed by id
+  std::vector<ScheduleRecord> schedules;          // upserts keyed by id
+  std::vector<HookRecord> hooks;                  // upserts keyed by name
+  std::vector<TriggerRecord> triggers;            // upserts keyed by id
+  std::vector<DeliveryRecord> deliveries;         // upserts keyed by id
+  std::vector<WorkerRecord> workers;              // upserts keyed by id
+  std::vector<AssignmentRecord> assignments;      // upserts keyed by dispatch_id
+  std::vector<ReassignmentRecord> reassignments;  // appended (ids are unique)
   bool empty() const {
     return workflows.empty() && executions.empty() && steps.empty() && attempts.empty() &&
            events.empty() && dead_letters.empty() && tokens.empty() && schedules.empty() &&
-           hooks.empty() && triggers.empty() && deliveries.empty();
+           hooks.empty() && triggers.empty() && deliveries.empty() && workers.empty() &&
+           assignments.empty() && reassignments.empty();
   }
 };
 
@@ -356,6 +432,14 @@ class Store {
 
   virtual Result<std::vector<DeliveryRecord>> ListDeliveries(const DeliveryFilter& f) = 0;
   virtual Result<DeliveryRecord> GetDelivery(const std::string& id) = 0;  // NOT_FOUND
+
+  // Workers of one namespace (empty = all), by id.
+  virtual Result<std::vector<WorkerRecord>> ListWorkers(const std::string& ns) = 0;
+  virtual Result<std::vector<AssignmentRecord>> ListAssignments(const AssignmentFilter& f) = 0;
+  // By dispatch id or by a worker-facing id (dispatch_id.r<n>): NOT_FOUND otherwise.
+  virtual Result<AssignmentRecord> GetAssignment(const std::string& id) = 0;
+  virtual Result<std::vector<ReassignmentRecord>> ListReassignments(
+      const ReassignmentFilter& f) = 0;
 };
 
 // Forwards every call to another store; tests derive from it to intercept a few calls
@@ -436,6 +520,18 @@ class StoreWrapper : public Store {
   }
   Result<DeliveryRecord> GetDelivery(const std::string& id) override {
     return target_->GetDelivery(id);
+  }
+  Result<std::vector<WorkerRecord>> ListWorkers(const std::string& ns) override {
+    return target_->ListWorkers(ns);
+  }
+  Result<std::vector<AssignmentRecord>> ListAssignments(const AssignmentFilter& f) override {
+    return target_->ListAssignments(f);
+  }
+  Result<AssignmentRecord> GetAssignment(const std::string& id) override {
+    return target_->GetAssignment(id);
+  }
+  Result<std::vector<ReassignmentRecord>> ListReassignments(const ReassignmentFilter& f) override {
+    return target_->ListReassignments(f);
   }
 
  private:
