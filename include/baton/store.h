@@ -305,9 +305,10 @@ struct ReassignmentFilter {
 
 // Everything one decide step changes. Records are upserts keyed by their identity
 // (workflow name + version; execution id; execution + step; execution + step + attempt)
-// that replace every field; events and dead letters are appended, and an event whose
-// (execution, seq) exists -- stored, or earlier in the same Commit -- fails the whole
-// Commit. Steps, attempts and events do not require their execution record to exist.
+// that replace every field; events, dead letters and reassignments are appended, and an
+// event whose (execution, seq) exists -- stored, or earlier in the same Commit -- fails
+// the whole Commit, as does a reassignment whose id exists. Steps, attempts and events
+// do not require their execution record to exist.
 struct WriteBatch {
   std::vector<WorkflowRecord> workflows;
   std::vector<ExecutionRecord> executions;

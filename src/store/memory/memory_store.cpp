@@ -8,6 +8,8 @@
 // compared with commits.
 #include <baton/store.h>
 
+#include "store/memory/worker_tables.h"
+
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -118,9 +120,7 @@ class MemoryStore final : public Store {
  public:
   Status Commit(std::span<const WriteBatch* const> batches) override {
     std::lock_guard lock(mu_);
-    // Events are the only records that can be rejected, so checking them first makes
-    // the commit all-or-nothing without an undo log.
-    if (Status s = CheckEvents(batches); !s.ok()) return s;
+    if (Status s = Check(batches); !s.ok()) return s;
     for (const WriteBatch* b : batches) Apply(*b);
     return Status::Ok();
   }
@@ -128,7 +128,7 @@ class MemoryStore final : public Store {
   Status CommitOwned(WriteBatch&& batch) override {
     std::lock_guard lock(mu_);
     const WriteBatch* one[] = {&batch};
-    if (Status s = CheckEvents(one); !s.ok()) return s;
+    if (Status s = Check(one); !s.ok()) return s;
     Apply(batch);
     return Status::Ok();
   }
@@ -413,7 +413,31 @@ class MemoryStore final : public Store {
     return Status(errc::kNotFound, "token");
   }
 
+  Result<std::vector<WorkerRecord>> ListWorkers(const std::string& ns) override {
+    std::lock_guard lock(mu_);
+    return workers_.ListWorkers(ns);
+  }
+  Result<std::vector<AssignmentRecord>> ListAssignments(const AssignmentFilter& f) override {
+    std::lock_guard lock(mu_);
+    return workers_.ListAssignments(f);
+  }
+  Result<AssignmentRecord> GetAssignment(const std::string& id) override {
+    std::lock_guard lock(mu_);
+    return workers_.GetAssignment(id);
+  }
+  Result<std::vector<ReassignmentRecord>> ListReassignments(const ReassignmentFilter& f) override {
+    std::lock_guard lock(mu_);
+    return workers_.ListReassignments(f);
+  }
+
  private:
+  // Event seqs and reassignment ids are the only records that can be rejected, so
+  // checking them first makes the commit all-or-nothing without an undo log.
+  Status Check(std::span<const WriteBatch* const> batches) const {
+    if (Status s = CheckEvents(batches); !s.ok()) return s;
+    return workers_.Check(batches);
+  }
+
   const ExecutionData* Find(const std::string& execution_id) const {
     auto it = data_.find(execution_id);
     return it == data_.end() ? nullptr : &it->second;
@@ -563,6 +587,7 @@ class MemoryStore final : public Store {
       }
     }
     for (auto& d : b.dead_letters) dead_letters_.push_back(Take(d));
+    workers_.Apply(b);
   }
 
   std::mutex mu_;
@@ -580,6 +605,7 @@ class MemoryStore final : public Store {
   std::unordered_map<std::string, TriggerRecord> triggers_;
   std::vector<std::string> trigger_order_;
   std::unordered_map<std::string, DeliveryRecord> deliveries_;
+  memory::WorkerTables workers_;  // workers, assignments, reassignments
   std::unordered_map<std::string, ExecutionEntry> executions_;
   std::unordered_map<std::string, ExecutionData> data_;
   std::vector<DeadLetterRecord> dead_letters_;
