@@ -204,6 +204,65 @@ UPDATE events SET position = numbered.n
   WHERE events.execution_id = numbered.execution_id AND events.seq = numbered.seq;
 CREATE INDEX events_position ON events (position);
 )sql",
+    // 6 (kWorkersVersion): remote workers, the assignments of command steps to them and
+    // the history of reassignments (docs/coordinator.md). commands and tags are JSON
+    // arrays of strings. A worker-facing assignment id (dispatch_id.r<n>) is looked up
+    // through assignments_id; it is not declared unique -- the engine never reuses one,
+    // and a UNIQUE constraint would fail commits the memory store accepts. Only active
+    // assignments are loaded at start: their partial index stays small.
+    R"sql(
+CREATE TABLE workers (
+  id TEXT NOT NULL PRIMARY KEY,
+  ns TEXT NOT NULL,
+  node TEXT NOT NULL,
+  host TEXT NOT NULL,
+  version TEXT NOT NULL,
+  capacity INTEGER NOT NULL,
+  commands TEXT NOT NULL,
+  tags TEXT NOT NULL,
+  status TEXT NOT NULL,
+  registered_at INTEGER NOT NULL,
+  last_heartbeat INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE TABLE assignments (
+  dispatch_id TEXT NOT NULL PRIMARY KEY,
+  id TEXT NOT NULL,
+  ns TEXT NOT NULL,
+  execution_id TEXT NOT NULL,
+  step_id TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  command TEXT NOT NULL,
+  worker_id TEXT NOT NULL,
+  status TEXT NOT NULL,
+  progress INTEGER NOT NULL,
+  checkpoint TEXT,
+  reassignments INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX assignments_id ON assignments (id);
+CREATE INDEX assignments_worker ON assignments (worker_id, created_at, dispatch_id);
+CREATE INDEX assignments_execution ON assignments (execution_id, created_at, dispatch_id);
+CREATE INDEX assignments_ns_created ON assignments (ns, created_at, dispatch_id);
+CREATE INDEX assignments_active ON assignments (created_at, dispatch_id)
+  WHERE status IN ('waiting', 'dispatched', 'accepted', 'running');
+CREATE TABLE reassignments (
+  id TEXT NOT NULL PRIMARY KEY,
+  ns TEXT NOT NULL,
+  dispatch_id TEXT NOT NULL,
+  assignment_id TEXT NOT NULL,
+  execution_id TEXT NOT NULL,
+  step_id TEXT NOT NULL,
+  from_worker TEXT NOT NULL,
+  to_worker TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  checkpoint TEXT,
+  at INTEGER NOT NULL
+);
+CREATE INDEX reassignments_dispatch ON reassignments (dispatch_id, at, id);
+CREATE INDEX reassignments_at ON reassignments (at, id);
+)sql",
 };
 
 int64_t NowMs() {

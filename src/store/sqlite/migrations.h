@@ -16,6 +16,8 @@ int LatestSchemaVersion();
 
 // The migration that adds events.position (renumber it with its entry in kMigrations).
 inline constexpr int kEventPositionsVersion = 5;
+// The migration that adds the workers, assignments and reassignments tables.
+inline constexpr int kWorkersVersion = 6;
 
 // Applies every migration newer than the database's version, each in its own
 // transaction. Fails (errc::kStore) when the database is newer than this build.

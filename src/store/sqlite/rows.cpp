@@ -185,7 +185,7 @@ Status Write(Stmt& q, const TokenRecord& t) {
   q.Bind(1, t.id);
   q.Bind(2, t.ns);
   q.Bind(3, t.name);
-  const std::string scopes = Json(t.scopes).dump();  // bound without a copy: keep it alive
+  const std::string scopes = StringsJson(t.scopes);  // bound without a copy: keep it alive
   q.Bind(4, scopes);
   q.Bind(5, t.secret_hash);
   q.Bind(6, t.created_at);
@@ -319,12 +319,20 @@ bool Read(const Stmt& q, TokenRecord* t) {
   t->secret_hash = q.Text(4);
   t->created_at = q.Int(5);
   t->revoked_at = q.Int(6);
-  Json scopes = Json::parse(q.Text(3), nullptr, /*allow_exceptions=*/false);
-  if (!scopes.is_array()) return false;
-  t->scopes.clear();
-  for (const Json& s : scopes) {
+  return ReadStrings(q, 3, &t->scopes);
+}
+
+std::string StringsJson(const std::vector<std::string>& strings) {
+  return Json(strings).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+bool ReadStrings(const Stmt& q, int col, std::vector<std::string>* out) {
+  Json array;
+  if (!q.JsonAt(col, &array) || !array.is_array()) return false;
+  out->clear();
+  for (const Json& s : array) {
     if (!s.is_string()) return false;
-    t->scopes.push_back(s.get<std::string>());
+    out->push_back(s.get<std::string>());
   }
   return true;
 }

@@ -7,6 +7,9 @@
 
 #include "store/sqlite/statement.h"
 
+#include <string>
+#include <vector>
+
 namespace baton::sqlite {
 
 // Upserts replace every field (ON CONFLICT DO UPDATE keeps the rowid, so first-insertion
@@ -20,9 +23,12 @@ extern const char* const kInsertEvent;
 extern const char* const kInsertDeadLetter;
 extern const char* const kUpsertToken;
 extern const char* const kUpsertSchedule;
-extern const char* const kUpsertHook;      // trigger_rows.cpp, with the three below
+extern const char* const kUpsertHook;  // trigger_rows.cpp, with the three below
 extern const char* const kUpsertTrigger;
 extern const char* const kUpsertDelivery;
+extern const char* const kUpsertWorker;  // worker_rows.cpp, with the two below
+extern const char* const kUpsertAssignment;
+extern const char* const kInsertReassignment;  // a plain insert: a taken id fails
 
 // "SELECT <columns> FROM <table>" in the column order Read() expects.
 extern const char* const kSelectWorkflows;
@@ -36,6 +42,9 @@ extern const char* const kSelectSchedules;
 extern const char* const kSelectHooks;
 extern const char* const kSelectTriggers;
 extern const char* const kSelectDeliveries;
+extern const char* const kSelectWorkers;
+extern const char* const kSelectAssignments;
+extern const char* const kSelectReassignments;
 
 // Bind the record to the matching statement above and run it; errors name the record.
 Status Write(Stmt& q, const WorkflowRecord& w);
@@ -49,6 +58,9 @@ Status Write(Stmt& q, const ScheduleRecord& r);
 Status Write(Stmt& q, const HookRecord& h);
 Status Write(Stmt& q, const TriggerRecord& t);
 Status Write(Stmt& q, const DeliveryRecord& d);
+Status Write(Stmt& q, const WorkerRecord& w);
+Status Write(Stmt& q, const AssignmentRecord& a);
+Status Write(Stmt& q, const ReassignmentRecord& r);
 
 // Read the current row of the matching SELECT; false when a stored value is invalid
 // (unknown status name, text that is not JSON).
@@ -63,5 +75,20 @@ bool Read(const Stmt& q, ScheduleRecord* r);
 bool Read(const Stmt& q, HookRecord* h);
 bool Read(const Stmt& q, TriggerRecord* t);
 bool Read(const Stmt& q, DeliveryRecord* d);
+bool Read(const Stmt& q, WorkerRecord* w);
+bool Read(const Stmt& q, AssignmentRecord* a);
+bool Read(const Stmt& q, ReassignmentRecord* r);
+
+// The filtered, ordered and limited SELECTs of ListAssignments and ListReassignments,
+// and the binding of their parameters (worker_rows.cpp).
+std::string SelectAssignments(const AssignmentFilter& f);
+void Bind(Stmt& q, const AssignmentFilter& f);
+std::string SelectReassignments(const ReassignmentFilter& f);
+void Bind(Stmt& q, const ReassignmentFilter& f);
+
+// A list of strings as JSON array text (invalid UTF-8 replaced, as BindJson does), and
+// the reading of such a column back; false when it does not hold an array of strings.
+std::string StringsJson(const std::vector<std::string>& strings);
+bool ReadStrings(const Stmt& q, int col, std::vector<std::string>* out);
 
 }  // namespace baton::sqlite

@@ -25,15 +25,11 @@ namespace baton {
 namespace {
 
 using sqlite::Context;
+using sqlite::SqlLimit;
 using sqlite::Stmt;
 
 Status Corrupt(const std::string& what) {
   return Status(errc::kStore, "corrupt row in " + what);
-}
-
-// SQLite's LIMIT takes -1 for "no limit"; ours takes 0.
-int64_t SqlLimit(size_t limit) {
-  return limit == 0 ? -1 : static_cast<int64_t>(limit);
 }
 
 struct DbCloser {
@@ -50,7 +46,7 @@ class SqliteStore final : public Store {
     for (const WriteBatch* b : batches) any = any || !b->empty();
     if (!any) return Status::Ok();
     std::lock_guard lock(mu_);
-    Stmt *begin, *commit, *wf, *ex, *st, *at, *ev, *dl, *tk, *sc, *hk, *tg, *dv;
+    Stmt *begin, *commit, *wf, *ex, *st, *at, *ev, *dl, *tk, *sc, *hk, *tg, *dv, *wk, *as, *rs;
     for (auto [stmt, sql] : {std::pair{&begin, "BEGIN IMMEDIATE"},
                              {&commit, "COMMIT"},
                              {&wf, sqlite::kUpsertWorkflow},
@@ -63,7 +59,10 @@ class SqliteStore final : public Store {
                              {&sc, sqlite::kUpsertSchedule},
                              {&hk, sqlite::kUpsertHook},
                              {&tg, sqlite::kUpsertTrigger},
-                             {&dv, sqlite::kUpsertDelivery}}) {
+                             {&dv, sqlite::kUpsertDelivery},
+                             {&wk, sqlite::kUpsertWorker},
+                             {&as, sqlite::kUpsertAssignment},
+                             {&rs, sqlite::kInsertReassignment}}) {
       if (Status s = Cached(sql, stmt); !s.ok()) return Context(s, "commit");
     }
     const bool coalesce = batches.size() > 1;
@@ -91,7 +90,9 @@ class SqliteStore final : public Store {
           !(s = AppendAll(*ev, b->events)).ok() || !(s = AppendAll(*dl, b->dead_letters)).ok() ||
           !(s = AppendAll(*tk, b->tokens)).ok() || !(s = AppendAll(*sc, b->schedules)).ok() ||
           !(s = AppendAll(*hk, b->hooks)).ok() || !(s = AppendAll(*tg, b->triggers)).ok() ||
-          !(s = AppendAll(*dv, b->deliveries)).ok()) {
+          !(s = AppendAll(*dv, b->deliveries)).ok() || !(s = AppendAll(*wk, b->workers)).ok() ||
+          !(s = AppendAll(*as, b->assignments)).ok() ||
+          !(s = AppendAll(*rs, b->reassignments)).ok()) {
         break;
       }
     }
@@ -378,6 +379,32 @@ class SqliteStore final : public Store {
     if (!rows.ok()) return rows.status();
     if (rows->empty()) return Status(errc::kNotFound, "token");
     return std::move(rows->front());
+  }
+
+  Result<std::vector<WorkerRecord>> ListWorkers(const std::string& ns) override {
+    return ListByNs<WorkerRecord>(sqlite::kSelectWorkers, "workers", ns, "id");
+  }
+  Result<std::vector<AssignmentRecord>> ListAssignments(const AssignmentFilter& f) override {
+    std::lock_guard lock(mu_);
+    return Query<AssignmentRecord>(sqlite::SelectAssignments(f), "assignments",
+                                   [&](Stmt& q) { sqlite::Bind(q, f); });
+  }
+  // A dispatch id wins over a worker-facing one; among assignments sharing a
+  // worker-facing id (which the engine never writes) the lowest dispatch id wins.
+  Result<AssignmentRecord> GetAssignment(const std::string& id) override {
+    std::lock_guard lock(mu_);
+    auto rows = Query<AssignmentRecord>(
+        std::string(sqlite::kSelectAssignments) +
+            " WHERE dispatch_id = ?1 OR id = ?1 ORDER BY dispatch_id != ?1, dispatch_id LIMIT 1",
+        "assignments", [&](Stmt& q) { q.Bind(1, id); });
+    if (!rows.ok()) return rows.status();
+    if (rows->empty()) return Status(errc::kNotFound, "assignment " + id);
+    return std::move(rows->front());
+  }
+  Result<std::vector<ReassignmentRecord>> ListReassignments(const ReassignmentFilter& f) override {
+    std::lock_guard lock(mu_);
+    return Query<ReassignmentRecord>(sqlite::SelectReassignments(f), "reassignments",
+                                     [&](Stmt& q) { sqlite::Bind(q, f); });
   }
 
  private:

@@ -8,6 +8,7 @@
 
 #include <sqlite3.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -21,6 +22,11 @@ inline Status Error(sqlite3* db, std::string_view what) {
 // Prefixes a failed status with what was being done.
 inline Status Context(const Status& s, std::string_view what) {
   return Status(s.code(), std::string(what) + ": " + s.message());
+}
+
+// SQLite's LIMIT takes -1 for "no limit"; ours takes 0.
+inline int64_t SqlLimit(size_t limit) {
+  return limit == 0 ? -1 : static_cast<int64_t>(limit);
 }
 
 // Runs SQL without results (one or more statements).

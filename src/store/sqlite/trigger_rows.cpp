@@ -62,7 +62,7 @@ Status Write(Stmt& q, const TriggerRecord& t) {
   q.Bind(2, t.ns);
   q.Bind(3, t.name);
   q.Bind(4, t.source);
-  const std::string statuses = Json(t.on).dump();  // bound without a copy: keep it alive
+  const std::string statuses = StringsJson(t.on);  // bound without a copy: keep it alive
   q.Bind(5, statuses);
   q.Bind(6, t.workflow);
   q.Bind(7, t.version);
@@ -80,14 +80,7 @@ bool Read(const Stmt& q, TriggerRecord* t) {
   t->workflow = q.Text(5);
   t->version = static_cast<int>(q.Int(6));
   t->created_at = q.Int(8);
-  Json on = Json::parse(q.Text(4), nullptr, /*allow_exceptions=*/false);
-  if (!on.is_array()) return false;
-  t->on.clear();
-  for (const Json& s : on) {
-    if (!s.is_string()) return false;
-    t->on.push_back(s.get<std::string>());
-  }
-  return q.JsonAt(7, &t->input);
+  return ReadStrings(q, 4, &t->on) && q.JsonAt(7, &t->input);
 }
 
 Status Write(Stmt& q, const DeliveryRecord& d) {
