@@ -105,10 +105,61 @@ inline Json ToJson(const DeadLetterRecord& d) {
           {"errors", d.errors},
           {"created_at", d.created_at}};
 }
+inline Json ToJson(const WorkerRecord& w) {
+  return {{"id", w.id},
+          {"ns", w.ns},
+          {"node", w.node},
+          {"host", w.host},
+          {"version", w.version},
+          {"capacity", w.capacity},
+          {"commands", w.commands},
+          {"tags", w.tags},
+          {"status", w.status},
+          {"registered_at", w.registered_at},
+          {"last_heartbeat", w.last_heartbeat},
+          {"updated_at", w.updated_at}};
+}
+inline Json ToJson(const AssignmentRecord& a) {
+  return {{"dispatch_id", a.dispatch_id},
+          {"id", a.id},
+          {"ns", a.ns},
+          {"execution_id", a.execution_id},
+          {"step_id", a.step_id},
+          {"attempt", a.attempt},
+          {"command", a.command},
+          {"worker_id", a.worker_id},
+          {"status", a.status},
+          {"progress", a.progress},
+          {"checkpoint", a.checkpoint},
+          {"reassignments", a.reassignments},
+          {"created_at", a.created_at},
+          {"updated_at", a.updated_at}};
+}
+inline Json ToJson(const ReassignmentRecord& r) {
+  return {{"id", r.id},
+          {"ns", r.ns},
+          {"dispatch_id", r.dispatch_id},
+          {"assignment_id", r.assignment_id},
+          {"execution_id", r.execution_id},
+          {"step_id", r.step_id},
+          {"from_worker", r.from_worker},
+          {"to_worker", r.to_worker},
+          {"reason", r.reason},
+          {"checkpoint", r.checkpoint},
+          {"at", r.at}};
+}
 template <class T>
 inline Json ToJson(const std::vector<T>& v) {
   Json out = Json::array();
   for (const T& x : v) out.push_back(ToJson(x));
+  return out;
+}
+
+// The key of every row, in order: what a listing's order and filter tests compare.
+template <class T, class F>
+std::vector<std::string> Keys(const std::vector<T>& rows, F key) {
+  std::vector<std::string> out;
+  for (const T& r : rows) out.push_back(key(r));
   return out;
 }
 

@@ -87,4 +87,58 @@ inline AttemptRecord Attempt(const std::string& execution, const std::string& st
   return a;
 }
 
+// A worker; an assignment (its first placement, no checkpoint) and a reassignment (no
+// checkpoint) of execution ex1's step "train" in namespace team-a.
+inline WorkerRecord Worker(const std::string& ns, const std::string& id) {
+  WorkerRecord w;
+  w.id = id;
+  w.ns = ns;
+  w.node = "node-" + id;
+  w.host = "10.0.0.7";
+  w.version = "0.3.1";
+  w.capacity = 4;
+  w.commands = {"train", "evaluate"};
+  w.tags = {"gpu", "a100"};
+  w.status = "ONLINE";
+  w.registered_at = 100;
+  w.last_heartbeat = 150;
+  w.updated_at = 150;
+  return w;
+}
+
+inline AssignmentRecord Assignment(const std::string& dispatch_id, TimeMs created,
+                                   const std::string& worker = "w1",
+                                   const std::string& status = "running",
+                                   const std::string& execution = "ex1") {
+  AssignmentRecord a;
+  a.dispatch_id = dispatch_id;
+  a.id = dispatch_id;
+  a.ns = "team-a";
+  a.execution_id = execution;
+  a.step_id = "train";
+  a.attempt = 1;
+  a.command = "train";
+  a.worker_id = worker;
+  a.status = status;
+  a.created_at = created;
+  a.updated_at = created;
+  return a;
+}
+
+inline ReassignmentRecord Reassignment(const std::string& id, const std::string& dispatch_id,
+                                       TimeMs at, const std::string& from, const std::string& to) {
+  ReassignmentRecord r;
+  r.id = id;
+  r.ns = "team-a";
+  r.dispatch_id = dispatch_id;
+  r.assignment_id = dispatch_id + ".r1";
+  r.execution_id = "ex1";
+  r.step_id = "train";
+  r.from_worker = from;
+  r.to_worker = to;
+  r.reason = "worker_unhealthy";
+  r.at = at;
+  return r;
+}
+
 }  // namespace baton::testing

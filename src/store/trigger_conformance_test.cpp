@@ -14,6 +14,7 @@ namespace baton {
 namespace {
 
 using testing::Factories;
+using testing::Keys;
 using testing::StoreConformance;
 using testing::StoreFactory;
 
@@ -45,13 +46,6 @@ DeliveryRecord Delivery(const std::string& id, const std::string& execution, Tim
   d.created_at = created;
   d.updated_at = created;
   return d;
-}
-
-template <class T, class F>
-Strings Keys(const std::vector<T>& rows, F key) {
-  Strings out;
-  for (const T& r : rows) out.push_back(key(r));
-  return out;
 }
 
 TEST_P(TriggerConformance, HooksRoundTripByNameAndNamespace) {

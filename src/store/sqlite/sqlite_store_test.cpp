@@ -1,6 +1,7 @@
 // SQLite-specific behaviour; the shared contract is in conformance_test.cpp.
 #include <baton/store.h>
 
+#include "store/conformance.h"
 #include "store/sqlite/migrations.h"
 #include "store/store_test_util.h"
 
@@ -17,12 +18,16 @@
 namespace baton {
 namespace {
 
+using testing::Assignment;
 using testing::Attempt;
 using testing::Event;
 using testing::Execution;
 using testing::Id;
+using testing::Reassignment;
 using testing::Step;
 using testing::TempDir;
+using testing::ToJson;
+using testing::Worker;
 
 // Runs a query on the raw file and returns the first column of the first row.
 std::string RawQuery(const std::string& path, const char* sql) {
@@ -38,6 +43,22 @@ std::string RawQuery(const std::string& path, const char* sql) {
   }
   sqlite3_close(db);
   return out;
+}
+
+// Makes `path` a database as the build of schema `version` left it, holding `rows` (SQL
+// statements). Returns what failed; empty when nothing did.
+std::string MakeOldDatabase(const std::string& path, int version, const char* rows) {
+  sqlite3* db = nullptr;
+  std::string error;
+  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
+    error = sqlite3_errmsg(db);
+  } else if (Status s = sqlite::Migrate(db, version); !s.ok()) {
+    error = s.ToString();
+  } else if (sqlite3_exec(db, rows, nullptr, nullptr, nullptr) != SQLITE_OK) {
+    error = sqlite3_errmsg(db);
+  }
+  sqlite3_close(db);
+  return error;
 }
 
 TEST(SqliteStore, ReopeningKeepsData) {
@@ -90,11 +111,7 @@ TEST(SqliteStore, MigrationNumbersExistingEvents) {
   const std::string path = dir.File("baton.db");
   const char* kEventsHavePosition =
       "SELECT COUNT(*) FROM pragma_table_info('events') WHERE name = 'position'";
-  {
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    ASSERT_TRUE(sqlite::Migrate(db, sqlite::kEventPositionsVersion - 1).ok());
-    const char* rows = R"sql(
+  const char* rows = R"sql(
 INSERT INTO executions (id, workflow, version, status, priority, parent_id, created_at,
                         started_at, completed_at, deadline)
   VALUES ('b', 'wf', 1, 'completed', 1, '', 1, 1, 1, 0),
@@ -106,9 +123,7 @@ INSERT INTO events (execution_id, seq, type, step_id, data, time) VALUES
   ('b', 2, 'step.started', 's', NULL, 105),
   ('a', 3, 'execution.completed', '', NULL, 110);
 )sql";
-    ASSERT_EQ(sqlite3_exec(db, rows, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-    sqlite3_close(db);
-  }
+  ASSERT_EQ(MakeOldDatabase(path, sqlite::kEventPositionsVersion - 1, rows), "");
   EXPECT_EQ(RawQuery(path, kEventsHavePosition), "0");
   {
     auto store = OpenSqliteStore(path);
@@ -132,6 +147,89 @@ INSERT INTO events (execution_id, seq, type, step_id, data, time) VALUES
   auto reopened = OpenSqliteStore(path);
   ASSERT_TRUE(reopened.ok());
   EXPECT_EQ(*(*reopened)->LastEventPosition(), 6);
+}
+
+// Workers, assignments and reassignments written by one process, as the coordinator of
+// the next finds them.
+WriteBatch WorkerRecords() {
+  WriteBatch b;
+  b.workers = {Worker("team-a", "w1")};
+  b.assignments = {Assignment("dsp_1", 5, "w1", "running")};
+  b.assignments[0].id = "dsp_1.r1";
+  b.assignments[0].checkpoint = Json{{"epoch", 2}};
+  b.reassignments = {Reassignment("rsg_1", "dsp_1", 10, "w0", "w1")};
+  b.reassignments[0].checkpoint = Json{{"epoch", 2}};
+  return b;
+}
+
+// Every field of every record, and the indexed reads.
+void ExpectWorkerRecords(Store& store) {
+  const WriteBatch want = WorkerRecords();
+  EXPECT_EQ(ToJson(*store.ListWorkers("")), ToJson(want.workers));
+  EXPECT_EQ(ToJson(*store.ListReassignments({})), ToJson(want.reassignments));
+  auto a = store.GetAssignment("dsp_1.r1");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(ToJson(*a), ToJson(want.assignments[0]));
+  AssignmentFilter active;
+  active.active_only = true;
+  active.worker_id = "w1";
+  EXPECT_EQ(store.ListAssignments(active)->size(), 1u);
+  ReassignmentFilter moves;
+  moves.worker_id = "w0";
+  EXPECT_EQ(store.ListReassignments(moves)->size(), 1u);
+}
+
+TEST(SqliteStore, ReopeningKeepsWorkerRecords) {
+  TempDir dir;
+  const std::string path = dir.File("baton.db");
+  {
+    auto store = OpenSqliteStore(path);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    ASSERT_TRUE((*store)->Commit(WorkerRecords()).ok());
+  }
+  auto store = OpenSqliteStore(path);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  ExpectWorkerRecords(**store);
+  // Reassignment ids stay taken across the reopen.
+  WriteBatch dup;
+  dup.reassignments = WorkerRecords().reassignments;
+  EXPECT_EQ((*store)->Commit(dup).code(), errc::kStore);
+}
+
+// A database as the build before remote workers left it: the migration adds their
+// tables and keeps what was there.
+TEST(SqliteStore, MigrationAddsWorkerTables) {
+  TempDir dir;
+  const std::string path = dir.File("baton.db");
+  const char* rows = R"sql(
+INSERT INTO executions (id, workflow, version, status, priority, parent_id, created_at,
+                        started_at, completed_at, deadline)
+  VALUES ('e', 'wf', 1, 'running', 1, '', 1, 1, 0, 0);
+INSERT INTO events (execution_id, seq, type, step_id, data, time, position)
+  VALUES ('e', 1, 'execution.started', '', NULL, 100, 1);
+)sql";
+  ASSERT_EQ(MakeOldDatabase(path, sqlite::kWorkersVersion - 1, rows), "");
+  const char* kTables =
+      "SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name IN "
+      "('workers', 'assignments', 'reassignments')";
+  EXPECT_EQ(RawQuery(path, kTables), "0");
+  EXPECT_EQ(RawQuery(path, "SELECT MAX(version) FROM schema_migrations"),
+            std::to_string(sqlite::kWorkersVersion - 1));
+  {
+    auto store = OpenSqliteStore(path);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    EXPECT_EQ(RawQuery(path, kTables), "3");
+    EXPECT_EQ(RawQuery(path, "SELECT MAX(version) FROM schema_migrations"),
+              std::to_string(sqlite::kWorkersVersion));
+    EXPECT_EQ((*store)->GetExecution("e")->status, ExecutionStatus::kRunning);
+    EXPECT_EQ(*(*store)->LastEventPosition(), 1);
+    EXPECT_TRUE((*store)->ListWorkers("")->empty());
+    EXPECT_TRUE((*store)->ListAssignments({})->empty());
+    ASSERT_TRUE((*store)->Commit(WorkerRecords()).ok());
+  }
+  auto reopened = OpenSqliteStore(path);
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  ExpectWorkerRecords(**reopened);
 }
 
 TEST(SqliteStore, RejectsNewerSchema) {
