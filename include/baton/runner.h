@@ -26,6 +26,9 @@ struct RunRequest {
   StepType type = StepType::kNoop;
   Json spec = Json::object();  // StepDef::spec with templates rendered
   Duration timeout{0};         // 0 = none (informational; the engine enforces it)
+  std::string ns;              // the execution's namespace (remote workers are per namespace)
+  int priority = 1;            // the execution's priority (0 low .. 3 critical)
+  int step_index = 0;          // the step's position in the definition
 };
 
 struct RunResult {

@@ -76,6 +76,9 @@ void Engine::Impl::StartInstances(const ExecPtr& ex, int step, Runner* runner) {
     req.type = def.type;
     req.timeout = def.timeout.value_or(Duration(0));
     req.spec = std::move(spec);
+    req.ns = ex->rec.ns;
+    req.priority = ex->rec.priority;
+    req.step_index = step;
     if (def.type == StepType::kShell) AddShellEnv(*ex, step, static_cast<int64_t>(i), req.spec);
     fan.live.emplace(req.assignment_id, i);
     StartAssignment(ex, step, runner, std::move(req), /*instance=*/true);

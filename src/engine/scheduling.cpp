@@ -222,6 +222,9 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   req.type = def.type;
   req.timeout = def.timeout.value_or(Duration(0));
   req.spec = std::move(spec);
+  req.ns = ex->rec.ns;
+  req.priority = ex->rec.priority;
+  req.step_index = step;
   if (def.type == StepType::kShell) AddShellEnv(*ex, step, -1, req.spec);
   StartAssignment(ex, step, runner, std::move(req), /*instance=*/false);
 }

@@ -31,6 +31,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -95,15 +96,16 @@ class Coordinator {
   const Registry& registry() const { return registry_; }
   std::vector<AssignmentView> Assignments(const std::string& ns,
                                           const std::string& worker_id) const;
-  std::optional<AssignmentView> Assignment(const std::string& ns, const std::string& id) const;
   Stats stats() const { return stats_; }
 
  private:
   struct Dispatch;
   class RemoteRunner;
 
-  void Place();                                  // as much of the queue as fits
-  void Send(Dispatch& d, const WorkerEntry& w);  // after the assignment is durable
+  void Place();                                // as much of the queue as fits
+  void Send(Dispatch& d, WorkerEntry& w);      // TODO: after the assignment is durable
+  void Finish(Dispatch& d, RunResult result);  // erases `d`
+  void CancelDispatch(const std::string& dispatch_id, const std::string& reason);
   void ArmDeadline(WorkerEntry& w);
   void OnDeadline(const std::string& worker_id);
   void Reassign(const std::string& worker_id, const std::string& reason);
@@ -113,8 +115,8 @@ class Coordinator {
   CoordinatorOptions options_;
   Registry registry_;
   std::map<std::string, std::shared_ptr<WorkerChannel>> channels_;  // by worker id
-  std::map<std::string, TimerId> deadlines_;                         // by worker id
-  std::map<std::string, std::unique_ptr<Dispatch>> dispatches_;      // by dispatch id
+  std::map<std::string, TimerId> deadlines_;                        // by worker id
+  std::map<std::string, std::unique_ptr<Dispatch>> dispatches_;     // by dispatch id
   std::map<std::string, std::string> current_;  // worker-facing id -> dispatch id
   std::deque<std::string> queue_;               // dispatch ids waiting for a worker
   std::unique_ptr<RemoteRunner> runner_;
