@@ -140,6 +140,10 @@ class Engine {
                const std::vector<AttemptRecord>& attempts, int64_t last_event_seq);
   Status Cancel(const std::string& execution_id, const std::string& reason);
   Status Pause(const std::string& execution_id);
+  // A remote worker answered for an assignment that is no longer current (fencing): the
+  // execution's log gets a `step.stale_result` event with `details` while the execution
+  // is in memory; nothing else changes. A no-op for an unknown execution or step.
+  void RecordStaleResult(const std::string& execution_id, const std::string& step_id, Json details);
   Status Resume(const std::string& execution_id);
 
   // Calls `done` on the loop once every batch submitted so far is committed (ok) or

@@ -71,6 +71,11 @@ class Engine::Impl {
   // The attempt succeeded; its output and exit code are already in the step row.
   void CompleteAttempt(const ExecPtr& ex, int step);
   void OnAttemptTimeout(const std::string& exec_id, int step, const std::string& assignment);
+  // (Re)arms the step's heartbeat_timeout from now: at dispatch, start and each progress.
+  void ArmHeartbeat(const ExecPtr& ex, int step);
+  void OnHeartbeatTimeout(const std::string& exec_id, int step, const std::string& assignment);
+  void CancelHeartbeat(engine::StepState& st);
+  void RecordStaleResult(const std::string& exec_id, const std::string& step_id, Json details);
   // The attempt ended with an error: retry, or fail for good.
   void FailAttempt(const ExecPtr& ex, int step, StepStatus status, const Status& error,
                    Json details);

@@ -122,6 +122,67 @@ steps:
   EXPECT_EQ(h.runner->calls[1].started - h.runner->calls[0].started, 5000 + 1000);
 }
 
+TEST(Engine, HeartbeatTimeoutFailsASilentAttemptAndRetries) {
+  SimHarness h;
+  Outcome talking(20'000);
+  talking.progress_every_ms = 2000;  // well within the 5 s heartbeat_timeout
+  h.runner->script["work"] = {{60'000}, talking};
+  std::string id = h.Run(R"(
+name: heartbeat
+steps:
+  - {id: work, type: shell, run: "true", heartbeat_timeout: 5s, retry: {max_attempts: 2, initial_delay: 1s}}
+)");
+  EXPECT_EQ(h.Execution(id).status, ExecutionStatus::kCompleted);
+  auto attempts = *h.store->GetAttempts(id);
+  ASSERT_EQ(attempts.size(), 2u);
+  EXPECT_EQ(attempts[0].status, StepStatus::kFailed);
+  EXPECT_EQ(attempts[0].error["code"], "HEARTBEAT_TIMEOUT");
+  EXPECT_EQ(attempts[1].status, StepStatus::kCompleted);
+  ASSERT_EQ(h.runner->cancelled.size(), 1u);  // the silent attempt was stopped
+  // Failed 5 s after it started, retried 1 s later; the talking attempt ran its 20 s.
+  EXPECT_EQ(h.runner->calls[1].started - h.runner->calls[0].started, 5000 + 1000);
+}
+
+TEST(Engine, HeartbeatTimeoutWithoutRetryFailsTheStep) {
+  SimHarness h;
+  h.runner->script["work"] = {{60'000}};
+  std::string id = h.Run(R"(
+name: heartbeat
+steps:
+  - {id: work, type: shell, run: "true", heartbeat_timeout: 3s}
+)");
+  EXPECT_EQ(h.Execution(id).status, ExecutionStatus::kFailed);
+  StepRecord s = h.Step(id, "work");
+  EXPECT_EQ(s.status, StepStatus::kFailed);
+  EXPECT_EQ(s.error["code"], "HEARTBEAT_TIMEOUT");
+  EXPECT_NE(s.error["message"].get<std::string>().find("no progress for 3s"), std::string::npos)
+      << s.error.dump();
+}
+
+TEST(Engine, StaleResultIsLoggedAndChangesNothing) {
+  SimHarness h;
+  h.runner->script["work"] = {{10'000}};
+  std::string id = h.StartOnly(R"(
+name: stale
+steps:
+  - {id: work, type: shell, run: "true"}
+)");
+  h.loop->Post([&] {
+    h.engine->RecordStaleResult(id, "work", Json{{"assignmentId", "x.r1"}, {"worker", "w1"}});
+    h.engine->RecordStaleResult(id, "nope", Json::object());        // unknown step: no-op
+    h.engine->RecordStaleResult("nobody", "work", Json::object());  // unknown execution
+  });
+  h.loop->RunUntilIdle();
+  EXPECT_EQ(h.Execution(id).status, ExecutionStatus::kCompleted);
+  auto types = h.log.TypesFor("work");
+  ASSERT_NE(std::find(types.begin(), types.end(), "step.stale_result"), types.end());
+  for (const auto& e : h.log.events) {
+    if (e.type == "step.stale_result") {
+      EXPECT_EQ(e.data["worker"], "w1");
+    }
+  }
+}
+
 TEST(Engine, StepTimeoutWithoutRetryEndsTimeout) {
   SimHarness h;
   h.runner->script["slow"] = {{60'000}};

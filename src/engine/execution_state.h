@@ -30,6 +30,7 @@ struct StepState {
   const StepDef* def = nullptr;
   int pending_deps = 0;         // upstream steps not yet terminal
   TimerId timer = 0;            // retry or attempt-timeout timer, 0 = none
+  TimerId heartbeat_timer = 0;  // heartbeat_timeout of the running attempt, 0 = none
   bool in_flight = false;       // dispatched and counted against limits
   bool uses_capacity = false;   // counted against the local worker capacity
   int engine_restarts = 0;      // attempts lost to engine restarts (not counted by retry)

@@ -32,6 +32,7 @@ void Engine::Impl::OnStarted(const std::string& exec_id, int step, const std::st
   }
   TurnGuard turn(this);
   st.rec.status = StepStatus::kRunning;
+  ArmHeartbeat(ex, step);
   MarkStepDirty(ex, step);
   Emit(*ex, "step.started", step, nullptr, st.rec.attempts);
 }
@@ -44,6 +45,7 @@ void Engine::Impl::OnProgress(const std::string& exec_id, int step, const std::s
   if (!st.in_flight || st.rec.assignment_id != assignment) return;
   progress = std::clamp(progress, 0, 99);  // 100 is reserved for a finished step
   TurnGuard turn(this);
+  ArmHeartbeat(ex, step);
   ex->progress_sum += progress - st.rec.progress;
   st.rec.progress = progress;
   MarkStepDirty(ex, step);
@@ -100,12 +102,62 @@ void Engine::Impl::OnAttemptTimeout(const std::string& exec_id, int step,
               nullptr);
 }
 
+void Engine::Impl::ArmHeartbeat(const ExecPtr& ex, int step) {
+  StepState& st = ex->steps[step];
+  CancelHeartbeat(st);
+  if (!st.in_flight || st.fan || !st.def->heartbeat_timeout ||
+      st.def->heartbeat_timeout->count() <= 0) {
+    return;
+  }
+  std::string id = ex->rec.id, assignment = st.rec.assignment_id;
+  st.heartbeat_timer = loop_->ScheduleAfter(
+      *st.def->heartbeat_timeout,
+      [this, id, step, assignment] { OnHeartbeatTimeout(id, step, assignment); });
+}
+
+void Engine::Impl::CancelHeartbeat(StepState& st) {
+  if (st.heartbeat_timer) {
+    loop_->CancelTimer(st.heartbeat_timer);
+    st.heartbeat_timer = 0;
+  }
+}
+
+void Engine::Impl::OnHeartbeatTimeout(const std::string& exec_id, int step,
+                                      const std::string& assignment) {
+  ExecPtr ex = Find(exec_id);
+  if (!ex || ex->finished) return;
+  StepState& st = ex->steps[step];
+  st.heartbeat_timer = 0;
+  if (!st.in_flight || st.rec.assignment_id != assignment) return;
+  TurnGuard turn(this);
+  StopStep(ex, step);
+  // A failure, not a timeout: the work may be alive but silent, and the retry policy
+  // decides whether another attempt is worth it.
+  FailAttempt(ex, step, StepStatus::kFailed,
+              Status(errc::kHeartbeatTimeout,
+                     "step '" + st.def->id + "' reported no progress for " +
+                         FormatDuration(*st.def->heartbeat_timeout) + " (heartbeat_timeout)"),
+              nullptr);
+}
+
+void Engine::Impl::RecordStaleResult(const std::string& exec_id, const std::string& step_id,
+                                     Json details) {
+  ExecPtr ex = Find(exec_id);
+  if (!ex || ex->finished) return;
+  auto it = ex->StepIndex().find(step_id);
+  if (it == ex->StepIndex().end()) return;
+  TurnGuard turn(this);
+  Emit(*ex, "step.stale_result", it->second, std::move(details),
+       ex->steps[it->second].rec.attempts);
+}
+
 void Engine::Impl::StopStep(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
   if (st.timer) {
     loop_->CancelTimer(st.timer);
     st.timer = 0;
   }
+  CancelHeartbeat(st);
   if (!st.in_flight) return;
   auto it = runners_.find(st.def->type);
   if (it == runners_.end() || !it->second) return;
@@ -121,6 +173,7 @@ void Engine::Impl::Release(const ExecPtr& ex, int step) {
     loop_->CancelTimer(st.timer);
     st.timer = 0;
   }
+  CancelHeartbeat(st);
   if (!st.in_flight) return;
   st.in_flight = false;
   st.fan.reset();

@@ -21,6 +21,7 @@ struct Outcome {
   int64_t duration_ms;
   std::string error_code;  // empty = success
   Json output;
+  int64_t progress_every_ms = 0;  // > 0: reports progress this often while it runs
 };
 
 // Runs `shell` steps in virtual time. The script is keyed by step id; attempt N takes
@@ -67,6 +68,9 @@ class ScriptedRunner final : public Runner {
           (*done)(std::move(r));
         });
     pending_[req.assignment_id] = {t, done};
+    if (o.progress_every_ms > 0 && cb.on_progress) {
+      ReportProgress(req.assignment_id, o.progress_every_ms, 0, std::move(cb.on_progress));
+    }
   }
   void Cancel(const std::string& assignment_id) override {
     cancelled.push_back(assignment_id);
@@ -79,6 +83,15 @@ class ScriptedRunner final : public Runner {
     RunResult r;
     r.status = Status(errc::kCancelled, "cancelled");
     (*done)(std::move(r));
+  }
+  // Progress every `every` ms for as long as the assignment is pending.
+  void ReportProgress(const std::string& id, int64_t every, int n,
+                      std::function<void(int, Json)> report) {
+    loop_->ScheduleAfter(Duration(every), [this, id, every, n, report = std::move(report)] {
+      if (!pending_.count(id)) return;
+      report(std::min(n + 1, 99), Json{{"tick", n + 1}});
+      ReportProgress(id, every, n + 1, report);
+    });
   }
   int CallsFor(const std::string& step) const {
     int n = 0;
