@@ -58,6 +58,19 @@ class Runner {
   virtual void Cancel(const std::string& assignment_id) = 0;
   // Stops accepting work and cancels everything running; blocks until done.
   virtual void Shutdown() {}
+
+  // After a restart, the engine hands a runner that CanReattach() the attempts that were
+  // running when the previous process stopped, instead of failing them with
+  // ENGINE_RESTART: work that lives outside this process (a remote worker) may still be
+  // going on. `request` is the original dispatch (same assignment id, spec rendered
+  // again). Callbacks follow as after Start(); a runner that cannot find the work calls
+  // on_done with ENGINE_RESTART.
+  virtual bool CanReattach() const { return false; }
+  virtual void Reattach(const RunRequest& /*request*/, RunCallbacks callbacks) {
+    RunResult r;
+    r.status = Status(errc::kEngineRestart, "the engine stopped while this attempt was running");
+    callbacks.on_done(std::move(r));
+  }
 };
 
 struct ShellRunnerOptions {

@@ -1,28 +1,33 @@
 // The coordinator: runs `command` steps on remote workers (docs/coordinator.md).
 //
-// WORK IN PROGRESS (branch wip-coordinator): the interface the next session implements.
-// Needs from the engine: RunRequest gains `ns`, `priority` and `step_index`; a
-// `step.stale_result` event; re-attaching running command steps at recovery instead of
-// failing them with ENGINE_RESTART.
-//
-// Dispatch: Start() queues a RunRequest (priority, then FIFO); Place() picks a worker
-// through the Registry; the AssignmentRecord is committed (group commit) before the
-// `command` message is sent. Worker-facing ids are `<dispatch>` then `<dispatch>.r<n>`
-// after the n-th reassignment; a message naming any other id, or sent by a worker that
-// does not hold it, is STALE_ASSIGNMENT and changes nothing.
+// Dispatch: the engine calls runner()->Start(RunRequest); the dispatch waits in a queue
+// ordered by the execution's priority, then arrival, until the Registry finds a worker
+// for it. Placing writes its AssignmentRecord through the committer and only once that
+// is durable sends the `command` (dispatch persisted first). Worker-facing assignment ids
+// are `<dispatch>` for the first placement and `<dispatch>.r<n>` after the n-th
+// reassignment; an ack, progress or result naming any other id, or sent by a worker that
+// does not hold it, is STALE_ASSIGNMENT: it changes nothing and is reported through
+// `on_stale` (the engine logs a step.stale_result event).
 //
 // Failure detection: each worker has a deadline timer at last_seen + heartbeat_timeout,
-// re-armed by every message. Firing: UNHEALTHY; reassignment_grace later its accepted or
-// running assignments move to other ONLINE workers with their last checkpoint, up to
-// max_reassignments (then the attempt fails WORKER_LOST). A worker that comes back gets
-// `command.cancel` for what it no longer holds.
+// re-armed by every message it sends. Firing: UNHEALTHY. reassignment_grace later, if
+// it is still UNHEALTHY, its accepted or running assignments move to other ONLINE
+// workers with their last checkpoint (a ReassignmentRecord each), up to
+// max_reassignments, after which the attempt fails WORKER_LOST and the step's retry
+// policy decides. Assignments it had not yet acknowledged are placed again as well.
 //
-// Threading: every member on the engine loop's thread, except the channels' Send().
+// A server restart: Load() reads the workers and the active assignments; the engine's
+// recovery re-attaches their steps (Runner::Reattach) instead of failing them with
+// ENGINE_RESTART. A holder gets heartbeat_timeout to register again; a command it may
+// never have received is sent again when it does.
+//
+// Threading: every member runs on the engine loop's thread, except WorkerChannel::Send.
 #pragma once
 
 #include <baton/clock.h>
 #include <baton/engine.h>
 #include <baton/runner.h>
+#include <baton/store.h>
 
 #include "protocol/worker_protocol.h"
 #include "server/workers/registry.h"
@@ -38,11 +43,11 @@
 namespace baton::server {
 
 struct CoordinatorOptions {
-  Duration heartbeat_interval{30'000};
-  Duration heartbeat_timeout{60'000};
-  Duration reassignment_grace{0};
-  int max_reassignments = 3;
-  Duration drain_timeout{300'000};
+  Duration heartbeat_interval{30'000};  // told to workers at registration
+  Duration heartbeat_timeout{60'000};   // silence that makes a worker UNHEALTHY
+  Duration reassignment_grace{0};       // UNHEALTHY for this long: its work moves
+  int max_reassignments = 3;            // per attempt; then WORKER_LOST
+  Duration drain_timeout{300'000};      // a draining worker's leftovers move after this
 };
 
 // A connected worker's outbound side (a WebSocket session, or a long-poll mailbox).
@@ -55,38 +60,55 @@ class WorkerChannel {
   virtual void Close() = 0;
 };
 
-struct AssignmentView {
-  std::string id;           // the current worker-facing id
-  std::string dispatch_id;  // the engine's assignment id
-  std::string execution_id, step_id;
-  int attempt = 1;
-  std::string worker_id;  // empty while waiting
-  std::string status;     // waiting | dispatched | accepted | running | ...
-  std::string waiting_reason;
-  int progress = 0;
-  Json checkpoint;
-  int reassignments = 0;
-  TimeMs created_at = 0, updated_at = 0;
+struct CoordinatorStats {
+  uint64_t dispatched = 0;        // commands sent (placements)
+  uint64_t reassigned = 0;        // assignments moved off a worker
+  uint64_t lost = 0;              // attempts failed WORKER_LOST
+  uint64_t stale = 0;             // messages refused STALE_ASSIGNMENT
+  uint64_t heartbeat_misses = 0;  // workers that went UNHEALTHY
+  // Start() to the worker's accepted ack, in microseconds: counts per bucket upper bound
+  // (the last bucket is +Inf), and their sum.
+  static constexpr int64_t kLatencyBucketsUs[] = {100,    250,     500,     1'000,   2'500,
+                                                  5'000,  10'000,  25'000,  100'000, 1'000'000,
+                                                  10'000'000};
+  static constexpr size_t kBuckets = std::size(kLatencyBucketsUs) + 1;
+  uint64_t latency_counts[kBuckets] = {};
+  uint64_t latency_sum_us = 0;
+  uint64_t latency_total = 0;
 };
 
 class Coordinator {
  public:
-  struct Stats {
-    uint64_t dispatched = 0, reassigned = 0, lost = 0, stale = 0, heartbeat_misses = 0;
-  };
-
+  // `store` is read by Load() only; writes go through `committer`.
   Coordinator(EventLoop* loop, Committer* committer, CoordinatorOptions options);
   ~Coordinator();
+  Coordinator(const Coordinator&) = delete;
+  Coordinator& operator=(const Coordinator&) = delete;
+
+  // Before the engine recovers: the stored workers and active assignments, so that
+  // Reattach() can take the running ones over. Workers holding work are registered as
+  // OFFLINE with heartbeat_timeout to come back.
+  Status Load(Store* store);
+
+  // Called with (execution id, step id, details) for every stale message.
+  void SetStaleHandler(std::function<void(const std::string&, const std::string&, Json)> f) {
+    on_stale_ = std::move(f);
+  }
 
   // ---- the worker side ----
+  // CONFLICT when the id is taken in another namespace.
   Result<protocol::Registered> Register(const std::string& ns, const protocol::Register& message,
                                         std::shared_ptr<WorkerChannel> channel);
-  // Heartbeat, ack, progress, result. STALE_ASSIGNMENT (errc::kStaleAssignment) for an
-  // assignment that is not the sender's current one; NOT_FOUND for an unknown worker.
+  // Heartbeat, ack, progress, result: STALE_ASSIGNMENT (errc::kStaleAssignment) for an
+  // assignment that is not the sender's current one; NOT_FOUND for a worker that is not
+  // registered (it must register again).
   Status OnMessage(const std::string& worker_id, const protocol::WorkerMessage& message);
+  // The worker is leaving: OFFLINE, no deadline; anything it still holds moves at once.
+  Status Deregister(const std::string& worker_id);
   // The channel closed; the worker keeps its assignments until its deadline passes.
   void Disconnected(const std::string& worker_id, const WorkerChannel* channel);
-  // No new work; running work finishes or is reassigned after drain_timeout.
+  // No new work; running work finishes or moves after drain_timeout. NOT_FOUND unless a
+  // worker of `ns`.
   Status Drain(const std::string& ns, const std::string& worker_id);
 
   // ---- the engine side: the Runner of `command` steps ----
@@ -94,21 +116,38 @@ class Coordinator {
 
   // ---- the API ----
   const Registry& registry() const { return registry_; }
-  std::vector<AssignmentView> Assignments(const std::string& ns,
-                                          const std::string& worker_id) const;
-  Stats stats() const { return stats_; }
+  // Active assignments (waiting, dispatched, accepted, running) of `ns` (empty = all),
+  // of one worker (empty = all).
+  std::vector<AssignmentRecord> Active(const std::string& ns, const std::string& worker_id) const;
+  // Why a step of this execution waits for a worker ("" when none waits).
+  std::string WaitingReason(const std::string& execution_id) const;
+  const CoordinatorStats& stats() const { return stats_; }
+  const CoordinatorOptions& options() const { return options_; }
 
  private:
   struct Dispatch;
   class RemoteRunner;
 
-  void Place();                                // as much of the queue as fits
-  void Send(Dispatch& d, WorkerEntry& w);      // TODO: after the assignment is durable
-  void Finish(Dispatch& d, RunResult result);  // erases `d`
+  // coordinator_dispatch.cpp
+  void Enqueue(const std::string& dispatch_id, bool front);
+  void Place();  // as much of the queue as fits
+  void Assign(Dispatch& d, WorkerEntry& w);
+  void SendCommand(Dispatch& d);
+  void Finish(Dispatch& d, RunResult result, const std::string& final_status);
   void CancelDispatch(const std::string& dispatch_id, const std::string& reason);
+  AssignmentRecord ToRecord(const Dispatch& d) const;
+  void WriteAssignment(const Dispatch& d, std::function<void(const Status&)> then = {});
+  void Reattach(const RunRequest& request, RunCallbacks callbacks);
+  Dispatch* Current(const std::string& assignment_id, const std::string& worker_id);
+  void Stale(const std::string& worker_id, const std::string& assignment_id, const char* what);
+
+  // coordinator_health.cpp
   void ArmDeadline(WorkerEntry& w);
   void OnDeadline(const std::string& worker_id);
   void Reassign(const std::string& worker_id, const std::string& reason);
+  void WriteWorker(const WorkerEntry& w);
+  void Write(std::unique_ptr<WriteBatch> batch, std::function<void(const Status&)> then);
+  void ResendUnacknowledged(WorkerEntry& w);
 
   EventLoop* loop_;
   Committer* committer_;
@@ -119,8 +158,11 @@ class Coordinator {
   std::map<std::string, std::unique_ptr<Dispatch>> dispatches_;     // by dispatch id
   std::map<std::string, std::string> current_;  // worker-facing id -> dispatch id
   std::deque<std::string> queue_;               // dispatch ids waiting for a worker
+  std::map<std::string, AssignmentRecord> loaded_;  // by dispatch id, until re-attached
   std::unique_ptr<RemoteRunner> runner_;
-  Stats stats_;
+  std::function<void(const std::string&, const std::string&, Json)> on_stale_;
+  CoordinatorStats stats_;
+  uint64_t next_reassignment_ = 0;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

@@ -87,9 +87,11 @@ TEST(Coordinator, DispatchesProgressesAndCompletes) {
 TEST(Coordinator, WaitsWithAReasonUntilAWorkerFits) {
   Fixture f;
   f.Start("asg_1");
-  auto views = f.coordinator.Assignments("default", "");
+  auto views = f.coordinator.Active("default", "");
   ASSERT_EQ(views.size(), 1u);
-  EXPECT_EQ(views[0].waiting_reason, "no ONLINE worker handles model.download");
+  EXPECT_EQ(views[0].status, "waiting");
+  EXPECT_EQ(f.coordinator.WaitingReason("ex1"),
+            "step 'download': no ONLINE worker handles model.download");
   auto a = f.Connect("a");
   EXPECT_EQ(a->Commands().size(), 1u);
 }

@@ -1,0 +1,301 @@
+// The dispatch half of the coordinator: the queue, placement, the command sent once its
+// assignment is durable, fencing, and the end of a dispatch.
+#include "server/workers/coordinator_internal.h"
+
+#include <algorithm>
+
+namespace baton::server {
+
+class Coordinator::RemoteRunner final : public Runner {
+ public:
+  explicit RemoteRunner(Coordinator* c) : c_(c) {}
+  void Start(const RunRequest& request, RunCallbacks callbacks) override {
+    auto d = std::make_unique<Dispatch>();
+    d->request = request;
+    d->callbacks = std::move(callbacks);
+    d->created_at = d->updated_at = c_->loop_->Now();
+    d->started = std::chrono::steady_clock::now();
+    const std::string id = request.assignment_id;
+    c_->dispatches_[id] = std::move(d);
+    c_->Enqueue(id, /*front=*/false);
+    c_->Place();
+  }
+  void Cancel(const std::string& dispatch_id) override {
+    c_->CancelDispatch(dispatch_id, "cancelled by the engine");
+  }
+  bool CanReattach() const override { return true; }
+  void Reattach(const RunRequest& request, RunCallbacks callbacks) override {
+    c_->Reattach(request, std::move(callbacks));
+  }
+
+ private:
+  Coordinator* c_;
+};
+
+Coordinator::Coordinator(EventLoop* loop, Committer* committer, CoordinatorOptions options)
+    : loop_(loop), committer_(committer), options_(options) {}
+
+// Here, where RemoteRunner is complete.
+Coordinator::~Coordinator() {
+  *alive_ = false;
+  for (auto& [id, timer] : deadlines_) loop_->CancelTimer(timer);
+}
+
+Runner* Coordinator::runner() {
+  if (!runner_) runner_ = std::make_unique<RemoteRunner>(this);
+  return runner_.get();
+}
+
+void Coordinator::Enqueue(const std::string& dispatch_id, bool front) {
+  // Priority first, then arrival: a reassigned dispatch goes ahead of its equals.
+  const int priority = dispatches_.at(dispatch_id)->request.priority;
+  auto before = [&](const std::string& other) {
+    auto it = dispatches_.find(other);
+    const int p = it == dispatches_.end() ? -1 : it->second->request.priority;
+    return front ? p <= priority : p < priority;
+  };
+  queue_.insert(std::find_if(queue_.begin(), queue_.end(), before), dispatch_id);
+}
+
+void Coordinator::Place() {
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    auto found = dispatches_.find(*it);
+    if (found == dispatches_.end()) {
+      it = queue_.erase(it);
+      continue;
+    }
+    Dispatch& d = *found->second;
+    Placement p;
+    p.ns = d.request.ns;
+    p.command = d.request.spec.value("command", "");
+    const Json target = d.request.spec.value("target", Json::object());
+    if (target.is_object()) {
+      p.node = target.value("node", "");
+      if (auto tags = target.find("tags"); tags != target.end() && tags->is_array()) {
+        for (const Json& t : *tags) {
+          if (t.is_string()) p.tags.push_back(t.get<std::string>());
+        }
+      }
+    }
+    p.exclude = d.refused_by;
+    WorkerEntry* w = registry_.Select(p, &d.waiting_reason);
+    if (w == nullptr) {
+      ++it;
+      continue;
+    }
+    it = queue_.erase(it);
+    d.waiting_reason.clear();
+    Assign(d, *w);
+  }
+}
+
+void Coordinator::Assign(Dispatch& d, WorkerEntry& w) {
+  const std::string from = d.previous_worker;
+  d.worker_id = w.id;
+  d.current_id = d.reassignments == 0
+                     ? d.request.assignment_id
+                     : d.request.assignment_id + ".r" + std::to_string(d.reassignments);
+  d.status = "dispatched";
+  d.sent = false;
+  d.durable = false;
+  d.updated_at = loop_->Now();
+  w.held.insert(d.request.assignment_id);
+  current_[d.current_id] = d.request.assignment_id;
+  ++stats_.dispatched;
+
+  auto batch = std::make_unique<WriteBatch>();
+  batch->assignments.push_back(ToRecord(d));
+  if (!from.empty()) {
+    ReassignmentRecord r;
+    r.id = "rsg_" + std::to_string(loop_->Now()) + "_" + std::to_string(++next_reassignment_);
+    r.ns = d.request.ns;
+    r.dispatch_id = d.request.assignment_id;
+    r.assignment_id = d.current_id;
+    r.execution_id = d.request.execution_id;
+    r.step_id = d.request.step_id;
+    r.from_worker = from;
+    r.to_worker = w.id;
+    r.reason = d.reassign_reason;
+    r.checkpoint = d.checkpoint;
+    r.at = loop_->Now();
+    batch->reassignments.push_back(std::move(r));
+    d.previous_worker.clear();
+  }
+  // The command goes out only once the assignment is durable: a crash in between finds
+  // it in the store and re-attaches (or re-sends) it.
+  const std::string dispatch_id = d.request.assignment_id, current = d.current_id;
+  Write(std::move(batch), [this, dispatch_id, current](const Status& s) {
+    auto it = dispatches_.find(dispatch_id);
+    if (it == dispatches_.end() || it->second->current_id != current) return;
+    Dispatch& again = *it->second;
+    if (!s.ok()) {
+      RunResult r;
+      r.status = Status(errc::kStore, "could not record the assignment: " + s.message());
+      return Finish(again, std::move(r), "failed");
+    }
+    again.durable = true;
+    SendCommand(again);
+  });
+}
+
+void Coordinator::SendCommand(Dispatch& d) {
+  auto ch = channels_.find(d.worker_id);
+  if (ch == channels_.end()) return;  // sent again when the worker registers again
+  d.sent = true;
+  protocol::Command c;
+  c.message_id = "msg_" + d.current_id;
+  c.assignment_id = d.current_id;
+  c.command = d.request.spec.value("command", "");
+  c.resource = d.request.spec.value("resource", Json());
+  c.data = d.request.spec.value("data", Json());
+  c.execution = {d.request.execution_id, d.request.step_id, d.request.step_index,
+                 d.request.attempt};
+  c.checkpoint = d.checkpoint;
+  c.timeout_seconds = (d.request.timeout.count() + 999) / 1000;
+  c.metadata.correlation_id =
+      d.request.execution_id + "/" + d.request.step_id + "/" + std::to_string(d.request.attempt);
+  static const char* kPriorities[] = {"low", "normal", "high", "critical"};
+  c.metadata.priority = kPriorities[std::clamp(d.request.priority, 0, 3)];
+  ch->second->Send(c);
+}
+
+Coordinator::Dispatch* Coordinator::Current(const std::string& assignment_id,
+                                            const std::string& worker_id) {
+  auto cur = current_.find(assignment_id);
+  if (cur == current_.end()) return nullptr;
+  auto it = dispatches_.find(cur->second);
+  if (it == dispatches_.end() || it->second->worker_id != worker_id) return nullptr;
+  return it->second.get();
+}
+
+void Coordinator::Stale(const std::string& worker_id, const std::string& assignment_id,
+                        const char* what) {
+  ++stats_.stale;
+  if (!on_stale_) return;
+  // "<execution>/<step>/<attempt>[.r<n>]": the ids say where it belonged even once the
+  // dispatch is gone.
+  const size_t a = assignment_id.find('/');
+  const size_t b = a == std::string::npos ? a : assignment_id.find('/', a + 1);
+  if (b == std::string::npos) return;
+  on_stale_(assignment_id.substr(0, a), assignment_id.substr(a + 1, b - a - 1),
+            Json{{"assignment_id", assignment_id}, {"worker", worker_id}, {"message", what}});
+}
+
+void Coordinator::Finish(Dispatch& d, RunResult result, const std::string& final_status) {
+  d.status = final_status;
+  d.updated_at = loop_->Now();
+  WriteAssignment(d);
+  if (WorkerEntry* holder = registry_.Find(d.worker_id)) {
+    holder->held.erase(d.request.assignment_id);
+  }
+  current_.erase(d.current_id);
+  std::erase(queue_, d.request.assignment_id);
+  auto callbacks = std::move(d.callbacks);
+  dispatches_.erase(d.request.assignment_id);  // `d` is gone from here on
+  if (callbacks.on_done) callbacks.on_done(std::move(result));
+  Place();
+}
+
+void Coordinator::CancelDispatch(const std::string& dispatch_id, const std::string& reason) {
+  auto it = dispatches_.find(dispatch_id);
+  if (it == dispatches_.end()) return;
+  Dispatch& d = *it->second;
+  if (!d.worker_id.empty()) {
+    if (auto ch = channels_.find(d.worker_id); ch != channels_.end()) {
+      ch->second->Send(protocol::CommandCancel{d.current_id, reason});
+    }
+  }
+  RunResult r;
+  r.status = Status(errc::kCancelled, reason);
+  Finish(d, std::move(r), "cancelled");
+}
+
+AssignmentRecord Coordinator::ToRecord(const Dispatch& d) const {
+  AssignmentRecord r;
+  r.dispatch_id = d.request.assignment_id;
+  r.id = d.current_id.empty() ? d.request.assignment_id : d.current_id;
+  r.ns = d.request.ns;
+  r.execution_id = d.request.execution_id;
+  r.step_id = d.request.step_id;
+  r.attempt = d.request.attempt;
+  r.command = d.request.spec.value("command", "");
+  r.worker_id = d.worker_id;
+  r.status = d.status;
+  r.progress = d.progress;
+  r.checkpoint = d.checkpoint;
+  r.reassignments = d.reassignments;
+  r.created_at = d.created_at;
+  r.updated_at = d.updated_at;
+  return r;
+}
+
+void Coordinator::WriteAssignment(const Dispatch& d, std::function<void(const Status&)> then) {
+  auto batch = std::make_unique<WriteBatch>();
+  batch->assignments.push_back(ToRecord(d));
+  Write(std::move(batch), std::move(then));
+}
+
+void Coordinator::Reattach(const RunRequest& request, RunCallbacks callbacks) {
+  auto stored = loaded_.find(request.assignment_id);
+  auto d = std::make_unique<Dispatch>();
+  d->request = request;
+  d->callbacks = std::move(callbacks);
+  d->created_at = d->updated_at = loop_->Now();
+  d->started = std::chrono::steady_clock::now();
+  const std::string id = request.assignment_id;
+  if (stored == loaded_.end()) {
+    // Never placed before the restart (or placed and finished unrecorded): from scratch.
+    dispatches_[id] = std::move(d);
+    Enqueue(id, /*front=*/true);
+    return Place();
+  }
+  const AssignmentRecord rec = std::move(stored->second);
+  loaded_.erase(stored);
+  d->created_at = rec.created_at;
+  d->progress = rec.progress;
+  d->checkpoint = rec.checkpoint;
+  d->reassignments = rec.reassignments;
+  WorkerEntry* holder = rec.worker_id.empty() ? nullptr : registry_.Find(rec.worker_id);
+  if (holder == nullptr || rec.status == "waiting") {
+    dispatches_[id] = std::move(d);
+    Enqueue(id, /*front=*/true);
+    return Place();
+  }
+  // Still the holder's: it has heartbeat_timeout (armed by Load) to come back and report.
+  d->worker_id = holder->id;
+  d->current_id = rec.id;
+  d->status = rec.status;
+  d->sent = rec.status != "dispatched";
+  d->durable = true;
+  holder->held.insert(id);
+  current_[rec.id] = id;
+  dispatches_[id] = std::move(d);
+}
+
+std::vector<AssignmentRecord> Coordinator::Active(const std::string& ns,
+                                                  const std::string& worker_id) const {
+  std::vector<AssignmentRecord> out;
+  for (const auto& [id, d] : dispatches_) {
+    if ((!ns.empty() && d->request.ns != ns) ||
+        (!worker_id.empty() && d->worker_id != worker_id)) {
+      continue;
+    }
+    out.push_back(ToRecord(*d));
+  }
+  std::sort(out.begin(), out.end(), [](const AssignmentRecord& a, const AssignmentRecord& b) {
+    return std::tie(a.created_at, a.dispatch_id) < std::tie(b.created_at, b.dispatch_id);
+  });
+  return out;
+}
+
+std::string Coordinator::WaitingReason(const std::string& execution_id) const {
+  for (const std::string& id : queue_) {
+    auto it = dispatches_.find(id);
+    if (it != dispatches_.end() && it->second->request.execution_id == execution_id) {
+      return "step '" + it->second->request.step_id + "': " + it->second->waiting_reason;
+    }
+  }
+  return "";
+}
+
+}  // namespace baton::server

@@ -1,0 +1,139 @@
+// The health half of the coordinator: per-worker deadlines, UNHEALTHY, reassignment with
+// the last checkpoint (or WORKER_LOST), and the coordinator's writes.
+#include "server/workers/coordinator_internal.h"
+
+namespace baton::server {
+
+void Coordinator::Write(std::unique_ptr<WriteBatch> batch, std::function<void(const Status&)> then) {
+  if (committer_ == nullptr) {  // unit tests of the in-memory logic
+    if (then) then(Status::Ok());
+    return;
+  }
+  // Done callbacks may come from the writer thread: back to the loop.
+  committer_->SubmitOwned(std::move(batch), [loop = loop_, alive = std::weak_ptr<bool>(alive_),
+                                             then = std::move(then)](const Status& s) {
+    if (!then) return;
+    loop->Post([alive, then, s] {
+      if (!alive.expired()) then(s);
+    });
+  });
+}
+
+void Coordinator::WriteWorker(const WorkerEntry& w) {
+  auto batch = std::make_unique<WriteBatch>();
+  WorkerRecord r;
+  r.id = w.id;
+  r.ns = w.ns;
+  r.node = w.node;
+  r.host = w.host;
+  r.capacity = w.capacity;
+  r.commands = w.commands;
+  r.tags = w.tags;
+  r.status = ToString(w.state);
+  r.registered_at = w.registered_at;
+  r.last_heartbeat = w.last_seen;
+  r.updated_at = loop_->Now();
+  batch->workers.push_back(std::move(r));
+  Write(std::move(batch), {});
+}
+
+void Coordinator::ArmDeadline(WorkerEntry& w) {
+  if (auto it = deadlines_.find(w.id); it != deadlines_.end()) loop_->CancelTimer(it->second);
+  const std::string id = w.id;
+  deadlines_[id] = loop_->ScheduleAt(w.last_seen + options_.heartbeat_timeout.count(),
+                                     [this, alive = std::weak_ptr<bool>(alive_), id] {
+                                       if (!alive.expired()) OnDeadline(id);
+                                     });
+}
+
+void Coordinator::OnDeadline(const std::string& worker_id) {
+  deadlines_.erase(worker_id);
+  WorkerEntry* w = registry_.Find(worker_id);
+  if (w == nullptr) return;
+  // A draining or deregistered worker with nothing left simply goes away; one loaded
+  // after a restart (OFFLINE, holding work) that did not come back is lost like any.
+  if (w->held.empty() && w->state != WorkerState::kOnline) {
+    if (w->state != WorkerState::kOffline) {
+      w->state = WorkerState::kOffline;
+      WriteWorker(*w);
+    }
+    return;
+  }
+  w->state = WorkerState::kUnhealthy;
+  ++stats_.heartbeat_misses;
+  WriteWorker(*w);
+  const std::string reason = "worker " + worker_id + " sent no heartbeat for " +
+                             FormatDuration(options_.heartbeat_timeout);
+  loop_->ScheduleAfter(options_.reassignment_grace,
+                       [this, alive = std::weak_ptr<bool>(alive_), worker_id, reason] {
+                         if (alive.expired()) return;
+                         const WorkerEntry* again = registry_.Find(worker_id);
+                         if (again != nullptr && again->state == WorkerState::kUnhealthy) {
+                           Reassign(worker_id, reason);
+                         }
+                       });
+}
+
+void Coordinator::Reassign(const std::string& worker_id, const std::string& reason) {
+  WorkerEntry* w = registry_.Find(worker_id);
+  if (w == nullptr) return;
+  const std::set<std::string> held = w->held;
+  for (const std::string& dispatch_id : held) {
+    auto it = dispatches_.find(dispatch_id);
+    if (it == dispatches_.end()) continue;
+    Dispatch& d = *it->second;
+    w->held.erase(dispatch_id);
+    current_.erase(d.current_id);
+    if (d.reassignments >= options_.max_reassignments) {
+      ++stats_.lost;
+      auto batch = std::make_unique<WriteBatch>();
+      ReassignmentRecord r;
+      r.id = "rsg_" + std::to_string(loop_->Now()) + "_" + std::to_string(++next_reassignment_);
+      r.ns = d.request.ns;
+      r.dispatch_id = dispatch_id;
+      r.assignment_id = d.current_id;
+      r.execution_id = d.request.execution_id;
+      r.step_id = d.request.step_id;
+      r.from_worker = worker_id;
+      r.reason = reason + "; not moved: it was moved " + std::to_string(d.reassignments) +
+                 " times already (max_reassignments)";
+      r.checkpoint = d.checkpoint;
+      r.at = loop_->Now();
+      batch->reassignments.push_back(std::move(r));
+      Write(std::move(batch), {});
+      RunResult result;
+      result.status = Status(errc::kWorkerLost, reason + "; moved " +
+                                                    std::to_string(d.reassignments) +
+                                                    " times already (max_reassignments)");
+      Finish(d, std::move(result), "lost");
+      continue;
+    }
+    // Accepted or running work moves with its checkpoint; a command it never acknowledged
+    // is simply placed again. Either way under a new worker-facing id, so whatever the old
+    // holder still sends for it is stale.
+    ++d.reassignments;
+    ++stats_.reassigned;
+    d.previous_worker = worker_id;
+    d.reassign_reason = reason;
+    d.worker_id.clear();
+    d.current_id.clear();
+    d.status = "waiting";
+    d.refused_by.insert(worker_id);
+    Enqueue(dispatch_id, /*front=*/true);
+  }
+  Place();
+}
+
+void Coordinator::ResendUnacknowledged(WorkerEntry& w) {
+  for (const std::string& dispatch_id : w.held) {
+    auto it = dispatches_.find(dispatch_id);
+    if (it == dispatches_.end()) continue;
+    Dispatch& d = *it->second;
+    // Placed but not acknowledged: the command may never have reached it (it was sent on
+    // a connection that died, or not sent at all before a restart). A worker that has it
+    // already acknowledges it again without running it twice.
+    if (d.status == "dispatched" && d.durable) SendCommand(d);
+  }
+}
+
+}  // namespace baton::server

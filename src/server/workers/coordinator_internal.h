@@ -1,0 +1,32 @@
+// What the coordinator's source files share: the state of one dispatch.
+#pragma once
+
+#include "server/workers/coordinator.h"
+
+#include <chrono>
+
+namespace baton::server {
+
+// One attempt of a `command` step, from Start() until its on_done.
+struct Coordinator::Dispatch {
+  RunRequest request;
+  RunCallbacks callbacks;
+  std::string current_id;  // worker-facing id; empty while waiting
+  std::string worker_id;   // holder; empty while waiting
+  // waiting | dispatched (placed; sent once durable) | accepted | running
+  std::string status = "waiting";
+  bool durable = false;  // its assignment record is committed: the command may go out
+  bool sent = false;     // the command went out on the holder's current channel
+  std::string waiting_reason;
+  std::set<std::string> refused_by;  // workers that rejected it or lost it
+  std::string previous_worker;       // set while a reassigned dispatch waits
+  std::string reassign_reason;
+  int progress = 0;
+  Json checkpoint;  // the last one reported; given to the next holder
+  int reassignments = 0;
+  TimeMs created_at = 0, updated_at = 0;
+  std::chrono::steady_clock::time_point started;  // for the dispatch latency metric
+  bool latency_recorded = false;
+};
+
+}  // namespace baton::server
