@@ -241,7 +241,9 @@ Status Engine::Impl::BuildGraph(ExecState& ex) {
       if (!cond.ok()) return cond.status();
       ex.conditions[i] = std::make_unique<const expr::Condition>(std::move(cond.value()));
     }
-    st.uses_capacity = st.def->type != StepType::kNoop && st.def->type != StepType::kWait;
+    // Remote work (command) counts against its worker's capacity, not the local one.
+    st.uses_capacity = st.def->type != StepType::kNoop && st.def->type != StepType::kWait &&
+                       st.def->type != StepType::kCommand;
     ex.spec_has_templates[i] = expr::HasTemplates(st.def->spec);
   }
   // Kahn layers over the index graph (the definition is validated acyclic): for the

@@ -101,7 +101,13 @@ class Engine::Impl {
   void StopInstances(const ExecPtr& ex, int step, Runner* runner);
   // Starts one runner assignment after the turn commits; its callbacks come back to the
   // loop, to OnInstanceDone for a for_each instance, else to OnDone.
-  void StartAssignment(const ExecPtr& ex, int step, Runner* runner, RunRequest req, bool instance);
+  // `reattach`: hands the runner an attempt begun by a previous process (recovery).
+  void StartAssignment(const ExecPtr& ex, int step, Runner* runner, RunRequest req, bool instance,
+                       bool reattach = false);
+  RunRequest MakeRequest(const engine::ExecState& ex, int step, Json spec);
+  // recovery.cpp: an attempt that was running when the process stopped, taken over by a
+  // runner that CanReattach(); false when it cannot be (the attempt is then lost).
+  bool ReattachStep(const ExecPtr& ex, int step);
   // BATON_* variables of a shell step (item_index >= 0 inside a for_each instance).
   void AddShellEnv(const engine::ExecState& ex, int step, int64_t item_index, Json& spec);
 

@@ -5,6 +5,8 @@
 // runs again (without using up the step's retry budget, up to max_engine_restarts).
 #include "engine/engine_impl.h"
 
+#include "expr/template.h"
+
 #include <unordered_map>
 
 namespace baton {
@@ -109,6 +111,7 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
     switch (st.rec.status) {
       case StepStatus::kDispatched:
       case StepStatus::kRunning:
+        if (ReattachStep(ex, step)) break;
         FailAttempt(
             ex, step, StepStatus::kFailed,
             Status(errc::kEngineRestart, "the engine stopped while this attempt was running"),
@@ -133,6 +136,39 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
   }
   MaybeFinish(ex);
   return Status::Ok();
+}
+
+bool Engine::Impl::ReattachStep(const ExecPtr& ex, int step) {
+  StepState& st = ex->steps[step];
+  const StepDef& def = *st.def;
+  if (!def.for_each.is_null() || st.rec.assignment_id.empty()) return false;
+  auto it = runners_.find(def.type);
+  if (it == runners_.end() || it->second == nullptr || !it->second->CanReattach()) return false;
+  // The same spec as at dispatch: rendered from the same inputs and upstream outputs.
+  Json spec = def.spec;
+  if (ex->spec_has_templates[step]) {
+    engine::ExecScope scope(*ex);
+    Result<Json> rendered = expr::Render(def.spec, scope);
+    if (!rendered.ok()) return false;
+    spec = std::move(rendered.value());
+  }
+  st.in_flight = true;
+  if (st.uses_capacity) {
+    ++ex->in_flight;
+    ++capacity_used_;
+  }
+  if (st.rec.deadline) {
+    std::string id = ex->rec.id, assignment = st.rec.assignment_id;
+    st.timer =
+        loop_->ScheduleAt(std::max(st.rec.deadline, loop_->Now()),
+                          [this, id, step, assignment] { OnAttemptTimeout(id, step, assignment); });
+  }
+  ArmHeartbeat(ex, step);
+  st.resolved_input = spec;
+  Emit(*ex, "step.reattached", step, {{"assignment_id", st.rec.assignment_id}}, st.rec.attempts);
+  StartAssignment(ex, step, it->second, MakeRequest(*ex, step, std::move(spec)),
+                  /*instance=*/false, /*reattach=*/true);
+  return true;
 }
 
 Result<int64_t> LastEventSeq(Store* store, const std::string& execution_id) {

@@ -16,6 +16,14 @@ bool NeverRetried(const std::string& code) {
          code == errc::kUnsupportedStepType || code == errc::kConditionError;
 }
 
+// A worker's failure with "retryable": false: no retry can fix it, whatever the policy.
+bool MarkedNotRetryable(const Json& error) {
+  auto details = error.find("details");
+  if (details == error.end() || !details->is_object()) return false;
+  auto flag = details->find("retryable");
+  return flag != details->end() && flag->is_boolean() && !flag->get<bool>();
+}
+
 std::string Tail(const std::string& s, size_t n) {
   return s.size() <= n ? s : s.substr(s.size() - n);
 }
@@ -213,7 +221,7 @@ void Engine::Impl::FailAttempt(const ExecPtr& ex, int step, StepStatus status, c
   } else if (restart) {
     retry = st.engine_restarts <= options_.max_engine_restarts;
   } else if (!NeverRetried(error.code()) && def.retry.IsRetryable(error.code()) &&
-             counted < def.retry.max_attempts) {
+             !MarkedNotRetryable(err) && counted < def.retry.max_attempts) {
     retry = true;
     delay = def.retry.DelayBefore(counted + 1);
     if (def.retry.jitter && delay.count() > 0) {

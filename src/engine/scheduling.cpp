@@ -215,19 +215,25 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   ArmHeartbeat(ex, step);
 
   st.resolved_input = spec;  // kept for the dead-letter record should the step fail
+  StartAssignment(ex, step, runner, MakeRequest(*ex, step, std::move(spec)), /*instance=*/false);
+}
+
+RunRequest Engine::Impl::MakeRequest(const ExecState& ex, int step, Json spec) {
+  const StepState& st = ex.steps[step];
+  const StepDef& def = *st.def;
   RunRequest req;
-  req.execution_id = ex->rec.id;
+  req.execution_id = ex.rec.id;
   req.step_id = def.id;
   req.attempt = st.rec.attempts;
   req.assignment_id = st.rec.assignment_id;
   req.type = def.type;
   req.timeout = def.timeout.value_or(Duration(0));
   req.spec = std::move(spec);
-  req.ns = ex->rec.ns;
-  req.priority = ex->rec.priority;
+  req.ns = ex.rec.ns;
+  req.priority = static_cast<int>(ex.rec.priority);
   req.step_index = step;
-  if (def.type == StepType::kShell) AddShellEnv(*ex, step, -1, req.spec);
-  StartAssignment(ex, step, runner, std::move(req), /*instance=*/false);
+  if (def.type == StepType::kShell) AddShellEnv(ex, step, -1, req.spec);
+  return req;
 }
 
 void Engine::Impl::AddShellEnv(const ExecState& ex, int step, int64_t item_index, Json& spec) {
@@ -241,46 +247,51 @@ void Engine::Impl::AddShellEnv(const ExecState& ex, int step, int64_t item_index
 }
 
 void Engine::Impl::StartAssignment(const ExecPtr& ex, int step, Runner* runner, RunRequest req,
-                                   bool instance) {
+                                   bool instance, bool reattach) {
   // The runner starts only after this turn is durable (transactional outbox).
   std::weak_ptr<bool> alive = alive_;
   std::weak_ptr<ExecState> weak_ex = ex;
-  AddEffect([this, alive, weak_ex, step, runner, instance, req = std::move(req)]() mutable {
-    auto exs = weak_ex.lock();
-    if (!exs || exs->finished || !exs->steps[step].in_flight) return;  // cancelled meanwhile
-    const StepState& st = exs->steps[step];
-    if (instance ? !(st.fan && st.fan->live.count(req.assignment_id))
-                 : st.rec.assignment_id != req.assignment_id) {
-      return;
-    }
-    const std::string id = req.execution_id, assignment = req.assignment_id;
-    // Progress and start of an instance are reported against the step's attempt.
-    const std::string attempt_id = st.rec.assignment_id;
-    RunCallbacks cb;
-    cb.on_started = [this, alive, id, step, attempt_id] {
-      loop_->Post([=, this] {
-        if (!alive.expired()) OnStarted(id, step, attempt_id);
-      });
-    };
-    if (!instance) {
-      cb.on_progress = [this, alive, id, step, assignment](int progress, Json data) {
-        loop_->Post([=, this, data = std::move(data)] {
-          if (!alive.expired()) OnProgress(id, step, assignment, progress, data);
-        });
-      };
-    }
-    cb.on_done = [this, alive, id, step, assignment, instance](RunResult result) {
-      loop_->Post([=, this, result = std::move(result)]() mutable {
-        if (alive.expired()) return;
-        if (instance) {
-          OnInstanceDone(id, step, assignment, std::move(result));
+  AddEffect(
+      [this, alive, weak_ex, step, runner, instance, reattach, req = std::move(req)]() mutable {
+        auto exs = weak_ex.lock();
+        if (!exs || exs->finished || !exs->steps[step].in_flight) return;  // cancelled meanwhile
+        const StepState& st = exs->steps[step];
+        if (instance ? !(st.fan && st.fan->live.count(req.assignment_id))
+                     : st.rec.assignment_id != req.assignment_id) {
+          return;
+        }
+        const std::string id = req.execution_id, assignment = req.assignment_id;
+        // Progress and start of an instance are reported against the step's attempt.
+        const std::string attempt_id = st.rec.assignment_id;
+        RunCallbacks cb;
+        cb.on_started = [this, alive, id, step, attempt_id] {
+          loop_->Post([=, this] {
+            if (!alive.expired()) OnStarted(id, step, attempt_id);
+          });
+        };
+        if (!instance) {
+          cb.on_progress = [this, alive, id, step, assignment](int progress, Json data) {
+            loop_->Post([=, this, data = std::move(data)] {
+              if (!alive.expired()) OnProgress(id, step, assignment, progress, data);
+            });
+          };
+        }
+        cb.on_done = [this, alive, id, step, assignment, instance](RunResult result) {
+          loop_->Post([=, this, result = std::move(result)]() mutable {
+            if (alive.expired()) return;
+            if (instance) {
+              OnInstanceDone(id, step, assignment, std::move(result));
+            } else {
+              OnDone(id, step, assignment, std::move(result));
+            }
+          });
+        };
+        if (reattach) {
+          runner->Reattach(req, std::move(cb));
         } else {
-          OnDone(id, step, assignment, std::move(result));
+          runner->Start(req, std::move(cb));
         }
       });
-    };
-    runner->Start(req, std::move(cb));
-  });
 }
 
 void Engine::Impl::DrainPropagation() {

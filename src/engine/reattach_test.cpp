@@ -1,0 +1,131 @@
+// Recovery of attempts whose work lives outside the process (remote workers): the engine
+// re-attaches them to a runner that CanReattach() instead of failing them ENGINE_RESTART.
+#include "support/sim_harness.h"
+
+namespace baton {
+namespace {
+
+using testing::SimHarness;
+
+// Holds every attempt until the test finishes it; can take attempts over after a restart.
+class HeldRunner final : public Runner {
+ public:
+  std::vector<RunRequest> started, reattached;
+  std::map<std::string, RunCallbacks> live;  // by assignment id
+
+  void Start(const RunRequest& req, RunCallbacks cb) override {
+    started.push_back(req);
+    live[req.assignment_id] = std::move(cb);
+  }
+  void Cancel(const std::string& id) override {
+    auto it = live.find(id);
+    if (it == live.end()) return;
+    auto done = std::move(it->second.on_done);
+    live.erase(it);
+    RunResult r;
+    r.status = Status(errc::kCancelled, "cancelled");
+    done(std::move(r));
+  }
+  bool CanReattach() const override { return true; }
+  void Reattach(const RunRequest& req, RunCallbacks cb) override {
+    reattached.push_back(req);
+    live[req.assignment_id] = std::move(cb);
+  }
+  void Finish(const std::string& id, Json output) {
+    auto done = std::move(live.at(id).on_done);
+    live.erase(id);
+    RunResult r;
+    r.output = std::move(output);
+    done(std::move(r));
+  }
+};
+
+constexpr const char* kWorkflow = R"(
+name: remote
+inputs: {model: {type: string, required: true}}
+steps:
+  - {id: prep, type: shell, run: "true"}
+  - id: download
+    type: command
+    command: model.download
+    data: {model: "{{ inputs.model }}"}
+    timeout: 1h
+    depends_on: [prep]
+)";
+
+struct Fixture {
+  SimHarness h;
+  std::unique_ptr<HeldRunner> remote = std::make_unique<HeldRunner>();
+
+  Fixture() { h.engine->SetRunner(StepType::kCommand, remote.get()); }
+  void CrashAndRecover() {
+    h.Crash();
+    remote = std::make_unique<HeldRunner>();
+    h.engine->SetRunner(StepType::kCommand, remote.get());
+    h.loop->Post([&] {
+      auto ids = RecoverExecutions(h.store.get(), h.engine.get());
+      ASSERT_TRUE(ids.ok()) << ids.status().ToString();
+    });
+    h.loop->RunReady();
+  }
+};
+
+TEST(Reattach, ARunningRemoteAttemptIsTakenOverNotRestarted) {
+  Fixture f;
+  std::string id = f.h.StartOnly(kWorkflow, {{"model", "llama"}});
+  f.h.loop->RunUntilIdle(f.h.clock.Now() + 100);
+  ASSERT_EQ(f.remote->started.size(), 1u);
+  const std::string assignment = f.remote->started[0].assignment_id;
+  f.CrashAndRecover();
+  ASSERT_EQ(f.remote->reattached.size(), 1u);
+  const RunRequest& again = f.remote->reattached[0];
+  EXPECT_EQ(again.assignment_id, assignment);  // the same dispatch: its result still counts
+  EXPECT_EQ(again.attempt, 1);
+  EXPECT_EQ(again.spec["data"]["model"], "llama");  // rendered again, identically
+  EXPECT_EQ(again.spec["command"], "model.download");
+  f.remote->Finish(assignment, Json{{"path", "/m"}});
+  f.h.loop->RunUntilIdle();
+  EXPECT_EQ(f.h.Execution(id).status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(f.h.Step(id, "download").output["path"], "/m");
+  EXPECT_EQ(f.h.Step(id, "download").attempts, 1);
+  for (const auto& a : *f.h.store->GetAttempts(id)) {
+    EXPECT_TRUE(a.error.is_null()) << a.error.dump();  // no ENGINE_RESTART attempt
+  }
+  auto types = f.h.log.TypesFor("download");
+  EXPECT_NE(std::find(types.begin(), types.end(), "step.reattached"), types.end());
+}
+
+TEST(Reattach, TheStepTimeoutStillCountsFromTheFirstDispatch) {
+  Fixture f;
+  std::string id = f.h.StartOnly(kWorkflow, {{"model", "llama"}});
+  f.h.loop->RunUntilIdle(f.h.clock.Now() + 100);
+  const TimeMs dispatched = f.h.Step(id, "download").started_at;
+  f.h.clock.Advance(Duration(30 * 60'000));  // down for half an hour
+  f.CrashAndRecover();
+  f.h.loop->RunUntilIdle();  // the worker never answers
+  StepRecord s = f.h.Step(id, "download");
+  EXPECT_EQ(s.status, StepStatus::kTimeout);
+  EXPECT_EQ(s.completed_at - dispatched, 3'600'000);
+}
+
+TEST(Reattach, ARunnerThatCannotFindTheWorkLosesTheAttemptAsBefore) {
+  Fixture f;
+  std::string id = f.h.StartOnly(kWorkflow, {{"model", "llama"}});
+  f.h.loop->RunUntilIdle(f.h.clock.Now() + 100);
+  f.CrashAndRecover();
+  // The default Reattach: ENGINE_RESTART, and the attempt runs again.
+  f.h.engine->SetRunner(StepType::kCommand, f.h.runner.get());
+  auto& held = *f.remote;
+  ASSERT_EQ(held.reattached.size(), 1u);
+  RunResult lost;
+  lost.status = Status(errc::kEngineRestart, "gone");
+  auto done = std::move(held.live.begin()->second.on_done);
+  held.live.clear();
+  done(std::move(lost));
+  f.h.loop->RunUntilIdle();
+  EXPECT_EQ(f.h.Execution(id).status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(f.h.Step(id, "download").attempts, 2);
+}
+
+}  // namespace
+}  // namespace baton
