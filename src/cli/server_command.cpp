@@ -17,7 +17,23 @@ struct ServerArgs {
   size_t max_payload_kib = 256;
   std::string delivery_retry = "1s";
   std::string test_clock_start;
+  std::string heartbeat_interval = "30s";
+  std::string heartbeat_timeout = "60s";
+  std::string reassignment_grace = "0s";
+  std::string drain_timeout = "5m";
 };
+
+// A duration flag: false (with the message printed) when it is not one.
+bool DurationFlag(const char* flag, const std::string& text, bool allow_zero, Duration* out) {
+  auto d = ParseDuration(Json(text));
+  if (!d.ok() || d->count() < 0 || (!allow_zero && d->count() == 0)) {
+    std::fprintf(stderr, "baton server: %s: expected a duration such as 30s or 500ms, got '%s'\n",
+                 flag, text.c_str());
+    return false;
+  }
+  *out = *d;
+  return true;
+}
 
 int ServerMain(ServerArgs& args) {
   SignalCatcher::BlockInThisAndFutureThreads();
@@ -38,6 +54,25 @@ int ServerMain(ServerArgs& args) {
   o.delivery_retry_base = *retry;
   if (o.delivery_attempts < 1) {
     std::fprintf(stderr, "baton server: --delivery-attempts must be at least 1\n");
+    return 2;
+  }
+  server::CoordinatorOptions& c = o.coordinator;
+  if (!DurationFlag("--heartbeat-interval", args.heartbeat_interval, false,
+                    &c.heartbeat_interval) ||
+      !DurationFlag("--heartbeat-timeout", args.heartbeat_timeout, false, &c.heartbeat_timeout) ||
+      !DurationFlag("--reassignment-grace", args.reassignment_grace, true, &c.reassignment_grace) ||
+      !DurationFlag("--drain-timeout", args.drain_timeout, true, &c.drain_timeout)) {
+    return 2;
+  }
+  if (c.heartbeat_timeout <= c.heartbeat_interval) {
+    std::fprintf(stderr,
+                 "baton server: --heartbeat-timeout (%s) must be longer than "
+                 "--heartbeat-interval (%s)\n",
+                 args.heartbeat_timeout.c_str(), args.heartbeat_interval.c_str());
+    return 2;
+  }
+  if (c.max_reassignments < 0) {
+    std::fprintf(stderr, "baton server: --max-reassignments must be 0 or more\n");
     return 2;
   }
   if (!args.test_clock_start.empty()) {
@@ -102,6 +137,21 @@ void AddServerCommand(CLI::App& app, std::function<int()>* action) {
       ->capture_default_str();
   cmd->add_option("--delivery-attempts", args->options.delivery_attempts,
                   "Attempts per notification or trigger start before it is marked failed")
+      ->capture_default_str();
+  cmd->add_option("--heartbeat-interval", args->heartbeat_interval,
+                  "How often workers send a heartbeat (told to them at registration)")
+      ->capture_default_str();
+  cmd->add_option("--heartbeat-timeout", args->heartbeat_timeout,
+                  "A worker silent this long is UNHEALTHY")
+      ->capture_default_str();
+  cmd->add_option("--reassignment-grace", args->reassignment_grace,
+                  "How long an UNHEALTHY worker keeps its work before it moves to another")
+      ->capture_default_str();
+  cmd->add_option("--max-reassignments", args->options.coordinator.max_reassignments,
+                  "Moves per attempt; one more worker loss fails it WORKER_LOST")
+      ->capture_default_str();
+  cmd->add_option("--drain-timeout", args->drain_timeout,
+                  "How long a draining worker may keep its work before it moves")
       ->capture_default_str();
   // For tests (hidden): a shifted, faster clock.
   cmd->add_option("--test-clock-start", args->test_clock_start)->group("");

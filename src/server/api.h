@@ -34,6 +34,7 @@ class ServerMetrics;
 class Scheduler;
 class FollowUps;
 class Deliverer;
+class Coordinator;
 
 // What handlers share. Everything here outlives the router.
 struct ApiContext {
@@ -42,9 +43,10 @@ struct ApiContext {
   TokenAuthority* auth = nullptr;
   Submitter* submitter = nullptr;
   ServerMetrics* metrics = nullptr;
-  Scheduler* scheduler = nullptr;   // engine thread only: reach it through engine->Post
-  FollowUps* follow_ups = nullptr;  // engine thread only
-  Deliverer* deliverer = nullptr;   // engine thread only
+  Scheduler* scheduler = nullptr;      // engine thread only: reach it through engine->Post
+  FollowUps* follow_ups = nullptr;     // engine thread only
+  Deliverer* deliverer = nullptr;      // engine thread only
+  Coordinator* coordinator = nullptr;  // engine thread only
   ServerLimits limits;
   std::mutex workflow_versions;  // serialises "read latest version, write the next"
   std::atomic<bool> store_ok{true};
@@ -57,6 +59,10 @@ void AddTokenRoutes(Router& router, ApiContext& ctx);
 void AddScheduleRoutes(Router& router, ApiContext& ctx);
 void AddHookRoutes(Router& router, ApiContext& ctx);
 void AddTriggerRoutes(Router& router, ApiContext& ctx);  // triggers and deliveries
+// Workers, assignments, reassignments, coordinator health (workers/workers_api.cpp), and
+// the long-poll transport (workers/worker_longpoll.cpp).
+void AddWorkerRoutes(Router& router, ApiContext& ctx);
+void AddWorkerLongPollRoutes(Router& router, ApiContext& ctx);
 
 // Shared by handlers: the body as a JSON object, or a 400 response naming the problem.
 Result<Json> ParseJsonBody(const HttpRequest& request);

@@ -19,6 +19,10 @@ EngineHost::~EngineHost() {
   Stop();
 }
 
+void EngineHost::SetRunner(StepType type, Runner* runner) {
+  engine_->SetRunner(type, runner);
+}
+
 void EngineHost::AddObserver(ExecutionObserver* observer) {
   engine_->AddObserver(observer);
 }

@@ -26,6 +26,10 @@ class EngineHost {
 
   // Before Start() only; called on the engine thread afterwards.
   void AddObserver(ExecutionObserver* observer);
+  // Before Start() only: the runner of a step type (command steps: the coordinator's).
+  void SetRunner(StepType type, Runner* runner);
+  // The engine itself, for components on the engine thread (never from another thread).
+  Engine* engine() { return engine_.get(); }
 
   // Starts the engine thread and recovers every unfinished execution from the store
   // (the first thing the thread does). Returns the number recovered.

@@ -2,6 +2,7 @@
 #include "server/api.h"
 #include "server/submitter.h"
 #include "server/views.h"
+#include "server/workers/coordinator.h"
 
 #include <baton/workflow.h>
 
@@ -212,15 +213,27 @@ void AddExecutionRoutes(Router& router, ApiContext& ctx) {
   router.Add("GET", "/api/v1/executions", Scope::kRead,
              "List executions: ?status, workflow, parent, since, until, limit, cursor",
              [&ctx](const Call& call, Responder respond) { List(ctx, call, respond); });
-  router.Add("GET", "/api/v1/executions/{id}", Scope::kRead,
-             "An execution with its steps, attempts, timing and layers",
-             [&ctx](const Call& call, Responder respond) {
-               auto e = Visible(ctx, call);
-               if (!e.ok()) return respond(ErrorResponse(e.status()));
-               auto detail = ExecutionDetailJson(ctx.store, *e);
-               if (!detail.ok()) return respond(ErrorResponse(detail.status()));
-               respond(JsonResponse(200, *detail));
-             });
+  router.Add(
+      "GET", "/api/v1/executions/{id}", Scope::kRead,
+      "An execution with its steps, attempts, timing and layers",
+      [&ctx](const Call& call, Responder respond) {
+        auto e = Visible(ctx, call);
+        if (!e.ok()) return respond(ErrorResponse(e.status()));
+        auto detail = ExecutionDetailJson(ctx.store, *e);
+        if (!detail.ok()) return respond(ErrorResponse(detail.status()));
+        bool dispatched = false;
+        for (const Json& s : (*detail)["steps"]) dispatched |= s["status"] == "dispatched";
+        if (!dispatched || ctx.coordinator == nullptr) {
+          return respond(JsonResponse(200, *detail));
+        }
+        // A dispatched step may be waiting for a worker: the coordinator says why.
+        ctx.engine->Post([&ctx, respond, id = e->id, detail = std::move(*detail)](Engine&) mutable {
+          if (std::string why = ctx.coordinator->WaitingReason(id); !why.empty()) {
+            detail["waiting"] = why;
+          }
+          respond(JsonResponse(200, detail));
+        });
+      });
   router.Add("GET", "/api/v1/executions/{id}/events", Scope::kRead,
              "An execution's events by seq, with positions: ?after=SEQ&limit=N",
              [&ctx](const Call& call, Responder respond) { Events(ctx, call, respond); });

@@ -2,6 +2,7 @@
 
 #include "server/metrics.h"
 #include "server/websocket_session.h"
+#include "server/workers/worker_session.h"
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
@@ -121,6 +122,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       // The connection becomes a WebSocket; this session ends here.
       return StartWebSocketSession(stream_.release_socket(), parser_->release(),
                                    shared_->websocket);
+    }
+    if (beast::websocket::is_upgrade(msg) && target.substr(0, q) == "/api/v1/workers/connect" &&
+        shared_->workers) {
+      return StartWorkerSession(stream_.release_socket(), parser_->release(), shared_->workers);
     }
     auto req = std::make_shared<HttpRequest>();
     req->method = std::string(msg.method_string());

@@ -20,11 +20,13 @@ namespace baton::server {
 
 class ServerMetrics;
 struct WebSocketContext;
+struct WorkerSessionContext;
 
 struct SessionShared {
   const Router* router;
   ServerMetrics* metrics;
-  std::shared_ptr<WebSocketContext> websocket;  // upgrades to /api/v1/events
+  std::shared_ptr<WebSocketContext> websocket;    // upgrades to /api/v1/events
+  std::shared_ptr<WorkerSessionContext> workers;  // upgrades to /api/v1/workers/connect
   ServerLimits limits;
   std::atomic<size_t> connections{0};
 };

@@ -7,6 +7,8 @@
 #include "server/triggers/follow_ups.h"
 #include "server/triggers/scheduler.h"
 #include "server/websocket_session.h"
+#include "server/workers/coordinator.h"
+#include "server/workers/worker_session.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
@@ -91,9 +93,10 @@ struct Server::Impl {
   std::unique_ptr<EngineHost> engine;
   std::unique_ptr<TokenAuthority> auth;
   std::unique_ptr<Submitter> submitter;
-  std::unique_ptr<FollowUps> follow_ups;  // engine thread; outlives the engine
-  std::unique_ptr<Deliverer> deliverer;   // engine thread; destroyed after the engine stops
-  std::unique_ptr<Scheduler> scheduler;   // engine thread; destroyed after the engine stops
+  std::unique_ptr<FollowUps> follow_ups;     // engine thread; outlives the engine
+  std::unique_ptr<Deliverer> deliverer;      // engine thread; destroyed after the engine stops
+  std::unique_ptr<Scheduler> scheduler;      // engine thread; destroyed after the engine stops
+  std::unique_ptr<Coordinator> coordinator;  // engine thread; destroyed after the engine stops
   ServerMetrics metrics;
   EventHub hub;
   ApiContext ctx;
@@ -234,6 +237,17 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   impl->engine->AddObserver(&impl->metrics);
   impl->engine->AddObserver(&impl->hub);
   impl->submitter = std::make_unique<Submitter>(impl->engine.get());
+  // Command steps go to remote workers. What workers held when the previous process
+  // stopped is loaded before recovery, which re-attaches their steps.
+  impl->coordinator = std::make_unique<Coordinator>(impl->engine->loop(), impl->engine->committer(),
+                                                    options.coordinator);
+  if (Status s = impl->coordinator->Load(impl->store.get()); !s.ok()) return s;
+  EngineHost* engine_host = impl->engine.get();
+  impl->coordinator->SetStaleHandler(
+      [engine_host](const std::string& execution, const std::string& step, Json details) {
+        engine_host->engine()->RecordStaleResult(execution, step, std::move(details));
+      });
+  impl->engine->SetRunner(StepType::kCommand, impl->coordinator->runner());
   Deliverer::Options delivery;
   delivery.base_delay = options.delivery_retry_base;
   delivery.max_attempts = options.delivery_attempts;
@@ -252,6 +266,7 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   ctx.scheduler = impl->scheduler.get();
   ctx.follow_ups = impl->follow_ups.get();
   ctx.deliverer = impl->deliverer.get();
+  ctx.coordinator = impl->coordinator.get();
   impl->limiter = std::make_unique<RateLimiter>(
       &impl->clock, RateLimit{options.limits.rate_per_second, options.limits.rate_burst});
   impl->router = std::make_unique<Router>(impl->auth.get(), impl->limiter.get());
@@ -262,6 +277,7 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   AddScheduleRoutes(*impl->router, ctx);
   AddHookRoutes(*impl->router, ctx);
   AddTriggerRoutes(*impl->router, ctx);
+  AddWorkerRoutes(*impl->router, ctx);
 
   auto shared = std::make_shared<SessionShared>();
   shared->router = impl->router.get();
@@ -271,6 +287,10 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   shared->websocket->hub = &impl->hub;
   shared->websocket->store = impl->store.get();
   shared->websocket->auth = impl->auth.get();
+  shared->workers = std::make_shared<WorkerSessionContext>();
+  shared->workers->auth = impl->auth.get();
+  shared->workers->engine = impl->engine.get();
+  shared->workers->coordinator = impl->coordinator.get();
   impl->listener = std::make_shared<Listener>(impl->ioc, shared);
   if (Status s = impl->listener->Open(*endpoint); !s.ok()) return s;
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "server/api.h"
+#include "server/workers/coordinator.h"
 
 #include <baton/status.h>
 
@@ -24,6 +25,8 @@ struct ServerOptions {
   // this, up to `delivery_attempts` attempts in all (triggers/deliverer.h).
   Duration delivery_retry_base{1000};
   int delivery_attempts = 8;
+  // Remote workers: heartbeats, failure detection, reassignment (workers/coordinator.h).
+  CoordinatorOptions coordinator;
   // Tests only: the server's clock starts at this time (0 = the system clock) and runs
   // `clock_rate` times as fast, so schedules fire within seconds.
   TimeMs clock_start = 0;

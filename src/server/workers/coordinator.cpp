@@ -89,16 +89,14 @@ Status Coordinator::Drain(const std::string& ns, const std::string& worker_id) {
   }
   w->state = WorkerState::kDraining;
   WriteWorker(*w);
-  loop_->ScheduleAfter(options_.drain_timeout,
-                       [this, alive = std::weak_ptr<bool>(alive_), worker_id] {
-                         if (alive.expired()) return;
-                         const WorkerEntry* again = registry_.Find(worker_id);
-                         if (again != nullptr && again->state == WorkerState::kDraining &&
-                             !again->held.empty()) {
-                           Reassign(worker_id, "worker " + worker_id +
-                                                   " did not finish draining in time");
-                         }
-                       });
+  loop_->ScheduleAfter(
+      options_.drain_timeout, [this, alive = std::weak_ptr<bool>(alive_), worker_id] {
+        if (alive.expired()) return;
+        const WorkerEntry* again = registry_.Find(worker_id);
+        if (again != nullptr && again->state == WorkerState::kDraining && !again->held.empty()) {
+          Reassign(worker_id, "worker " + worker_id + " did not finish draining in time");
+        }
+      });
   return Status::Ok();
 }
 
@@ -116,7 +114,7 @@ Status Coordinator::Deregister(const std::string& worker_id) {
   return Status::Ok();
 }
 
-Status Coordinator::OnMessage(const std::string& worker_id, const protocol::WorkerMessage& m) {
+Status Coordinator::Touch(const std::string& worker_id) {
   WorkerEntry* w = registry_.Find(worker_id);
   if (w == nullptr || w->state == WorkerState::kOffline) {
     return Status(errc::kNotFound, "worker '" + worker_id + "' is not registered");
@@ -127,6 +125,12 @@ Status Coordinator::OnMessage(const std::string& worker_id, const protocol::Work
     WriteWorker(*w);
   }
   ArmDeadline(*w);
+  return Status::Ok();
+}
+
+Status Coordinator::OnMessage(const std::string& worker_id, const protocol::WorkerMessage& m) {
+  if (Status alive = Touch(worker_id); !alive.ok()) return alive;
+  WorkerEntry* w = registry_.Find(worker_id);
   if (const auto* hb = std::get_if<protocol::Heartbeat>(&m)) {
     w->reported_load = hb->current_load;
     if (hb->status == protocol::WorkerStatus::kDraining && w->state != WorkerState::kDraining) {
@@ -146,9 +150,9 @@ Status Coordinator::OnMessage(const std::string& worker_id, const protocol::Work
   if (assignment.empty()) return Status::Ok();  // a message without one (deregister)
   Dispatch* d = Current(assignment, worker_id);
   if (d == nullptr) {
-    const char* what = std::holds_alternative<protocol::CommandResult>(m)  ? "result"
-                       : std::holds_alternative<protocol::CommandAck>(m) ? "ack"
-                                                                         : "progress";
+    const char* what = std::holds_alternative<protocol::CommandResult>(m) ? "result"
+                       : std::holds_alternative<protocol::CommandAck>(m)  ? "ack"
+                                                                          : "progress";
     Stale(worker_id, assignment, what);
     return Status(errc::kStaleAssignment, "assignment '" + assignment +
                                               "' is no longer held by worker '" + worker_id +

@@ -68,9 +68,8 @@ struct CoordinatorStats {
   uint64_t heartbeat_misses = 0;  // workers that went UNHEALTHY
   // Start() to the worker's accepted ack, in microseconds: counts per bucket upper bound
   // (the last bucket is +Inf), and their sum.
-  static constexpr int64_t kLatencyBucketsUs[] = {100,    250,     500,     1'000,   2'500,
-                                                  5'000,  10'000,  25'000,  100'000, 1'000'000,
-                                                  10'000'000};
+  static constexpr int64_t kLatencyBucketsUs[] = {
+      100, 250, 500, 1'000, 2'500, 5'000, 10'000, 25'000, 100'000, 1'000'000, 10'000'000};
   static constexpr size_t kBuckets = std::size(kLatencyBucketsUs) + 1;
   uint64_t latency_counts[kBuckets] = {};
   uint64_t latency_sum_us = 0;
@@ -103,6 +102,9 @@ class Coordinator {
   // assignment that is not the sender's current one; NOT_FOUND for a worker that is not
   // registered (it must register again).
   Status OnMessage(const std::string& worker_id, const protocol::WorkerMessage& message);
+  // A sign of life without a message (a long-poll): re-arms the worker's deadline, makes
+  // an UNHEALTHY worker ONLINE again. NOT_FOUND as for OnMessage.
+  Status Touch(const std::string& worker_id);
   // The worker is leaving: OFFLINE, no deadline; anything it still holds moves at once.
   Status Deregister(const std::string& worker_id);
   // The channel closed; the worker keeps its assignments until its deadline passes.
@@ -156,8 +158,8 @@ class Coordinator {
   std::map<std::string, std::shared_ptr<WorkerChannel>> channels_;  // by worker id
   std::map<std::string, TimerId> deadlines_;                        // by worker id
   std::map<std::string, std::unique_ptr<Dispatch>> dispatches_;     // by dispatch id
-  std::map<std::string, std::string> current_;  // worker-facing id -> dispatch id
-  std::deque<std::string> queue_;               // dispatch ids waiting for a worker
+  std::map<std::string, std::string> current_;      // worker-facing id -> dispatch id
+  std::deque<std::string> queue_;                   // dispatch ids waiting for a worker
   std::map<std::string, AssignmentRecord> loaded_;  // by dispatch id, until re-attached
   std::unique_ptr<RemoteRunner> runner_;
   std::function<void(const std::string&, const std::string&, Json)> on_stale_;

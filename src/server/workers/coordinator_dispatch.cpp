@@ -276,8 +276,7 @@ std::vector<AssignmentRecord> Coordinator::Active(const std::string& ns,
                                                   const std::string& worker_id) const {
   std::vector<AssignmentRecord> out;
   for (const auto& [id, d] : dispatches_) {
-    if ((!ns.empty() && d->request.ns != ns) ||
-        (!worker_id.empty() && d->worker_id != worker_id)) {
+    if ((!ns.empty() && d->request.ns != ns) || (!worker_id.empty() && d->worker_id != worker_id)) {
       continue;
     }
     out.push_back(ToRecord(*d));

@@ -4,7 +4,8 @@
 
 namespace baton::server {
 
-void Coordinator::Write(std::unique_ptr<WriteBatch> batch, std::function<void(const Status&)> then) {
+void Coordinator::Write(std::unique_ptr<WriteBatch> batch,
+                        std::function<void(const Status&)> then) {
   if (committer_ == nullptr) {  // unit tests of the in-memory logic
     if (then) then(Status::Ok());
     return;
@@ -102,9 +103,9 @@ void Coordinator::Reassign(const std::string& worker_id, const std::string& reas
       batch->reassignments.push_back(std::move(r));
       Write(std::move(batch), {});
       RunResult result;
-      result.status = Status(errc::kWorkerLost, reason + "; moved " +
-                                                    std::to_string(d.reassignments) +
-                                                    " times already (max_reassignments)");
+      result.status =
+          Status(errc::kWorkerLost, reason + "; moved " + std::to_string(d.reassignments) +
+                                        " times already (max_reassignments)");
       Finish(d, std::move(result), "lost");
       continue;
     }

@@ -1,0 +1,254 @@
+#include "server/workers/worker_session.h"
+
+#include "protocol/worker_protocol.h"
+#include "server/engine_host.h"
+#include "server/http_types.h"
+#include "server/workers/coordinator.h"
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+
+#include <cstdio>
+#include <deque>
+#include <map>
+
+namespace baton::server {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+class WorkerSession;
+
+// The coordinator's handle on the session: thread-safe, and harmless once the session
+// is gone.
+class SessionChannel final : public WorkerChannel {
+ public:
+  SessionChannel(std::weak_ptr<WorkerSession> session, net::any_io_executor executor)
+      : session_(std::move(session)), executor_(std::move(executor)) {}
+  void Send(const protocol::ServerMessage& message) override;
+  void Close() override;
+
+ private:
+  std::weak_ptr<WorkerSession> session_;
+  net::any_io_executor executor_;
+};
+
+class WorkerSession : public std::enable_shared_from_this<WorkerSession> {
+ public:
+  WorkerSession(tcp::socket socket, std::shared_ptr<WorkerSessionContext> ctx)
+      : ws_(std::move(socket)), ctx_(std::move(ctx)) {}
+
+  void Run(http::request<http::string_body> req) {
+    req_ = std::move(req);
+    net::dispatch(ws_.get_executor(), [self = shared_from_this()] { self->Authorize(); });
+  }
+
+  // On the session's strand.
+  void Queue(std::string text) {
+    if (closing_ || ended_) return;
+    if (outbox_.size() >= ctx_->max_queued) {
+      std::fprintf(stderr, "baton: worker %s reads too slowly (%zu messages queued); closing\n",
+                   worker_id_.c_str(), outbox_.size());
+      overflow_ = true;  // what is queued is dropped: the worker gets it again on reconnect
+      closing_ = true;
+      if (!writing_) CloseNow();
+      return;
+    }
+    outbox_.push_back(std::move(text));
+    Pump();
+  }
+  // After what is queued has been written.
+  void Close() {
+    if (closing_ || ended_) return;
+    closing_ = true;
+    if (!writing_ && outbox_.empty()) CloseNow();
+  }
+
+ private:
+  void Refuse(const HttpResponse& r) {
+    auto res = std::make_shared<http::response<http::string_body>>(
+        static_cast<http::status>(r.status), req_.version());
+    res->set(http::field::content_type, r.content_type);
+    res->body() = r.body;
+    res->keep_alive(false);
+    res->prepare_payload();
+    http::async_write(ws_.next_layer(), *res,
+                      [self = shared_from_this(), res](beast::error_code, size_t) {
+                        beast::error_code ec;
+                        self->ws_.next_layer().socket().shutdown(tcp::socket::shutdown_send, ec);
+                      });
+  }
+
+  void Authorize() {
+    std::string_view target = req_.target();
+    size_t q = target.find('?');
+    std::map<std::string, std::string> query;
+    if (q != std::string_view::npos && !ParseQuery(target.substr(q + 1), &query)) {
+      return Refuse(ErrorResponse(400, "BAD_REQUEST", "malformed query string"));
+    }
+    std::string header(req_[http::field::authorization]);
+    if (header.empty() && query.count("token")) header = "Bearer " + query["token"];
+    auto who = ctx_->auth->Authenticate(header);
+    if (!who.ok()) return Refuse(ErrorResponse(who.status()));
+    if (!who->Has(Scope::kWorker)) {
+      return Refuse(ErrorResponse(403, "FORBIDDEN", "this token lacks the 'worker' scope"));
+    }
+    ns_ = who->ns;
+    ws_.read_message_max(ctx_->max_message_bytes);
+    ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+    ws_.set_option(websocket::stream_base::decorator(
+        [](websocket::response_type& res) { res.set(http::field::server, "baton"); }));
+    ws_.async_accept(req_, [self = shared_from_this()](beast::error_code ec) {
+      if (ec) return;
+      self->channel_ =
+          std::make_shared<SessionChannel>(self->weak_from_this(), self->ws_.get_executor());
+      self->Read();
+    });
+  }
+
+  void Read() {
+    ws_.async_read(in_, [self = shared_from_this()](beast::error_code ec, size_t) {
+      if (ec) return self->Ended();
+      std::string text = beast::buffers_to_string(self->in_.data());
+      self->in_.consume(self->in_.size());
+      self->OnText(text);
+      self->Read();  // until the close completes: it ends with an error here
+    });
+  }
+
+  void SendError(const Status& s, const std::string& assignment_id = "") {
+    Queue(protocol::ToText(
+        protocol::ServerMessage(protocol::ProtocolError{s.code(), s.message(), assignment_id})));
+  }
+
+  void OnText(const std::string& text) {
+    Result<protocol::WorkerMessage> parsed = protocol::ParseWorkerMessageText(text);
+    if (!parsed.ok()) return SendError(parsed.status());
+    protocol::WorkerMessage message = std::move(parsed.value());
+    const bool is_register = std::holds_alternative<protocol::Register>(message);
+    if (worker_id_.empty() && !is_register) {
+      return SendError(Status(errc::kValidation, "the first message must be 'register'"));
+    }
+    if (!worker_id_.empty() && is_register) {
+      return SendError(Status(errc::kValidation, "this connection is registered already"));
+    }
+    std::string assignment;
+    std::visit(
+        [&](const auto& x) {
+          if constexpr (requires { x.assignment_id; }) assignment = x.assignment_id;
+        },
+        message);
+    if (is_register) {
+      // Whatever comes next is about this worker, even before the engine answers.
+      worker_id_ = std::get<protocol::Register>(message).worker_id;
+    }
+    const bool deregister = std::string_view(protocol::TypeOf(message)) == "deregister";
+    // To the coordinator, in order (one engine loop), and the answer back on this strand.
+    std::weak_ptr<WorkerSession> weak = weak_from_this();
+    auto executor = ws_.get_executor();
+    Coordinator* coordinator = ctx_->coordinator;
+    ctx_->engine->Post([weak, executor, coordinator, ns = ns_, worker = worker_id_,
+                        channel = channel_, message = std::move(message), assignment,
+                        deregister](Engine&) {
+      std::optional<protocol::ServerMessage> answer;
+      bool close = false;
+      if (const auto* reg = std::get_if<protocol::Register>(&message)) {
+        Result<protocol::Registered> r = coordinator->Register(ns, *reg, channel);
+        if (r.ok()) {
+          answer = *r;
+        } else {
+          answer = protocol::ProtocolError{r.status().code(), r.status().message(), ""};
+          close = true;
+        }
+      } else {
+        Status s =
+            deregister ? coordinator->Deregister(worker) : coordinator->OnMessage(worker, message);
+        if (!s.ok()) {
+          answer = protocol::ProtocolError{s.code(), s.message(),
+                                           s.code() == errc::kStaleAssignment ? assignment : ""};
+        }
+        close = deregister || s.code() == errc::kNotFound;
+      }
+      if (!answer && !close) return;
+      net::post(executor, [weak, answer = std::move(answer), close] {
+        auto self = weak.lock();
+        if (!self) return;
+        if (answer) self->Queue(protocol::ToText(*answer));
+        if (close) self->Close();
+      });
+    });
+  }
+
+  void CloseNow() {
+    ws_.async_close(websocket::close_code::normal,
+                    [self = shared_from_this()](beast::error_code) {});
+  }
+
+  void Pump() {
+    if (writing_ || outbox_.empty() || ended_) return;
+    writing_ = true;
+    ws_.text(true);
+    ws_.async_write(net::buffer(outbox_.front()),
+                    [self = shared_from_this()](beast::error_code ec, size_t) {
+                      self->writing_ = false;
+                      if (ec) return self->Ended();
+                      self->outbox_.pop_front();
+                      if (self->closing_ && (self->outbox_.empty() || self->overflow_)) {
+                        return self->CloseNow();
+                      }
+                      self->Pump();
+                    });
+  }
+
+  // The connection is gone: the worker keeps its work until its heartbeat deadline.
+  void Ended() {
+    if (ended_) return;
+    ended_ = true;
+    if (worker_id_.empty() || !channel_) return;
+    Coordinator* coordinator = ctx_->coordinator;
+    ctx_->engine->Post([coordinator, worker = worker_id_, channel = channel_](Engine&) {
+      coordinator->Disconnected(worker, channel.get());
+    });
+  }
+
+  websocket::stream<beast::tcp_stream> ws_;
+  std::shared_ptr<WorkerSessionContext> ctx_;
+  http::request<http::string_body> req_;
+  beast::flat_buffer in_;
+  std::string ns_;
+  std::string worker_id_;
+  std::shared_ptr<SessionChannel> channel_;
+  std::deque<std::string> outbox_;
+  bool writing_ = false;
+  bool closing_ = false;   // closes once the outbox is written
+  bool ended_ = false;     // the connection is gone
+  bool overflow_ = false;  // closing because the worker does not read
+};
+
+void SessionChannel::Send(const protocol::ServerMessage& message) {
+  net::post(executor_, [weak = session_, text = protocol::ToText(message)]() mutable {
+    if (auto self = weak.lock()) self->Queue(std::move(text));
+  });
+}
+
+void SessionChannel::Close() {
+  net::post(executor_, [weak = session_] {
+    if (auto self = weak.lock()) self->Close();
+  });
+}
+
+}  // namespace
+
+void StartWorkerSession(tcp::socket socket, http::request<http::string_body> request,
+                        std::shared_ptr<WorkerSessionContext> context) {
+  std::make_shared<WorkerSession>(std::move(socket), std::move(context))->Run(std::move(request));
+}
+
+}  // namespace baton::server

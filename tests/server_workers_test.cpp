@@ -1,0 +1,293 @@
+// Remote workers against the real server over the HTTP long-poll transport, spoken by
+// the test itself (docs/worker-protocol.md): dispatch, progress, fencing, waiting with a
+// reason, drain, failure detection with short timeouts, and a server SIGKILL while a
+// worker holds work.
+#include "support/process_util.h"
+#include "support/server_process.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace baton {
+namespace {
+
+using client::ApiClient;
+using testing::MakeTempDir;
+using testing::ServerProcess;
+using testing::WaitUntil;
+
+constexpr const char* kWorkflow = R"(
+name: deploy
+inputs: {model: {type: string, required: true}}
+steps:
+  - id: download
+    type: command
+    command: model.download
+    resource: {model: "{{ inputs.model }}"}
+    data: {url: "https://hub/{{ inputs.model }}"}
+    retry: {max_attempts: 1}
+output: {path: "{{ steps.download.output.path }}"}
+)";
+
+// A worker spoken by hand over long-poll.
+struct PollWorker {
+  ApiClient api;
+  std::string id;
+
+  Result<Json> Register(const std::string& command = "model.download", int capacity = 1,
+                        Json tags = Json::array()) {
+    return api.Call(
+        "POST", "/api/v1/workers/register",
+        {{"workerId", id}, {"capacity", capacity}, {"commands", {command}}, {"tags", tags}});
+  }
+  Result<Json> Post(const std::string& what, const Json& body) {
+    return api.Call("POST", "/api/v1/workers/" + id + "/" + what, body);
+  }
+  // The next command, polling until one comes (each poll also counts as a heartbeat).
+  Json NextCommand(int wait_ms = 200) {
+    Json found;
+    EXPECT_TRUE(WaitUntil([&] {
+      auto r = api.Call("GET", "/api/v1/workers/" + id + "/poll?wait=" + std::to_string(wait_ms));
+      if (!r.ok()) return false;
+      for (const Json& m : (*r)["messages"]) {
+        if (m["type"] == "command") {
+          found = m;
+          return true;
+        }
+      }
+      return false;
+    })) << "worker "
+        << id << " got no command";
+    return found;
+  }
+  Result<Json> Ack(const std::string& assignment) {
+    return Post("ack", {{"assignmentId", assignment}, {"status", "accepted"}});
+  }
+  Result<Json> Progress(const std::string& assignment, int p, Json checkpoint) {
+    return Post("progress",
+                {{"assignmentId", assignment}, {"progress", p}, {"checkpoint", checkpoint}});
+  }
+  Result<Json> Succeed(const std::string& assignment, Json output) {
+    return Post("result",
+                {{"assignmentId", assignment}, {"status", "success"}, {"output", output}});
+  }
+};
+
+class ServerWorkers : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    server_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void Start(std::vector<std::string> args = {}) {
+    dir_ = MakeTempDir();
+    server_ = std::make_unique<ServerProcess>(dir_, std::move(args));
+    ASSERT_TRUE(server_->ok()) << server_->log();
+    auto r = Admin().Send("POST", "/api/v1/workflows", kWorkflow, "application/yaml");
+    ASSERT_TRUE(r.ok() && (r->status == 201 || r->status == 200)) << (r.ok() ? r->body : "");
+    auto token =
+        Admin().Call("POST", "/api/v1/tokens", {{"name", "workers"}, {"scopes", {"worker"}}});
+    ASSERT_TRUE(token.ok()) << token.status().ToString();
+    worker_token_ = (*token)["token"];
+  }
+  ApiClient Admin() { return server_->Admin(); }
+  PollWorker Worker(const std::string& id) { return {server_->As(worker_token_), id}; }
+  Json Get(const std::string& target) {
+    auto r = Admin().Call("GET", target);
+    EXPECT_TRUE(r.ok()) << target << ": " << r.status().ToString();
+    return r.ok() ? *r : Json();
+  }
+  std::string Submit(const std::string& model = "llama") {
+    auto r = Admin().Call("POST", "/api/v1/executions",
+                          {{"workflow", "deploy"}, {"input", {{"model", model}}}});
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? (*r)["id"].get<std::string>() : "";
+  }
+  Json WaitForStatus(const std::string& id, const std::string& status) {
+    Json e;
+    EXPECT_TRUE(WaitUntil([&] {
+      e = Get("/api/v1/executions/" + id);
+      return e.value("status", "") == status;
+    })) << e.dump();
+    return e;
+  }
+  std::string dir_;
+  std::string worker_token_;
+  std::unique_ptr<ServerProcess> server_;
+};
+
+TEST_F(ServerWorkers, ACommandStepRunsOnALongPollingWorker) {
+  Start();
+  PollWorker w = Worker("gpu-1");
+  auto reg = w.Register();
+  ASSERT_TRUE(reg.ok()) << reg.status().ToString();
+  EXPECT_EQ((*reg)["type"], "registered");
+  EXPECT_EQ((*reg)["heartbeatInterval"], 30000);
+  std::string id = Submit();
+  Json cmd = w.NextCommand();
+  const std::string assignment = cmd["assignmentId"];
+  EXPECT_EQ(cmd["command"], "model.download");
+  EXPECT_EQ(cmd["resource"]["model"], "llama");
+  EXPECT_EQ(cmd["data"]["url"], "https://hub/llama");
+  EXPECT_EQ(cmd["execution"]["executionId"], id);
+  EXPECT_EQ(cmd["execution"]["stepId"], "download");
+  ASSERT_TRUE(w.Ack(assignment).ok());
+  ASSERT_TRUE(w.Progress(assignment, 45, {{"bytes", 1024}}).ok());
+  Json live = Get("/api/v1/assignments?worker=gpu-1")["assignments"];
+  ASSERT_EQ(live.size(), 1u) << live.dump();
+  EXPECT_EQ(live[0]["status"], "running");
+  EXPECT_EQ(live[0]["checkpoint"]["bytes"], 1024);
+  ASSERT_TRUE(w.Succeed(assignment, {{"path", "/models/llama"}}).ok());
+  Json e = WaitForStatus(id, "completed");
+  EXPECT_EQ(e["output"]["path"], "/models/llama");
+
+  // The same result again is stale: 409, nothing changes, and the log says so.
+  auto again = w.api.Send(
+      "POST", "/api/v1/workers/gpu-1/result",
+      Json{
+          {"assignmentId", assignment}, {"status", "success"}, {"output", {{"path", "/elsewhere"}}}}
+          .dump());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->status, 409) << again->body;
+  EXPECT_NE(again->body.find("STALE_ASSIGNMENT"), std::string::npos) << again->body;
+  EXPECT_EQ(Get("/api/v1/executions/" + id)["output"]["path"], "/models/llama");
+  Json stored = Get("/api/v1/assignments/" + assignment);
+  EXPECT_EQ(stored["status"], "completed");
+  EXPECT_EQ(stored["workerId"], "gpu-1");
+}
+
+TEST_F(ServerWorkers, WorkersNeedTheWorkerScopeAndStepsWaitWithAReason) {
+  Start();
+  auto reader = Admin().Call("POST", "/api/v1/tokens", {{"name", "r"}, {"scopes", {"read"}}});
+  ASSERT_TRUE(reader.ok());
+  PollWorker intruder{server_->As((*reader)["token"]), "x"};
+  auto refused = intruder.Register();
+  EXPECT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), "FORBIDDEN") << refused.status().ToString();
+  PollWorker nobody{server_->As("not-a-token"), "x"};
+  EXPECT_EQ(nobody.Register().status().code(), "UNAUTHORIZED");
+
+  std::string id = Submit();
+  Json waiting;
+  ASSERT_TRUE(WaitUntil([&] {
+    waiting = Get("/api/v1/assignments?execution=" + id)["assignments"];
+    return waiting.size() == 1;
+  }));
+  EXPECT_EQ(waiting[0]["status"], "waiting");
+  EXPECT_EQ(waiting[0]["waitingReason"],
+            "step 'download': no ONLINE worker handles model.download");
+  EXPECT_EQ(Get("/api/v1/executions/" + id)["waiting"],
+            "step 'download': no ONLINE worker handles model.download");
+  // A worker for another command does not take it; one for this command does.
+  PollWorker other = Worker("cpu-1");
+  ASSERT_TRUE(other.Register("data.clean").ok());
+  PollWorker w = Worker("gpu-1");
+  ASSERT_TRUE(w.Register().ok());
+  Json cmd = w.NextCommand();
+  ASSERT_TRUE(w.Ack(cmd["assignmentId"]).ok());
+  ASSERT_TRUE(w.Succeed(cmd["assignmentId"], {{"path", "/p"}}).ok());
+  WaitForStatus(id, "completed");
+
+  Json workers = Get("/api/v1/workers")["workers"];
+  ASSERT_EQ(workers.size(), 2u) << workers.dump();
+  EXPECT_EQ(workers[1]["workerId"], "gpu-1");
+  EXPECT_EQ(workers[1]["status"], "ONLINE");
+  EXPECT_EQ(workers[1]["commands"], Json({"model.download"}));
+  Json health = Get("/api/v1/coordinator/health");
+  EXPECT_EQ(health["totalWorkers"], 2);
+  EXPECT_EQ(health["onlineWorkers"], 2);
+  EXPECT_EQ(health["totalCapacity"], 2);
+  EXPECT_EQ(health["usedCapacity"], 0);
+}
+
+TEST_F(ServerWorkers, ADrainedWorkerFinishesItsWorkAndGetsNoMore) {
+  Start();
+  PollWorker a = Worker("a");
+  ASSERT_TRUE(a.Register("model.download", 2).ok());
+  std::string first = Submit("one");
+  Json cmd = a.NextCommand();
+  ASSERT_TRUE(a.Ack(cmd["assignmentId"]).ok());
+  auto drained = Admin().Call("DELETE", "/api/v1/workers/a");
+  ASSERT_TRUE(drained.ok()) << drained.status().ToString();
+  EXPECT_EQ((*drained)["status"], "DRAINING");
+  std::string second = Submit("two");
+  // The running one finishes normally; the new one waits for another worker.
+  ASSERT_TRUE(a.Succeed(cmd["assignmentId"], {{"path", "/one"}}).ok());
+  WaitForStatus(first, "completed");
+  Json waiting;
+  ASSERT_TRUE(WaitUntil([&] {
+    waiting = Get("/api/v1/assignments?execution=" + second)["assignments"];
+    return waiting.size() == 1 && waiting[0]["status"] == "waiting";
+  })) << waiting.dump();
+  PollWorker b = Worker("b");
+  ASSERT_TRUE(b.Register().ok());
+  Json moved = b.NextCommand();
+  EXPECT_EQ(moved["execution"]["executionId"], second);
+  EXPECT_EQ(Get("/api/v1/workers/a")["status"], "DRAINING");
+  auto missing = Admin().Call("GET", "/api/v1/workers/nobody");
+  EXPECT_EQ(missing.status().code(), "NOT_FOUND");
+}
+
+TEST_F(ServerWorkers, ASilentWorkersWorkMovesWithItsCheckpoint) {
+  Start({"--heartbeat-interval", "200ms", "--heartbeat-timeout", "1s"});
+  PollWorker a = Worker("a");
+  ASSERT_TRUE(a.Register().ok());
+  std::string id = Submit();
+  Json cmd = a.NextCommand();
+  const std::string first = cmd["assignmentId"];
+  ASSERT_TRUE(a.Ack(first).ok());
+  ASSERT_TRUE(a.Progress(first, 60, {{"bytes", 600}}).ok());
+  // b registers and keeps polling; a goes silent.
+  PollWorker b = Worker("b");
+  ASSERT_TRUE(b.Register().ok());
+  Json moved = b.NextCommand();
+  EXPECT_EQ(moved["assignmentId"], first + ".r1");
+  EXPECT_EQ(moved["checkpoint"]["bytes"], 600);
+  EXPECT_EQ(Get("/api/v1/workers/a")["status"], "UNHEALTHY");
+  // a wakes up: its late result is refused; b's counts, once.
+  auto late = a.Succeed(first, {{"path", "/from-a"}});
+  EXPECT_EQ(late.status().code(), "STALE_ASSIGNMENT") << late.status().ToString();
+  ASSERT_TRUE(b.Ack(moved["assignmentId"]).ok());
+  ASSERT_TRUE(b.Succeed(moved["assignmentId"], {{"path", "/from-b"}}).ok());
+  Json e = WaitForStatus(id, "completed");
+  EXPECT_EQ(e["output"]["path"], "/from-b");
+  Json history = Get("/api/v1/reassignments?limit=5")["reassignments"];
+  ASSERT_EQ(history.size(), 1u) << history.dump();
+  EXPECT_EQ(history[0]["fromWorkerId"], "a");
+  EXPECT_EQ(history[0]["toWorkerId"], "b");
+  EXPECT_EQ(history[0]["checkpoint"]["bytes"], 600);
+  EXPECT_NE(history[0]["reason"].get<std::string>().find("no heartbeat"), std::string::npos);
+  Json events = Get("/api/v1/executions/" + id + "/events")["events"];
+  bool stale_logged = false;
+  for (const Json& ev : events) stale_logged |= ev["type"] == "step.stale_result";
+  EXPECT_TRUE(stale_logged) << events.dump();
+}
+
+TEST_F(ServerWorkers, AResultAfterAServerSigkillIsAcceptedOnce) {
+  Start();
+  PollWorker w = Worker("gpu-1");
+  ASSERT_TRUE(w.Register().ok());
+  std::string id = Submit();
+  Json cmd = w.NextCommand();
+  const std::string assignment = cmd["assignmentId"];
+  ASSERT_TRUE(w.Ack(assignment).ok());
+  ASSERT_TRUE(w.Progress(assignment, 30, {{"part", 3}}).ok());
+  server_->Kill9();
+  server_->Restart();
+  ASSERT_TRUE(server_->ok()) << server_->log();
+  // The worker comes back and reports what it was running: accepted, exactly once.
+  w.api = server_->As(worker_token_);
+  ASSERT_TRUE(w.Register().ok());
+  auto done = w.Succeed(assignment, {{"path", "/after-restart"}});
+  ASSERT_TRUE(done.ok()) << done.status().ToString();
+  Json e = WaitForStatus(id, "completed");
+  EXPECT_EQ(e["output"]["path"], "/after-restart");
+  EXPECT_EQ(w.Succeed(assignment, {{"path", "/twice"}}).status().code(), "STALE_ASSIGNMENT");
+  Json steps = e["steps"];
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0]["attempts"], 1) << steps.dump();  // re-attached, not restarted
+}
+
+}  // namespace
+}  // namespace baton
