@@ -68,6 +68,14 @@ void ServerMetrics::SetDeliveryStats(const Deliverer::Stats& stats) {
   deliveries_ = stats;
 }
 
+void ServerMetrics::SetCoordinatorStats(const CoordinatorStats& stats,
+                                        std::map<std::string, int> workers, size_t waiting) {
+  std::lock_guard lock(mu_);
+  coordinator_ = stats;
+  workers_ = std::move(workers);
+  waiting_assignments_ = waiting;
+}
+
 void ServerMetrics::CountRequest(int status) {
   std::lock_guard lock(mu_);
   ++requests_[status / 100];
@@ -138,6 +146,38 @@ std::string ServerMetrics::Render() const {
     << "baton_deliveries_total{outcome=\"retried\"} " << deliveries_.retried << '\n';
   help("baton_deliveries_pending", "gauge", "Deliveries waiting for their next attempt.");
   o << "baton_deliveries_pending " << deliveries_.pending << '\n';
+  help("baton_workers", "gauge", "Remote workers by status.");
+  for (const char* st : {"ONLINE", "UNHEALTHY", "DRAINING", "OFFLINE"}) {
+    auto it = workers_.find(st);
+    o << "baton_workers{status=\"" << st << "\"} " << (it == workers_.end() ? 0 : it->second)
+      << '\n';
+  }
+  help("baton_assignments_waiting", "gauge", "Command steps waiting for a worker that fits.");
+  o << "baton_assignments_waiting " << waiting_assignments_ << '\n';
+  help("baton_dispatch_latency_seconds", "histogram",
+       "A command step's dispatch to its worker's accepted ack (with the assignment "
+       "persisted first).");
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < std::size(CoordinatorStats::kLatencyBucketsUs); ++i) {
+    cumulative += coordinator_.latency_counts[i];
+    o << "baton_dispatch_latency_seconds_bucket{le=\""
+      << CoordinatorStats::kLatencyBucketsUs[i] / 1e6 << "\"} " << cumulative << '\n';
+  }
+  o << "baton_dispatch_latency_seconds_bucket{le=\"+Inf\"} " << coordinator_.latency_total
+    << '\n'
+    << "baton_dispatch_latency_seconds_sum " << coordinator_.latency_sum_us / 1e6 << '\n'
+    << "baton_dispatch_latency_seconds_count " << coordinator_.latency_total << '\n';
+  help("baton_commands_dispatched_total", "counter", "Commands sent to workers.");
+  o << "baton_commands_dispatched_total " << coordinator_.dispatched << '\n';
+  help("baton_reassignments_total", "counter",
+       "Assignments moved off a lost worker (moved), or failed WORKER_LOST (lost).");
+  o << "baton_reassignments_total{outcome=\"moved\"} " << coordinator_.reassigned << '\n'
+    << "baton_reassignments_total{outcome=\"lost\"} " << coordinator_.lost << '\n';
+  help("baton_heartbeat_misses_total", "counter", "Workers that went UNHEALTHY.");
+  o << "baton_heartbeat_misses_total " << coordinator_.heartbeat_misses << '\n';
+  help("baton_stale_messages_total", "counter",
+       "Acks, progress and results refused STALE_ASSIGNMENT.");
+  o << "baton_stale_messages_total " << coordinator_.stale << '\n';
   help("baton_http_requests_total", "counter", "HTTP responses by status class.");
   for (int c : {2, 3, 4, 5}) {
     auto it = requests_.find(c);

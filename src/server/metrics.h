@@ -8,6 +8,7 @@
 #include <baton/engine.h>
 
 #include "server/triggers/deliverer.h"
+#include "server/workers/coordinator.h"
 
 #include <array>
 #include <map>
@@ -25,6 +26,9 @@ class ServerMetrics final : public ExecutionObserver {
   // Engine-thread snapshots, taken periodically by the server.
   void SetEngineStats(const EngineStats& stats, const CommitQueue::Stats& commits, TimeMs now);
   void SetDeliveryStats(const Deliverer::Stats& stats);
+  // The coordinator's counters and its workers by status ("ONLINE" -> n).
+  void SetCoordinatorStats(const CoordinatorStats& stats, std::map<std::string, int> workers,
+                           size_t waiting);
   // HTTP requests by status class, counted by sessions.
   void CountRequest(int status);
 
@@ -48,6 +52,9 @@ class ServerMetrics final : public ExecutionObserver {
   EngineStats engine_;
   CommitQueue::Stats commits_;
   Deliverer::Stats deliveries_;
+  CoordinatorStats coordinator_;
+  std::map<std::string, int> workers_;
+  size_t waiting_assignments_ = 0;
   TimeMs engine_report_at_ = 0;
   uint64_t store_errors_ = 0;
   std::map<int, uint64_t> requests_;  // 2, 3, 4, 5 (status / 100)

@@ -318,9 +318,14 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
     deliverer->Add(std::move(unsent));
   });
   ServerMetrics* metrics = &impl->metrics;
-  host->Every(Duration(500), [host, metrics, deliverer](Engine& engine) {
+  Coordinator* coordinator = impl->coordinator.get();
+  host->Every(Duration(500), [host, metrics, deliverer, coordinator](Engine& engine) {
     metrics->SetEngineStats(engine.Stats(), host->commit_stats(), host->clock().Now());
     metrics->SetDeliveryStats(deliverer->stats());
+    std::map<std::string, int> workers;
+    for (const WorkerEntry* w : coordinator->registry().List("")) ++workers[ToString(w->state)];
+    metrics->SetCoordinatorStats(coordinator->stats(), std::move(workers),
+                                 coordinator->WaitingCount());
   });
 
   std::unique_ptr<Server> server(new Server(std::move(impl)));

@@ -123,6 +123,8 @@ class Coordinator {
   std::vector<AssignmentRecord> Active(const std::string& ns, const std::string& worker_id) const;
   // Why a step of this execution waits for a worker ("" when none waits).
   std::string WaitingReason(const std::string& execution_id) const;
+  // Dispatches waiting for a worker, in every namespace.
+  size_t WaitingCount() const { return queue_.size(); }
   const CoordinatorStats& stats() const { return stats_; }
   const CoordinatorOptions& options() const { return options_; }
 
