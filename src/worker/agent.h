@@ -15,10 +15,11 @@
 //     acked accepted and started. A command for an assignment already running here is
 //     acked again and not started twice. Its progress goes out as `command.progress`,
 //     its end as `command.result`.
-//   - What is to be sent waits in an outbox until a connection takes it: acks and
-//     results in order, and for each assignment only its latest unsent progress. After a
-//     disconnect the outbox is sent once the next registration succeeds, so no result is
-//     lost (duplicates are harmless: the server fences them).
+//   - What is to be sent waits in an outbox, in order, until the connection takes it:
+//     acks, results, and for each assignment only its latest unsent progress. When the
+//     connection is lost, its acks are dropped; the results and progress left are sent
+//     once the next registration succeeds, so no result is lost (duplicates are
+//     harmless: the server fences them).
 //   - `command.cancel`, or an `error` STALE_ASSIGNMENT naming an assignment running
 //     here: the handler is cancelled and nothing more of that assignment is sent. Other
 //     `error` messages are logged.
