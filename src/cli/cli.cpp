@@ -72,6 +72,7 @@ int Main(int argc, char** argv) {
   AddClientCommands(app, &action);
   AddAdminCommands(app, &action);
   AddAutomationCommands(app, &action);
+  AddWorkerCommands(app, &action);
 
   try {
     app.parse(argc, argv);

@@ -44,6 +44,8 @@ void AddClientCommands(CLI::App& app, std::function<int()>* action);
 void AddAdminCommands(CLI::App& app, std::function<int()>* action);
 // hook, trigger, delivery (trigger_commands.cpp)
 void AddAutomationCommands(CLI::App& app, std::function<int()>* action);
+// worker, worker drain, workers (worker_command.cpp)
+void AddWorkerCommands(CLI::App& app, std::function<int()>* action);
 int ResumeOnServer(const std::string& id, const std::string& server, const std::string& token,
                    bool json);
 

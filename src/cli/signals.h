@@ -12,11 +12,13 @@
 
 namespace baton::cli {
 
-// Ctrl-C and SIGTERM become a clean cancel; a second one exits at once. The signals are
+// Ctrl-C and SIGTERM become a clean cancel; the next one exits at once. The signals are
 // blocked in every thread (set before any thread starts) and taken by sigwait here.
 class SignalCatcher {
  public:
-  explicit SignalCatcher(std::function<void(int)> on_signal) : on_signal_(std::move(on_signal)) {
+  // The first `handled` signals go to on_signal; the next one exits at once.
+  explicit SignalCatcher(std::function<void(int)> on_signal, int handled = 1)
+      : on_signal_(std::move(on_signal)), handled_(handled) {
     thread_ = std::thread([this] {
       sigset_t set = Set();
       int count = 0;
@@ -24,7 +26,7 @@ class SignalCatcher {
         int sig = 0;
         if (sigwait(&set, &sig) != 0) continue;
         if (sig == SIGUSR2) return;
-        if (++count > 1) {
+        if (++count > handled_) {
           std::fprintf(stderr, "\nbaton: interrupted again, exiting now\n");
           std::_Exit(130);
         }
@@ -51,6 +53,7 @@ class SignalCatcher {
 
  private:
   std::function<void(int)> on_signal_;
+  int handled_;
   std::thread thread_;
 };
 

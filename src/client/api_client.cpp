@@ -37,6 +37,33 @@ Endpoint ResolveEndpoint(const std::string& server_flag, const std::string& toke
   return e;
 }
 
+Result<ServerAddress> ParseServerUrl(const std::string& url) {
+  constexpr std::string_view kScheme = "http://";
+  if (url.rfind(kScheme, 0) != 0) {
+    return Status(errc::kInvalidArgument, "server URL must start with http:// (got '" + url + "')");
+  }
+  ServerAddress a;
+  a.hostport = url.substr(kScheme.size());
+  a.host = a.hostport;
+  a.port = "80";
+  if (size_t colon = a.hostport.rfind(':');
+      colon != std::string::npos && a.hostport.find(']', colon) == std::string::npos) {
+    a.host = a.hostport.substr(0, colon);
+    a.port = a.hostport.substr(colon + 1);
+  }
+  if (a.host.size() > 2 && a.host.front() == '[') a.host = a.host.substr(1, a.host.size() - 2);
+  return a;
+}
+
+Status ReplyError(int http_status, const std::string& body) {
+  Json j = body.empty() ? Json(nullptr) : Json::parse(body, nullptr, false);
+  if (j.is_object() && j.contains("error") && j["error"].is_object()) {
+    return Status(j["error"].value("code", "HTTP_" + std::to_string(http_status)),
+                  j["error"].value("message", body));
+  }
+  return Status("HTTP_" + std::to_string(http_status), body);
+}
+
 std::string UrlEncode(std::string_view s) {
   static const char* kHex = "0123456789ABCDEF";
   std::string out;
@@ -56,18 +83,9 @@ Result<HttpReply> ApiClient::Send(const std::string& method, const std::string& 
                                   const std::string& body, const std::string& content_type,
                                   const std::map<std::string, std::string>& headers) const {
   const std::string& url = endpoint_.server;
-  constexpr std::string_view kScheme = "http://";
-  if (url.rfind(kScheme, 0) != 0) {
-    return Status(errc::kInvalidArgument, "server URL must start with http:// (got '" + url + "')");
-  }
-  std::string hostport = url.substr(kScheme.size());
-  std::string host = hostport, port = "80";
-  if (size_t colon = hostport.rfind(':');
-      colon != std::string::npos && hostport.find(']', colon) == std::string::npos) {
-    host = hostport.substr(0, colon);
-    port = hostport.substr(colon + 1);
-  }
-  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  Result<ServerAddress> address = ParseServerUrl(url);
+  if (!address.ok()) return address.status();
+  const auto& [host, port, hostport] = *address;
   const std::string what = method + " " + url + target;
   try {
     net::io_context ioc;
@@ -126,16 +144,10 @@ Result<Json> ApiClient::CallWithText(const std::string& method, const std::strin
                                      const std::string& content_type) const {
   auto reply = Send(method, target, body, content_type);
   if (!reply.ok()) return reply.status();
+  if (reply->status < 200 || reply->status >= 300) return ReplyError(reply->status, reply->body);
   Json j = reply->body.empty() ? Json(nullptr) : Json::parse(reply->body, nullptr, false);
-  if (reply->status >= 200 && reply->status < 300) {
-    if (j.is_discarded()) return Status(errc::kIo, "the server sent a reply that is not JSON");
-    return j;
-  }
-  if (j.is_object() && j.contains("error") && j["error"].is_object()) {
-    return Status(j["error"].value("code", "HTTP_" + std::to_string(reply->status)),
-                  j["error"].value("message", reply->body));
-  }
-  return Status("HTTP_" + std::to_string(reply->status), reply->body);
+  if (j.is_discarded()) return Status(errc::kIo, "the server sent a reply that is not JSON");
+  return j;
 }
 
 }  // namespace baton::client

@@ -51,6 +51,19 @@ class ApiClient {
   int timeout_s_;
 };
 
+// The parts of a server URL "http://HOST[:PORT]" (an IPv6 HOST in brackets).
+struct ServerAddress {
+  std::string host;      // without brackets
+  std::string port;      // "80" when the URL has none
+  std::string hostport;  // as in the URL, for the Host header
+};
+// INVALID_ARGUMENT when `url` does not start with http://.
+Result<ServerAddress> ParseServerUrl(const std::string& url);
+
+// The Status of a reply that is not 2xx: the API's error code and message from its
+// {"error": {...}} body, else HTTP_<status> and the body.
+Status ReplyError(int http_status, const std::string& body);
+
 // %-encodes a path segment or query value.
 std::string UrlEncode(std::string_view s);
 

@@ -109,6 +109,10 @@ Json ToJson(const CommandResult& m) {
   return j;
 }
 
+Json ToJson(const Deregister&) {
+  return Typed(Deregister::kType);
+}
+
 Json ToJson(const Registered& m) {
   Json j = Typed(Registered::kType);
   j["workerId"] = m.worker_id;

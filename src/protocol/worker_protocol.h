@@ -36,6 +36,7 @@
 //                     null. error: required when status is failure (ignored otherwise),
 //                     an object: code R: non-empty string; message: string, "";
 //                     details: object, {}; retryable: boolean, true.
+//   deregister        no fields (the worker is leaving: its last message).
 //   registered        workerId R (as in register); heartbeatInterval R and
 //                     heartbeatTimeout R: integers >= 1 (milliseconds).
 //   command           messageId R, assignmentId R, command R: non-empty strings;
@@ -131,7 +132,15 @@ struct CommandResult {
   static CommandResult Failure(std::string assignment_id, CommandError error, Json output = {});
 };
 
-using WorkerMessage = std::variant<Register, Heartbeat, CommandAck, CommandProgress, CommandResult>;
+// The worker's last message before it closes the connection (long-poll: POST
+// .../deregister): the server marks it OFFLINE and stops expecting heartbeats.
+struct Deregister {
+  static constexpr const char* kType = "deregister";
+  bool operator==(const Deregister&) const = default;
+};
+
+using WorkerMessage =
+    std::variant<Register, Heartbeat, CommandAck, CommandProgress, CommandResult, Deregister>;
 
 // ---- server -> worker ----
 
@@ -202,6 +211,7 @@ Json ToJson(const Heartbeat& m);
 Json ToJson(const CommandAck& m);
 Json ToJson(const CommandProgress& m);
 Json ToJson(const CommandResult& m);
+Json ToJson(const Deregister& m);
 Json ToJson(const Registered& m);
 Json ToJson(const Command& m);
 Json ToJson(const CommandCancel& m);

@@ -12,9 +12,8 @@ namespace baton::protocol {
 namespace {
 
 const std::vector<std::string> kTypes = {
-    "register",       "heartbeat",  "command.ack", "command.progress",
-    "command.result", "registered", "command",     "command.cancel",
-    "error",          "other"};
+    "register", "heartbeat",      "command.ack", "command.progress", "command.result", "registered",
+    "command",  "command.cancel", "error",       "deregister",       "other"};
 const std::vector<std::string> kKeys = {"type",
                                         "workerId",
                                         "nodeId",
@@ -194,6 +193,7 @@ std::vector<Json> ValidMessages() {
                "checkpoint": null, "timeoutSeconds": 5,
                "metadata": {"correlationId": "c", "priority": "high"}})",
           R"({"type": "command.cancel", "assignmentId": "a", "reason": "r"})",
+          R"({"type": "deregister"})",
           R"({"type": "error", "code": "STALE_ASSIGNMENT", "message": "m", "assignmentId": "a"})",
       }) {
     out.push_back(Json::parse(text));

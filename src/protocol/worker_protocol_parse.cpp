@@ -59,6 +59,10 @@ CommandResult ReadResult(FieldReader& r) {
   return m;
 }
 
+Deregister ReadDeregister(FieldReader&) {
+  return {};
+}
+
 Registered ReadRegistered(FieldReader& r) {
   Registered m;
   m.worker_id = r.WorkerId("workerId");
@@ -124,7 +128,7 @@ const std::vector<Entry<WorkerMessage>>& WorkerEntries() {
   static const std::vector<Entry<W>> entries = {
       Make<W, Register, ReadRegister>(),    Make<W, Heartbeat, ReadHeartbeat>(),
       Make<W, CommandAck, ReadAck>(),       Make<W, CommandProgress, ReadProgress>(),
-      Make<W, CommandResult, ReadResult>(),
+      Make<W, CommandResult, ReadResult>(), Make<W, Deregister, ReadDeregister>(),
   };
   return entries;
 }

@@ -143,6 +143,15 @@ TEST(WorkerProtocol, ResultErrorDefaults) {
   EXPECT_EQ(r, CommandResult::Success("a", nullptr));
 }
 
+TEST(WorkerProtocol, DeregisterRoundTrip) {
+  ExpectRoundTrip(Deregister{}, R"({"type": "deregister"})");
+  // Unknown fields are ignored; it is not a message from the server.
+  EXPECT_EQ(ParseAs<Deregister>(Json::parse(R"({"type": "deregister", "reason": "bye"})")),
+            Deregister{});
+  EXPECT_EQ(ParseServerMessageText(R"({"type": "deregister"})").status().message(),
+            "message: field 'type': \"deregister\" is not a message from the server");
+}
+
 TEST(WorkerProtocol, RegisteredRoundTrip) {
   Registered m;
   m.worker_id = "gpu-1";
@@ -230,6 +239,7 @@ TEST(WorkerProtocol, DocumentExamplesParse) {
           R"({"type": "command.result", "assignmentId": "asg_...", "status": "success", "output": {"path": "/models/x"}})",
           R"({"type": "command.result", "assignmentId": "asg_...", "status": "failure",
  "error": {"code": "DOWNLOAD_FAILED", "message": "HTTP 503 from hub", "details": {}, "retryable": true}})",
+          R"({"type": "deregister"})",
       }) {
     Result<WorkerMessage> r = ParseWorkerMessageText(text);
     EXPECT_TRUE(r.ok()) << r.status().ToString() << "\n" << text;
