@@ -34,8 +34,13 @@ ServerProcess::~ServerProcess() {
 
 void ServerProcess::Start() {
   const std::string creds = dir_ + "/credentials.json";
+  // A restart keeps the port, so clients (workers) find the server where it was.
+  std::string listen = "127.0.0.1:0";
+  if (size_t colon = url_.rfind(':'); !url_.empty() && colon != std::string::npos) {
+    listen = "127.0.0.1:" + url_.substr(colon + 1);
+  }
   std::vector<std::string> argv = {
-      BatonBin(),         "server",        "--listen", "127.0.0.1:0",  "--db",
+      BatonBin(),         "server",        "--listen", listen,         "--db",
       dir_ + "/baton.db", "--credentials", creds,      "--io-threads", "2"};
   argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
   ++starts_;

@@ -28,7 +28,7 @@ class ServerProcess {
 
   void Kill9();     // what a crash leaves
   int Terminate();  // SIGTERM; returns the exit code
-  void Restart();   // a new process over the same directory
+  void Restart();   // a new process over the same directory and port
   // The same with other extra arguments (kept for later restarts).
   void Restart(std::vector<std::string> extra_args);
 
