@@ -119,6 +119,9 @@ void Coordinator::Reassign(const std::string& worker_id, const std::string& reas
     d.current_id.clear();
     d.status = "waiting";
     d.refused_by.insert(worker_id);
+    // Stored as waiting before Place() records where it went: if nobody takes it, the
+    // store must not keep naming the lost holder (a restart would hand it back).
+    WriteAssignment(d);
     Enqueue(dispatch_id, /*front=*/true);
   }
   Place();

@@ -146,6 +146,35 @@ TEST(CoordinatorHealth, AnUnacknowledgedCommandOfASilentWorkerIsPlacedAgain) {
   EXPECT_EQ(f.Ack("a", id).code(), errc::kStaleAssignment);
 }
 
+TEST(CoordinatorHealth, MovedWorkNoWorkerCanTakeWaitsAndIsStoredAsWaiting) {
+  CoordinatorFixture f;
+  f.Connect("a");
+  const std::string id = f.Start("ex1");
+  ASSERT_TRUE(f.Progress("a", id, 30, {{"bytes", 300}}).ok());
+  f.RunUntil(kStart + 60'000);
+  EXPECT_EQ(f.coordinator->stats().reassigned, 1u);
+  EXPECT_EQ(f.coordinator->WaitingReason("ex1"),
+            "step 'download': no ONLINE worker handles model.download (1 UNHEALTHY)");
+  // The store no longer says a holds it (a restart would give it back to a).
+  AssignmentRecord stored = f.Stored(id);
+  EXPECT_EQ(stored.status, "waiting");
+  EXPECT_EQ(stored.worker_id, "");
+  EXPECT_EQ(stored.reassignments, 1);
+  EXPECT_EQ(stored.checkpoint, (Json{{"bytes", 300}}));
+
+  auto b = f.Connect("b");
+  ASSERT_EQ(b->Commands().size(), 1u);
+  EXPECT_EQ(b->Commands()[0].assignment_id, id + ".r1");
+  EXPECT_EQ(b->Commands()[0].checkpoint, (Json{{"bytes", 300}}));
+  const std::vector<ReassignmentRecord> moves = f.Moves(id);
+  ASSERT_EQ(moves.size(), 1u);
+  EXPECT_EQ(moves[0].from_worker, "a");
+  EXPECT_EQ(moves[0].to_worker, "b");
+  stored = f.Stored(id);
+  EXPECT_EQ(stored.status, "dispatched");
+  EXPECT_EQ(stored.worker_id, "b");
+}
+
 TEST(CoordinatorHealth, AfterMaxReassignmentsTheNextLossFailsTheAttemptWorkerLost) {
   CoordinatorFixture f;  // max_reassignments 3
   std::vector<std::string> alive = {"a", "b", "c", "d"};
