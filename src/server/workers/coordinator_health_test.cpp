@@ -128,6 +128,23 @@ TEST(CoordinatorHealth, AWorkerSilentThroughTheGraceLosesItsWorkAtItsEnd) {
   EXPECT_EQ(f.Moves(id)[0].at, kStart + 90'000);
 }
 
+TEST(CoordinatorHealth, TheGraceCountsFromTheLatestTimeTheWorkerWentUnhealthy) {
+  CoordinatorFixture f(WithGrace(90'000));  // longer than the heartbeat timeout
+  auto [a, b, id] = StartOnA(f);
+  f.HeartbeatsUntil({"b"}, kStart + 60'000);
+  ASSERT_EQ(f.StateOf("a"), WorkerState::kUnhealthy);  // first grace would end at 150 s
+  f.RunUntil(kStart + 61'000);
+  ASSERT_TRUE(f.Heartbeat("a").ok());  // back; then silent again
+  f.HeartbeatsUntil({"b"}, kStart + 121'000);
+  ASSERT_EQ(f.StateOf("a"), WorkerState::kUnhealthy);  // this grace ends at 211 s
+  f.HeartbeatsUntil({"b"}, kStart + 210'999);
+  EXPECT_TRUE(b->Commands().empty());
+  EXPECT_EQ(f.Stored(id).worker_id, "a");
+  f.RunUntil(kStart + 211'000);
+  ASSERT_EQ(b->Commands().size(), 1u);
+  EXPECT_EQ(b->Commands()[0].assignment_id, id + ".r1");
+}
+
 TEST(CoordinatorHealth, AnUnacknowledgedCommandOfASilentWorkerIsPlacedAgain) {
   CoordinatorFixture f;
   auto a = f.Connect("a");
