@@ -438,6 +438,17 @@ TEST(CoordinatorRestart, AHolderThatHadNotAcknowledgedGetsTheCommandAgainWhenItR
   EXPECT_EQ(f.Stored(id).status, "accepted");
 }
 
+TEST(CoordinatorRestart, AHolderThatRegisteredBeforeTheReattachGetsItsUnacknowledgedCommand) {
+  CoordinatorFixture f;
+  SeedAndRestart(f, "dispatched");
+  auto a = f.Connect("a");  // before the engine's recovery re-attaches the step
+  const std::string id = f.Reattach("ex1");
+  ASSERT_EQ(a->Commands().size(), 1u);
+  EXPECT_EQ(a->Commands()[0].assignment_id, id + ".r1");
+  ASSERT_TRUE(f.Succeed("a", id + ".r1").ok());
+  EXPECT_TRUE(f.Done(id).status.ok());
+}
+
 TEST(CoordinatorRestart, ADispatchWithNoStoredRecordIsPlacedLikeANewOne) {
   CoordinatorFixture f;
   SeedAndRestart(f);
