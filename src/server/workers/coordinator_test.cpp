@@ -375,6 +375,7 @@ TEST(Coordinator, RegisteringAgainReplacesTheChannelAndKeepsTheAssignments) {
   EXPECT_FALSE(fresh->closed);
   EXPECT_EQ(f.coordinator->Active("", "a").size(), 1u);
   EXPECT_TRUE(fresh->Commands().empty());  // accepted: it has it
+  ASSERT_TRUE(f.Progress("a", id, 50).ok());
   // The old connection's end, reported late, does not drop the new one.
   f.coordinator->Disconnected("a", old.get());
   f.coordinator->runner()->Cancel(id);

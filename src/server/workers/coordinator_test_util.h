@@ -83,7 +83,6 @@ struct WorkerSpec {
 struct DispatchSpec {
   int priority = 1;
   Json target{};  // the step's `target`, or null
-  int attempt = 1;
 };
 
 class CoordinatorFixture {
@@ -186,15 +185,12 @@ class CoordinatorFixture {
   }
 
   // ---- the engine side ----
-  static std::string DispatchId(const std::string& execution, int attempt = 1) {
-    return execution + "/download/" + std::to_string(attempt);
-  }
+  static std::string DispatchId(const std::string& execution) { return execution + "/download/1"; }
   RunRequest Request(const std::string& execution, const DispatchSpec& spec = {}) const {
     RunRequest req;
     req.execution_id = execution;
     req.step_id = "download";
-    req.attempt = spec.attempt;
-    req.assignment_id = DispatchId(execution, spec.attempt);
+    req.assignment_id = DispatchId(execution);
     req.type = StepType::kCommand;
     req.ns = "default";
     req.priority = spec.priority;
