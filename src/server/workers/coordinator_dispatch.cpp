@@ -269,7 +269,10 @@ void Coordinator::Reattach(const RunRequest& request, RunCallbacks callbacks) {
   d->durable = true;
   holder->held.insert(id);
   current_[rec.id] = id;
-  dispatches_[id] = std::move(d);
+  Dispatch& reattached = *(dispatches_[id] = std::move(d));
+  // A holder that registered again before this missed the re-send for it: send it now
+  // (a holder not back yet gets it when it registers).
+  if (!reattached.sent) SendCommand(reattached);
 }
 
 std::vector<AssignmentRecord> Coordinator::Active(const std::string& ns,

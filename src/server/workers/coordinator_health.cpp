@@ -65,14 +65,18 @@ void Coordinator::OnDeadline(const std::string& worker_id) {
   WriteWorker(*w);
   const std::string reason = "worker " + worker_id + " sent no heartbeat for " +
                              FormatDuration(options_.heartbeat_timeout);
-  loop_->ScheduleAfter(options_.reassignment_grace,
-                       [this, alive = std::weak_ptr<bool>(alive_), worker_id, reason] {
-                         if (alive.expired()) return;
-                         const WorkerEntry* again = registry_.Find(worker_id);
-                         if (again != nullptr && again->state == WorkerState::kUnhealthy) {
-                           Reassign(worker_id, reason);
-                         }
-                       });
+  // Unless it is heard from meanwhile: one that came back and went silent again has a
+  // later grace of its own (this one may end first when the grace exceeds the timeout).
+  const TimeMs silent_since = w->last_seen;
+  loop_->ScheduleAfter(options_.reassignment_grace, [this, alive = std::weak_ptr<bool>(alive_),
+                                                     worker_id, reason, silent_since] {
+    if (alive.expired()) return;
+    const WorkerEntry* again = registry_.Find(worker_id);
+    if (again != nullptr && again->state == WorkerState::kUnhealthy &&
+        again->last_seen == silent_since) {
+      Reassign(worker_id, reason);
+    }
+  });
 }
 
 void Coordinator::Reassign(const std::string& worker_id, const std::string& reason) {
@@ -120,6 +124,9 @@ void Coordinator::Reassign(const std::string& worker_id, const std::string& reas
     d.current_id.clear();
     d.status = "waiting";
     d.refused_by.insert(worker_id);
+    // Stored as waiting before Place() records where it went: if nobody takes it, the
+    // store must not keep naming the lost holder (a restart would hand it back).
+    WriteAssignment(d);
     Enqueue(dispatch_id, /*front=*/true);
   }
   Place();

@@ -1,126 +1,440 @@
-// The coordinator in virtual time: dispatch, fencing, heartbeat deadlines, reassignment
-// with the last checkpoint. (WIP branch: persistence is not built yet.)
-#include "server/workers/coordinator.h"
-
-#include <baton/event_loop.h>
-
-#include <gtest/gtest.h>
+// The coordinator's dispatch side in virtual time, over a memory store: the assignment is
+// persisted before the command goes out; acks, progress and results reach the runner's
+// callbacks and the store; fencing; selection; rejection; reconnection; cancel; latency.
+// Failure detection, drain and restarts: coordinator_health_test.cpp.
+#include "server/workers/coordinator_test_util.h"
 
 namespace baton::server {
 namespace {
 
-constexpr TimeMs kStart = 1'767'607'200'000;
+using testing::CoordinatorFixture;
+using testing::DispatchSpec;
+using testing::kCommand;
+using testing::kStart;
+using testing::WorkerSpec;
 
-struct Channel final : WorkerChannel {
-  std::vector<protocol::ServerMessage> sent;
-  bool closed = false;
-  void Send(const protocol::ServerMessage& m) override { sent.push_back(m); }
-  void Close() override { closed = true; }
-  std::vector<protocol::Command> Commands() const {
-    std::vector<protocol::Command> out;
-    for (const auto& m : sent) {
-      if (auto* c = std::get_if<protocol::Command>(&m)) out.push_back(*c);
-    }
-    return out;
-  }
-};
+std::vector<std::string> AssignmentIds(const testing::TestChannel& ch) {
+  std::vector<std::string> out;
+  for (const protocol::Command& c : ch.Commands()) out.push_back(c.assignment_id);
+  return out;
+}
 
-struct Fixture {
-  SimClock clock{kStart};
-  SimEventLoop loop{&clock};
-  Coordinator coordinator{&loop, nullptr, {}};
-  std::vector<RunResult> results;
-  std::vector<int> progress;
+// ---- persisted first ----
 
-  std::shared_ptr<Channel> Connect(const std::string& id, int capacity = 2) {
-    auto ch = std::make_shared<Channel>();
-    protocol::Register r;
-    r.worker_id = id;
-    r.capacity = capacity;
-    r.commands = {"model.download"};
-    EXPECT_TRUE(coordinator.Register("default", r, ch).ok());
-    loop.RunReady();
-    return ch;
-  }
-  void Start(const std::string& dispatch_id) {
-    RunRequest req;
-    req.execution_id = "ex1";
-    req.step_id = "download";
-    req.assignment_id = dispatch_id;
-    req.type = StepType::kCommand;
-    req.ns = "default";
-    req.spec = {{"command", "model.download"}, {"data", {{"url", "u"}}}};
-    RunCallbacks cb;
-    cb.on_progress = [this](int p, Json) { progress.push_back(p); };
-    cb.on_done = [this](RunResult r) { results.push_back(std::move(r)); };
-    coordinator.runner()->Start(req, cb);
-  }
-  Status Progress(const std::string& worker, const std::string& assignment, int p,
-                  Json checkpoint) {
-    protocol::CommandProgress m;
-    m.assignment_id = assignment;
-    m.progress = p;
-    m.checkpoint = std::move(checkpoint);
-    return coordinator.OnMessage(worker, m);
-  }
-  Status Result(const std::string& worker, const std::string& assignment) {
-    return coordinator.OnMessage(worker, protocol::CommandResult::Success(assignment, {{"ok", 1}}));
-  }
-};
-
-TEST(Coordinator, DispatchesProgressesAndCompletes) {
-  Fixture f;
+TEST(Coordinator, SendsTheCommandOnlyOnceItsAssignmentIsDurable) {
+  CoordinatorFixture f({}, /*hold_commits=*/true);
   auto a = f.Connect("a");
-  f.Start("asg_1");
+  const std::string id = f.Start("ex1");
+  // Placed on a, but not committed yet: nothing goes out, nothing is stored.
+  ASSERT_EQ(f.coordinator->Active("", "a").size(), 1u);
+  EXPECT_EQ(f.coordinator->Active("", "a")[0].status, "dispatched");
+  EXPECT_TRUE(a->Commands().empty());
+  EXPECT_EQ(f.store->GetAssignment(id).status().code(), errc::kNotFound);
+
+  f.holding_committer->Release();
+  f.loop.RunReady();
   ASSERT_EQ(a->Commands().size(), 1u);
-  EXPECT_EQ(a->Commands()[0].assignment_id, "asg_1");
-  EXPECT_EQ(a->Commands()[0].data["url"], "u");
-  EXPECT_TRUE(f.Progress("a", "asg_1", 40, {{"bytes", 10}}).ok());
-  EXPECT_TRUE(f.Result("a", "asg_1").ok());
-  ASSERT_EQ(f.results.size(), 1u);
-  EXPECT_TRUE(f.results[0].status.ok());
-  EXPECT_EQ(f.progress, (std::vector<int>{40}));
-  // A second result for the same assignment is stale.
-  EXPECT_EQ(f.Result("a", "asg_1").code(), errc::kStaleAssignment);
+  const protocol::Command c = a->Commands()[0];
+  EXPECT_EQ(c.assignment_id, id);
+  EXPECT_EQ(c.command, kCommand);
+  EXPECT_EQ(c.resource, "llama-3-8b");
+  EXPECT_EQ(c.data, (Json{{"url", "u"}}));
+  EXPECT_EQ(c.execution, (protocol::CommandExecution{"ex1", "download", 2, 1}));
+  EXPECT_TRUE(c.checkpoint.is_null());
+  EXPECT_EQ(c.timeout_seconds, 600);
+  EXPECT_EQ(c.metadata.correlation_id, "ex1/download/1");
+  EXPECT_EQ(c.metadata.priority, "normal");
+
+  const AssignmentRecord stored = f.Stored(id);
+  EXPECT_EQ(stored.dispatch_id, id);
+  EXPECT_EQ(stored.id, id);
+  EXPECT_EQ(stored.status, "dispatched");
+  EXPECT_EQ(stored.worker_id, "a");
+  EXPECT_EQ(stored.execution_id, "ex1");
+  EXPECT_EQ(stored.step_id, "download");
+  EXPECT_EQ(stored.command, kCommand);
+  EXPECT_EQ(f.coordinator->stats().dispatched, 1u);
 }
 
-TEST(Coordinator, WaitsWithAReasonUntilAWorkerFits) {
-  Fixture f;
-  f.Start("asg_1");
-  auto views = f.coordinator.Active("default", "");
-  ASSERT_EQ(views.size(), 1u);
-  EXPECT_EQ(views[0].status, "waiting");
-  EXPECT_EQ(f.coordinator.WaitingReason("ex1"),
-            "step 'download': no ONLINE worker handles model.download");
+TEST(Coordinator, AnAssignmentThatCannotBeStoredFailsWithStoreErrorAndSendsNothing) {
+  CoordinatorFixture f({}, /*hold_commits=*/true);
   auto a = f.Connect("a");
-  EXPECT_EQ(a->Commands().size(), 1u);
+  const std::string id = f.Start("ex1");
+  f.holding_committer->Release(Status(errc::kStore, "disk full"));
+  f.loop.RunReady();
+  EXPECT_TRUE(a->sent.empty());
+  const RunResult r = f.Done(id);
+  EXPECT_EQ(r.status.code(), errc::kStore);
+  EXPECT_NE(r.status.message().find("disk full"), std::string::npos) << r.status.message();
+  EXPECT_TRUE(f.coordinator->Active("", "").empty());
+  EXPECT_TRUE(f.coordinator->registry().Find("a")->held.empty());
+  // Its end is written as well, once the store takes writes again.
+  f.holding_committer->Release();
+  EXPECT_EQ(f.Stored(id).status, "failed");
 }
 
-TEST(Coordinator, AMissedDeadlineMovesTheWorkWithItsCheckpointAndFencesTheOldHolder) {
-  Fixture f;
+// ---- acks, progress, results ----
+
+TEST(Coordinator, AnAcceptedAckStartsTheStepOnce) {
+  CoordinatorFixture f;
+  f.Connect("a");
+  const std::string id = f.Start("ex1");
+  EXPECT_EQ(f.outcomes[id].started, 0);
+  ASSERT_TRUE(f.Ack("a", id).ok());
+  EXPECT_EQ(f.outcomes[id].started, 1);
+  EXPECT_EQ(f.Stored(id).status, "accepted");
+  ASSERT_TRUE(f.Ack("a", id).ok());  // repeated: changes nothing
+  EXPECT_EQ(f.outcomes[id].started, 1);
+  EXPECT_FALSE(f.IsDone(id));
+}
+
+TEST(Coordinator, AnAcceptedAckCountsOneDispatchLatency) {
+  CoordinatorFixture f;
+  f.Connect("a");
+  const std::string id = f.Start("ex1");
+  EXPECT_EQ(f.coordinator->stats().latency_total, 0u);
+  ASSERT_TRUE(f.Ack("a", id).ok());
+  ASSERT_TRUE(f.Ack("a", id).ok());
+  const CoordinatorStats& s = f.coordinator->stats();
+  EXPECT_EQ(s.latency_total, 1u);
+  uint64_t counted = 0;
+  for (uint64_t n : s.latency_counts) counted += n;
+  EXPECT_EQ(counted, 1u);
+}
+
+TEST(Coordinator, ProgressGivesTheCheckpointInItsDataAndStoresBoth) {
+  CoordinatorFixture f;
+  f.Connect("a");
+  const std::string id = f.StartAccepted("ex1");
+  ASSERT_TRUE(f.Progress("a", id, 45, {{"bytes", 1024}}, {{"phase", "download"}}).ok());
+  ASSERT_EQ(f.outcomes[id].progress.size(), 1u);
+  EXPECT_EQ(f.outcomes[id].progress[0].first, 45);
+  EXPECT_EQ(f.outcomes[id].progress[0].second,
+            (Json{{"phase", "download"}, {"checkpoint", {{"bytes", 1024}}}}));
+  AssignmentRecord stored = f.Stored(id);
+  EXPECT_EQ(stored.status, "running");
+  EXPECT_EQ(stored.progress, 45);
+  EXPECT_EQ(stored.checkpoint, (Json{{"bytes", 1024}}));
+
+  // Without a checkpoint: the data as it is; the last checkpoint is kept.
+  ASSERT_TRUE(f.Progress("a", id, 60).ok());
+  ASSERT_EQ(f.outcomes[id].progress.size(), 2u);
+  EXPECT_EQ(f.outcomes[id].progress[1].first, 60);
+  EXPECT_TRUE(f.outcomes[id].progress[1].second.is_null());
+  stored = f.Stored(id);
+  EXPECT_EQ(stored.progress, 60);
+  EXPECT_EQ(stored.checkpoint, (Json{{"bytes", 1024}}));
+  EXPECT_EQ(f.outcomes[id].started, 1);
+}
+
+TEST(Coordinator, ProgressWithoutAnAckStartsTheStep) {
+  CoordinatorFixture f;
+  f.Connect("a");
+  const std::string id = f.Start("ex1");
+  ASSERT_TRUE(f.Progress("a", id, 10, {{"bytes", 1}}).ok());
+  EXPECT_EQ(f.outcomes[id].started, 1);
+  EXPECT_EQ(f.Stored(id).status, "running");
+}
+
+TEST(Coordinator, ASuccessfulResultCompletesWithItsOutput) {
+  CoordinatorFixture f;
+  f.Connect("a");
+  const std::string id = f.StartAccepted("ex1");
+  ASSERT_TRUE(f.Succeed("a", id, {{"path", "/models/x"}}).ok());
+  const RunResult r = f.Done(id);
+  EXPECT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(r.output, (Json{{"path", "/models/x"}}));
+  const AssignmentRecord stored = f.Stored(id);
+  EXPECT_EQ(stored.status, "completed");
+  EXPECT_EQ(stored.worker_id, "a");
+  EXPECT_TRUE(f.coordinator->Active("", "").empty());
+  EXPECT_TRUE(f.coordinator->registry().Find("a")->held.empty());
+}
+
+TEST(Coordinator, AFailedResultCarriesItsCodeMessageDetailsAndRetryable) {
+  CoordinatorFixture f;
+  f.Connect("a");
+  const std::string retry = f.Start("ex1");
+  const std::string final = f.Start("ex2");
+  ASSERT_TRUE(
+      f.Fail("a", retry, {"DOWNLOAD_FAILED", "HTTP 503 from hub", {{"url", "u"}}, true}).ok());
+  ASSERT_TRUE(f.Fail("a", final, {"NO_SUCH_MODEL", "llama-9 does not exist", {}, false}).ok());
+
+  const RunResult r1 = f.Done(retry);
+  EXPECT_EQ(r1.status.code(), "DOWNLOAD_FAILED");
+  EXPECT_EQ(r1.status.message(), "HTTP 503 from hub");
+  EXPECT_EQ(r1.error_details, (Json{{"url", "u"}}));  // retryable: nothing added
+
+  const RunResult r2 = f.Done(final);
+  EXPECT_EQ(r2.status.code(), "NO_SUCH_MODEL");
+  EXPECT_EQ(r2.status.message(), "llama-9 does not exist");
+  ASSERT_TRUE(r2.error_details.is_object());
+  EXPECT_EQ(r2.error_details.value("retryable", true), false);
+
+  EXPECT_EQ(f.Stored(retry).status, "failed");
+  EXPECT_EQ(f.Stored(final).status, "failed");
+}
+
+TEST(Coordinator, ASecondResultIsStaleAndReportedWithItsExecutionAndStep) {
+  CoordinatorFixture f;
+  f.Connect("a");
+  const std::string id = f.Start("ex1");
+  ASSERT_TRUE(f.Succeed("a", id).ok());
+  EXPECT_EQ(f.Succeed("a", id).code(), errc::kStaleAssignment);
+  EXPECT_EQ(f.Ack("a", id).code(), errc::kStaleAssignment);
+  EXPECT_EQ(f.Progress("a", id, 50).code(), errc::kStaleAssignment);
+  EXPECT_EQ(f.coordinator->stats().stale, 3u);
+  using Where = std::pair<std::string, std::string>;
+  EXPECT_EQ(f.stale,
+            (std::vector<Where>{{"ex1", "download"}, {"ex1", "download"}, {"ex1", "download"}}));
+  EXPECT_EQ(f.outcomes[id].done.size(), 1u);
+  EXPECT_EQ(f.Stored(id).status, "completed");
+}
+
+// ---- fencing ----
+
+TEST(Coordinator, MessagesFromAWorkerThatDoesNotHoldTheAssignmentAreStaleAndChangeNothing) {
+  CoordinatorFixture f;
+  f.Connect("a");
+  f.Connect("b");
+  const std::string id = f.Start("ex1");
+  ASSERT_EQ(f.Stored(id).worker_id, "a");
+  ASSERT_TRUE(f.Ack("a", id).ok());
+  ASSERT_TRUE(f.Progress("a", id, 10, {{"bytes", 10}}).ok());
+
+  EXPECT_EQ(f.Ack("b", id).code(), errc::kStaleAssignment);
+  EXPECT_EQ(f.Progress("b", id, 90, {{"bytes", 90}}).code(), errc::kStaleAssignment);
+  EXPECT_EQ(f.Succeed("b", id).code(), errc::kStaleAssignment);
+  EXPECT_EQ(f.Succeed("b", id + ".r1").code(), errc::kStaleAssignment);
+  EXPECT_EQ(f.coordinator->stats().stale, 4u);
+  ASSERT_EQ(f.stale.size(), 4u);
+  EXPECT_EQ(f.stale.back(), (std::pair<std::string, std::string>{"ex1", "download"}));
+
+  EXPECT_EQ(f.outcomes[id].started, 1);
+  EXPECT_EQ(f.outcomes[id].progress.size(), 1u);
+  EXPECT_FALSE(f.IsDone(id));
+  const AssignmentRecord stored = f.Stored(id);
+  EXPECT_EQ(stored.worker_id, "a");
+  EXPECT_EQ(stored.status, "running");
+  EXPECT_EQ(stored.progress, 10);
+  EXPECT_EQ(stored.checkpoint, (Json{{"bytes", 10}}));
+  // The holder's result still counts.
+  ASSERT_TRUE(f.Succeed("a", id).ok());
+  EXPECT_TRUE(f.Done(id).status.ok());
+}
+
+TEST(Coordinator, AnUnknownWorkerIsNotFound) {
+  CoordinatorFixture f;
+  f.Connect("a");
+  const std::string id = f.Start("ex1");
+  EXPECT_EQ(f.Heartbeat("ghost").code(), errc::kNotFound);
+  EXPECT_EQ(f.Ack("ghost", id).code(), errc::kNotFound);
+  EXPECT_EQ(f.Succeed("ghost", id).code(), errc::kNotFound);
+  EXPECT_EQ(f.coordinator->stats().stale, 0u);
+  EXPECT_FALSE(f.IsDone(id));
+}
+
+// ---- selection ----
+
+TEST(Coordinator, PlacesOnTheLowestLoadRatio) {
+  CoordinatorFixture f;
+  auto a = f.Connect("a", {.capacity = 2});
+  auto b = f.Connect("b", {.capacity = 4});
+  for (const char* ex : {"ex1", "ex2", "ex3", "ex4", "ex5"}) f.Start(ex);
+  // ex1: 0 = 0, a first; ex2: b (0 < 1/2); ex3: b (1/4 < 1/2); ex4: 1/2 = 1/2, round-robin
+  // after b wraps to a; ex5: a is full.
+  EXPECT_EQ(AssignmentIds(*a), (std::vector<std::string>{"ex1/download/1", "ex4/download/1"}));
+  EXPECT_EQ(AssignmentIds(*b),
+            (std::vector<std::string>{"ex2/download/1", "ex3/download/1", "ex5/download/1"}));
+}
+
+TEST(Coordinator, TakesEqualWorkersInTurn) {
+  CoordinatorFixture f;
   auto a = f.Connect("a");
-  f.Start("asg_1");
-  ASSERT_TRUE(f.Progress("a", "asg_1", 50, {{"bytes", 500}}).ok());
   auto b = f.Connect("b");
-  // b keeps sending heartbeats; a goes silent.
-  for (int i = 0; i < 3; ++i) {
-    f.clock.Advance(Duration(30'000));
-    protocol::Heartbeat hb{0, 2, protocol::WorkerStatus::kOnline};
-    ASSERT_TRUE(f.coordinator.OnMessage("b", hb).ok());
-    f.loop.RunReady();
+  auto c = f.Connect("c");
+  std::vector<std::string> holders;
+  for (const char* ex : {"ex1", "ex2", "ex3", "ex4"}) {
+    const std::string id = f.Start(ex);
+    const std::string holder = f.Stored(id).worker_id;
+    holders.push_back(holder);
+    ASSERT_TRUE(f.Succeed(holder, id).ok());
   }
-  f.loop.RunUntilIdle(f.clock.Now());
-  EXPECT_EQ(f.coordinator.registry().Find("a")->state, WorkerState::kUnhealthy);
-  ASSERT_EQ(b->Commands().size(), 1u);
-  const protocol::Command moved = b->Commands()[0];
-  EXPECT_EQ(moved.assignment_id, "asg_1.r1");
-  EXPECT_EQ(moved.checkpoint, (Json{{"bytes", 500}}));
-  // The old holder's late result changes nothing; the new holder's counts once.
-  EXPECT_EQ(f.Result("a", "asg_1").code(), errc::kStaleAssignment);
-  EXPECT_TRUE(f.results.empty());
-  EXPECT_TRUE(f.Result("b", "asg_1.r1").ok());
-  EXPECT_EQ(f.results.size(), 1u);
-  EXPECT_EQ(f.coordinator.stats().reassigned, 1u);
+  EXPECT_EQ(holders, (std::vector<std::string>{"a", "b", "c", "a"}));
+}
+
+TEST(Coordinator, TargetNodePinsTheStepToThatNode) {
+  CoordinatorFixture f;
+  auto a = f.Connect("a", {.node = "n1"});
+  auto b = f.Connect("b", {.capacity = 4, .node = "n2"});
+  f.Start("ex1", {.target = {{"node", "n2"}}});
+  f.Start("ex2", {.target = {{"node", "n2"}}});  // b although a is idle
+  EXPECT_TRUE(a->Commands().empty());
+  EXPECT_EQ(AssignmentIds(*b), (std::vector<std::string>{"ex1/download/1", "ex2/download/1"}));
+  f.Start("ex3", {.target = {{"node", "n9"}}});
+  EXPECT_EQ(f.coordinator->WaitingReason("ex3"),
+            "step 'download': no ONLINE worker handles model.download on node n9");
+}
+
+TEST(Coordinator, TargetTagsNeedEveryTag) {
+  CoordinatorFixture f;
+  auto a = f.Connect("a", {.tags = {"gpu"}});
+  auto b = f.Connect("b", {.capacity = 1, .tags = {"a100", "gpu"}});
+  f.Start("ex1", {.target = {{"tags", {"gpu", "a100"}}}});
+  f.Start("ex2", {.target = {{"tags", {"gpu", "a100"}}}});  // b is full; a lacks a100
+  f.Start("ex3", {.target = {{"tags", {"tpu"}}}});
+  f.Start("ex4", {.target = {{"tags", {"gpu"}}}});
+  EXPECT_EQ(AssignmentIds(*a), (std::vector<std::string>{"ex4/download/1"}));
+  EXPECT_EQ(AssignmentIds(*b), (std::vector<std::string>{"ex1/download/1"}));
+  EXPECT_EQ(f.coordinator->WaitingReason("ex2"),
+            "step 'download': all 1 ONLINE worker for model.download with tags gpu, a100 are at "
+            "capacity");
+  EXPECT_EQ(f.coordinator->WaitingReason("ex3"),
+            "step 'download': no ONLINE worker handles model.download with tags tpu");
+}
+
+TEST(Coordinator, AFullWorkerLeavesTheDispatchWaitingWithAReason) {
+  CoordinatorFixture f;
+  auto a = f.Connect("a", {.capacity = 1});
+  const std::string first = f.Start("ex1");
+  const std::string second = f.Start("ex2");
+  EXPECT_EQ(AssignmentIds(*a), (std::vector<std::string>{first}));
+  const std::vector<AssignmentRecord> active = f.coordinator->Active("default", "");
+  ASSERT_EQ(active.size(), 2u);
+  EXPECT_EQ(active[1].dispatch_id, second);
+  EXPECT_EQ(active[1].status, "waiting");
+  EXPECT_EQ(active[1].worker_id, "");
+  EXPECT_EQ(f.coordinator->WaitingReason("ex1"), "");
+  EXPECT_EQ(f.coordinator->WaitingReason("ex2"),
+            "step 'download': all 1 ONLINE worker for model.download are at capacity");
+  // Capacity frees: the waiting one goes out.
+  ASSERT_TRUE(f.Succeed("a", first).ok());
+  EXPECT_EQ(AssignmentIds(*a), (std::vector<std::string>{first, second}));
+  EXPECT_EQ(f.coordinator->WaitingReason("ex2"), "");
+}
+
+TEST(Coordinator, PlacesTheHighestPriorityWaitingDispatchFirstThenInArrivalOrder) {
+  CoordinatorFixture f;
+  auto a = f.Connect("a", {.capacity = 1});
+  std::string running = f.Start("ex1");
+  f.Start("ex2", {.priority = 1});
+  f.Start("ex3", {.priority = 3});
+  f.Start("ex4", {.priority = 0});
+  f.Start("ex5", {.priority = 3});
+  f.Start("ex6", {.priority = 2});
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(f.Succeed("a", running).ok());
+    running = a->Commands().back().assignment_id;
+  }
+  EXPECT_EQ(AssignmentIds(*a),
+            (std::vector<std::string>{"ex1/download/1", "ex3/download/1", "ex5/download/1",
+                                      "ex6/download/1", "ex2/download/1", "ex4/download/1"}));
+  EXPECT_EQ(a->Commands()[1].metadata.priority, "critical");
+  EXPECT_EQ(a->Commands()[5].metadata.priority, "low");
+}
+
+// ---- rejection ----
+
+TEST(Coordinator, ARejectedCommandGoesToAnotherWorkerNeverBackToTheOneThatRejectedIt) {
+  CoordinatorFixture f;
+  auto a = f.Connect("a");
+  const std::string id = f.Start("ex1");
+  ASSERT_TRUE(f.Ack("a", id, /*accepted=*/false).ok());
+  // a has room but refused it: the dispatch waits, stored as waiting.
+  EXPECT_EQ(a->Commands().size(), 1u);
+  EXPECT_EQ(f.outcomes[id].started, 0);
+  EXPECT_FALSE(f.IsDone(id));
+  AssignmentRecord stored = f.Stored(id);
+  EXPECT_EQ(stored.status, "waiting");
+  EXPECT_EQ(stored.worker_id, "");
+  EXPECT_EQ(f.coordinator->WaitingReason("ex1"),
+            "step 'download': all 1 ONLINE worker for model.download are at capacity or "
+            "refused it");
+
+  auto b = f.Connect("b");
+  ASSERT_EQ(AssignmentIds(*b), (std::vector<std::string>{id}));
+  stored = f.Stored(id);
+  EXPECT_EQ(stored.status, "dispatched");
+  EXPECT_EQ(stored.worker_id, "b");
+  EXPECT_EQ(f.Succeed("a", id).code(), errc::kStaleAssignment);
+  ASSERT_TRUE(f.Ack("b", id).ok());
+  EXPECT_EQ(f.outcomes[id].started, 1);
+  // A rejection is not a reassignment.
+  EXPECT_EQ(f.coordinator->stats().reassigned, 0u);
+  EXPECT_TRUE(f.Moves(id).empty());
+}
+
+// ---- registering again ----
+
+TEST(Coordinator, RegisteringAgainReplacesTheChannelAndKeepsTheAssignments) {
+  CoordinatorFixture f;
+  auto old = f.Connect("a");
+  const std::string id = f.StartAccepted("ex1");
+  auto fresh = f.Connect("a");
+  EXPECT_TRUE(old->closed);
+  EXPECT_FALSE(fresh->closed);
+  EXPECT_EQ(f.coordinator->Active("", "a").size(), 1u);
+  EXPECT_TRUE(fresh->Commands().empty());  // accepted: it has it
+  ASSERT_TRUE(f.Progress("a", id, 50).ok());
+  // The old connection's end, reported late, does not drop the new one.
+  f.coordinator->Disconnected("a", old.get());
+  f.coordinator->runner()->Cancel(id);
+  EXPECT_EQ(fresh->Cancels().size(), 1u);
+  EXPECT_TRUE(old->Cancels().empty());
+}
+
+TEST(Coordinator, AReconnectedWorkerGetsACommandItNeverAcknowledgedAgain) {
+  CoordinatorFixture f;
+  auto old = f.Connect("a");
+  const std::string id = f.Start("ex1");
+  ASSERT_EQ(AssignmentIds(*old), (std::vector<std::string>{id}));
+  auto fresh = f.Connect("a");
+  EXPECT_EQ(AssignmentIds(*fresh), (std::vector<std::string>{id}));
+  EXPECT_EQ(f.Stored(id).status, "dispatched");
+  ASSERT_TRUE(f.Ack("a", id).ok());
+  EXPECT_EQ(f.outcomes[id].started, 1);
+  EXPECT_EQ(f.coordinator->stats().dispatched, 1u);
+}
+
+TEST(Coordinator, ARegistrationInAnotherNamespaceConflicts) {
+  CoordinatorFixture f;
+  auto a = f.Connect("a");
+  auto other = std::make_shared<testing::TestChannel>();
+  EXPECT_EQ(f.Register("a", {.ns = "team-b"}, other).status().code(), errc::kConflict);
+  EXPECT_FALSE(a->closed);
+  EXPECT_EQ(f.coordinator->registry().Find("a")->ns, "default");
+  // Still a's: work goes to its first connection.
+  f.Start("ex1");
+  EXPECT_EQ(a->Commands().size(), 1u);
+  EXPECT_TRUE(other->sent.empty());
+}
+
+// ---- cancel ----
+
+TEST(Coordinator, CancelTellsTheHolderAndFinishesAtOnce) {
+  CoordinatorFixture f;
+  auto a = f.Connect("a");
+  const std::string id = f.StartAccepted("ex1");
+  f.coordinator->runner()->Cancel(id);
+  EXPECT_EQ(f.Done(id).status.code(), errc::kCancelled);  // without running the loop
+  ASSERT_EQ(a->Cancels().size(), 1u);
+  EXPECT_EQ(a->Cancels()[0].assignment_id, id);
+  f.loop.RunReady();
+  EXPECT_EQ(f.Stored(id).status, "cancelled");
+  EXPECT_TRUE(f.coordinator->registry().Find("a")->held.empty());
+  // What the holder still sends for it is stale.
+  EXPECT_EQ(f.Succeed("a", id).code(), errc::kStaleAssignment);
+  EXPECT_EQ(f.outcomes[id].done.size(), 1u);
+}
+
+TEST(Coordinator, CancelOfAWaitingDispatchSendsNothing) {
+  CoordinatorFixture f;
+  const std::string id = f.Start("ex1");
+  f.coordinator->runner()->Cancel(id);
+  EXPECT_EQ(f.Done(id).status.code(), errc::kCancelled);
+  EXPECT_EQ(f.coordinator->WaitingReason("ex1"), "");
+  auto a = f.Connect("a");
+  EXPECT_TRUE(a->sent.empty());
 }
 
 }  // namespace
