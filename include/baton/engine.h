@@ -141,9 +141,12 @@ class Engine {
   Status Cancel(const std::string& execution_id, const std::string& reason);
   Status Pause(const std::string& execution_id);
   // A remote worker answered for an assignment that is no longer current (fencing): the
-  // execution's log gets a `step.stale_result` event with `details` while the execution
-  // is in memory; nothing else changes. A no-op for an unknown execution or step.
-  void RecordStaleResult(const std::string& execution_id, const std::string& step_id, Json details);
+  // execution's log gets a `step.stale_result` event with `details`; nothing else
+  // changes. True when done; false when the execution is not running in this engine
+  // (finished, or unknown): the caller may append the event to the stored log itself.
+  bool RecordStaleResult(const std::string& execution_id, const std::string& step_id, Json details);
+  // The next EventRecord::position, for an event written outside the engine.
+  int64_t TakeEventPosition();
   Status Resume(const std::string& execution_id);
 
   // Calls `done` on the loop once every batch submitted so far is committed (ok) or

@@ -387,9 +387,12 @@ Status Engine::Retry(const ExecutionRecord& execution, const std::vector<StepRec
 Status Engine::Cancel(const std::string& id, const std::string& reason) {
   return impl_->Cancel(id, reason);
 }
-void Engine::RecordStaleResult(const std::string& execution_id, const std::string& step_id,
+bool Engine::RecordStaleResult(const std::string& execution_id, const std::string& step_id,
                                Json details) {
-  impl_->RecordStaleResult(execution_id, step_id, std::move(details));
+  return impl_->RecordStaleResult(execution_id, step_id, std::move(details));
+}
+int64_t Engine::TakeEventPosition() {
+  return ++impl_->last_position_;
 }
 Status Engine::Pause(const std::string& id) {
   return impl_->Pause(id);

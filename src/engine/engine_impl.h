@@ -75,7 +75,7 @@ class Engine::Impl {
   void ArmHeartbeat(const ExecPtr& ex, int step);
   void OnHeartbeatTimeout(const std::string& exec_id, int step, const std::string& assignment);
   void CancelHeartbeat(engine::StepState& st);
-  void RecordStaleResult(const std::string& exec_id, const std::string& step_id, Json details);
+  bool RecordStaleResult(const std::string& exec_id, const std::string& step_id, Json details);
   // The attempt ended with an error: retry, or fail for good.
   void FailAttempt(const ExecPtr& ex, int step, StepStatus status, const Status& error,
                    Json details);

@@ -148,15 +148,16 @@ void Engine::Impl::OnHeartbeatTimeout(const std::string& exec_id, int step,
               nullptr);
 }
 
-void Engine::Impl::RecordStaleResult(const std::string& exec_id, const std::string& step_id,
+bool Engine::Impl::RecordStaleResult(const std::string& exec_id, const std::string& step_id,
                                      Json details) {
   ExecPtr ex = Find(exec_id);
-  if (!ex || ex->finished) return;
+  if (!ex || ex->finished) return false;
   auto it = ex->StepIndex().find(step_id);
-  if (it == ex->StepIndex().end()) return;
+  if (it == ex->StepIndex().end()) return true;  // no such step: nothing to log
   TurnGuard turn(this);
   Emit(*ex, "step.stale_result", it->second, std::move(details),
        ex->steps[it->second].rec.attempts);
+  return true;
 }
 
 void Engine::Impl::StopStep(const ExecPtr& ex, int step) {

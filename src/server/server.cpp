@@ -86,6 +86,39 @@ Status WriteCredentials(const std::string& path, const std::string& url, const s
 
 }  // namespace
 
+// A refused worker message goes into its execution's log: through the engine while the
+// execution runs there; else (it finished: the usual case for a late result) appended to
+// the stored log once the engine's batches are durable, after its last event. Rare, so
+// the append commits synchronously on the engine thread (no two can race for a seq).
+static void LogStaleResult(EngineHost* host, const std::string& execution, const std::string& step,
+                           Json details) {
+  Engine* engine = host->engine();
+  if (engine->RecordStaleResult(execution, step, details)) return;
+  engine->WhenDurable([host, engine, execution, step, details](const Status& durable) {
+    if (!durable.ok() || engine->RecordStaleResult(execution, step, details)) return;
+    Store* store = host->store();
+    Result<ExecutionRecord> e = store->GetExecution(execution);
+    Result<int64_t> last = LastEventSeq(store, execution);
+    if (!e.ok() || !last.ok()) return;  // unknown execution: nothing to log
+    auto batch = std::make_shared<WriteBatch>();
+    EventRecord ev;
+    ev.execution_id = execution;
+    ev.seq = *last + 1;
+    ev.position = engine->TakeEventPosition();
+    ev.type = "step.stale_result";
+    ev.time = host->clock().Now();
+    ev.step_id = step;
+    ev.data = details;
+    batch->events.push_back(std::move(ev));
+    host->committer()->Submit(batch, [](const Status& s) {
+      if (!s.ok()) {
+        std::fprintf(stderr, "baton: logging a stale worker result: %s\n", s.message().c_str());
+      }
+    });
+    host->committer()->Flush();
+  });
+}
+
 struct Server::Impl {
   ServerOptions options;
   std::unique_ptr<Store> store;
@@ -245,7 +278,7 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   EngineHost* engine_host = impl->engine.get();
   impl->coordinator->SetStaleHandler(
       [engine_host](const std::string& execution, const std::string& step, Json details) {
-        engine_host->engine()->RecordStaleResult(execution, step, std::move(details));
+        LogStaleResult(engine_host, execution, step, std::move(details));
       });
   impl->engine->SetRunner(StepType::kCommand, impl->coordinator->runner());
   Deliverer::Options delivery;
