@@ -167,6 +167,12 @@ std::string ServerMetrics::Render() const {
     << '\n'
     << "baton_dispatch_latency_seconds_sum " << coordinator_.latency_sum_us / 1e6 << '\n'
     << "baton_dispatch_latency_seconds_count " << coordinator_.latency_total << '\n';
+  help("baton_dispatch_latency_quantile_seconds", "gauge",
+       "Dispatch to accepted ack over the last 4096 dispatches.");
+  o << "baton_dispatch_latency_quantile_seconds{quantile=\"0.5\"} "
+    << coordinator_.latency_p50_us / 1e6 << '\n'
+    << "baton_dispatch_latency_quantile_seconds{quantile=\"0.99\"} "
+    << coordinator_.latency_p99_us / 1e6 << '\n';
   help("baton_commands_dispatched_total", "counter", "Commands sent to workers.");
   o << "baton_commands_dispatched_total " << coordinator_.dispatched << '\n';
   help("baton_reassignments_total", "counter",

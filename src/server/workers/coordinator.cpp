@@ -114,6 +114,21 @@ Status Coordinator::Deregister(const std::string& worker_id) {
   return Status::Ok();
 }
 
+CoordinatorStats Coordinator::stats() const {
+  CoordinatorStats s = stats_;
+  if (!latency_window_.empty()) {
+    std::vector<int64_t> sorted = latency_window_;
+    auto at = [&](double q) {
+      auto nth = sorted.begin() + static_cast<std::ptrdiff_t>(q * (sorted.size() - 1));
+      std::nth_element(sorted.begin(), nth, sorted.end());
+      return *nth;
+    };
+    s.latency_p50_us = at(0.5);
+    s.latency_p99_us = at(0.99);
+  }
+  return s;
+}
+
 Status Coordinator::Touch(const std::string& worker_id) {
   WorkerEntry* w = registry_.Find(worker_id);
   if (w == nullptr || w->state == WorkerState::kOffline) {
@@ -188,6 +203,12 @@ Status Coordinator::OnMessage(const std::string& worker_id, const protocol::Work
       ++stats_.latency_counts[b];
       stats_.latency_sum_us += static_cast<uint64_t>(us);
       ++stats_.latency_total;
+      if (latency_window_.size() < CoordinatorStats::kLatencyWindow) {
+        latency_window_.push_back(us);
+      } else {
+        latency_window_[latency_next_] = us;
+        latency_next_ = (latency_next_ + 1) % CoordinatorStats::kLatencyWindow;
+      }
     }
     WriteAssignment(*d);
     if (d->callbacks.on_started) d->callbacks.on_started();

@@ -74,6 +74,9 @@ struct CoordinatorStats {
   uint64_t latency_counts[kBuckets] = {};
   uint64_t latency_sum_us = 0;
   uint64_t latency_total = 0;
+  // Over the last kLatencyWindow dispatches (0 before any): what bench/ quotes.
+  static constexpr size_t kLatencyWindow = 4096;
+  int64_t latency_p50_us = 0, latency_p99_us = 0;
 };
 
 class Coordinator {
@@ -125,7 +128,8 @@ class Coordinator {
   std::string WaitingReason(const std::string& execution_id) const;
   // Dispatches waiting for a worker, in every namespace.
   size_t WaitingCount() const { return queue_.size(); }
-  const CoordinatorStats& stats() const { return stats_; }
+  // Counters, with the latency quantiles computed now.
+  CoordinatorStats stats() const;
   const CoordinatorOptions& options() const { return options_; }
 
  private:
@@ -166,6 +170,8 @@ class Coordinator {
   std::unique_ptr<RemoteRunner> runner_;
   std::function<void(const std::string&, const std::string&, Json)> on_stale_;
   CoordinatorStats stats_;
+  std::vector<int64_t> latency_window_;  // a ring of the last kLatencyWindow, microseconds
+  size_t latency_next_ = 0;
   uint64_t next_reassignment_ = 0;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

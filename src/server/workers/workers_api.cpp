@@ -159,7 +159,7 @@ void AddWorkerRoutes(Router& router, ApiContext& ctx) {
                  all.limit = 0;
                  auto moved = ctx.store->ListReassignments(all);
                  h["reassignmentEvents"] = moved.ok() ? moved->size() : 0;
-                 const CoordinatorStats& s = ctx.coordinator->stats();
+                 const CoordinatorStats s = ctx.coordinator->stats();
                  int waiting = 0;
                  for (const auto& a : ctx.coordinator->Active(ns, ""))
                    waiting += a.status == "waiting";
