@@ -82,8 +82,9 @@ struct Agent::State {
   bool DrainedOffline() const { return draining && running.empty() && outbox.empty(); }
 
   // mu held. Drops what is queued about `assignment_id` except its ack.
-  void Purge(const std::string& assignment_id) {
-    std::erase_if(outbox, [&](const WorkerMessage& m) {
+  // mu held. How many messages it dropped.
+  size_t Purge(const std::string& assignment_id) {
+    return std::erase_if(outbox, [&](const WorkerMessage& m) {
       return !std::holds_alternative<protocol::CommandAck>(m) && AssignmentOf(m) == assignment_id;
     });
   }
@@ -389,9 +390,12 @@ HandlerCallbacks Agent::State::Callbacks(const std::string& assignment_id,
 void Agent::State::CancelLocally(const std::string& assignment_id, const std::string& why) {
   {
     std::lock_guard lock(mu);
-    Purge(assignment_id);
+    const size_t dropped = Purge(assignment_id);
     auto it = running.find(assignment_id);
-    if (it == running.end() || it->second.cancelled) return;
+    if (it == running.end() || it->second.cancelled) {
+      if (dropped > 0) Log("cancelling " + assignment_id + " (finished; not reported): " + why);
+      return;
+    }
     it->second.cancelled = true;
   }
   Log("cancelling " + assignment_id + ": " + why);

@@ -70,6 +70,7 @@ Result<protocol::Registered> Coordinator::Register(const std::string& ns,
   const std::string id = entry.id;
   loop_->Post([this, alive = std::weak_ptr<bool>(alive_), id] {
     if (alive.expired()) return;
+    CancelRevoked(id);
     if (WorkerEntry* again = registry_.Find(id)) ResendUnacknowledged(*again);
     Place();
   });
@@ -139,6 +140,7 @@ Status Coordinator::Touch(const std::string& worker_id) {
     w->state = WorkerState::kOnline;
     WriteWorker(*w);
   }
+  CancelRevoked(worker_id);
   ArmDeadline(*w);
   return Status::Ok();
 }

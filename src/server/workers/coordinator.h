@@ -156,6 +156,8 @@ class Coordinator {
   void WriteWorker(const WorkerEntry& w);
   void Write(std::unique_ptr<WriteBatch> batch, std::function<void(const Status&)> then);
   void ResendUnacknowledged(WorkerEntry& w);
+  // Sends command.cancel for what was moved off this worker while it was unreachable.
+  void CancelRevoked(const std::string& worker_id);
 
   EventLoop* loop_;
   Committer* committer_;
@@ -167,6 +169,8 @@ class Coordinator {
   std::map<std::string, std::string> current_;      // worker-facing id -> dispatch id
   std::deque<std::string> queue_;                   // dispatch ids waiting for a worker
   std::map<std::string, AssignmentRecord> loaded_;  // by dispatch id, until re-attached
+  // Worker id -> worker-facing ids moved off it: cancelled when it is heard from again.
+  std::map<std::string, std::set<std::string>> revoked_;
   std::unique_ptr<RemoteRunner> runner_;
   std::function<void(const std::string&, const std::string&, Json)> on_stale_;
   CoordinatorStats stats_;

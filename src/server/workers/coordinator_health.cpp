@@ -89,6 +89,7 @@ void Coordinator::Reassign(const std::string& worker_id, const std::string& reas
     Dispatch& d = *it->second;
     w->held.erase(dispatch_id);
     current_.erase(d.current_id);
+    if (!d.current_id.empty()) revoked_[worker_id].insert(d.current_id);
     if (d.reassignments >= options_.max_reassignments) {
       ++stats_.lost;
       auto batch = std::make_unique<WriteBatch>();
@@ -130,6 +131,18 @@ void Coordinator::Reassign(const std::string& worker_id, const std::string& reas
     Enqueue(dispatch_id, /*front=*/true);
   }
   Place();
+}
+
+void Coordinator::CancelRevoked(const std::string& worker_id) {
+  auto it = revoked_.find(worker_id);
+  if (it == revoked_.end()) return;
+  auto ch = channels_.find(worker_id);
+  if (ch == channels_.end()) return;  // kept until it has a channel again
+  for (const std::string& id : it->second) {
+    ch->second->Send(protocol::CommandCancel{
+        id, "moved to another worker while " + worker_id + " was unreachable"});
+  }
+  revoked_.erase(it);
 }
 
 void Coordinator::ResendUnacknowledged(WorkerEntry& w) {
