@@ -186,6 +186,10 @@ Result<SpawnedProcess> Spawn(const ProcessSpec& spec) {
   }
   posix_spawn_file_actions_adddup2(&setup.actions, child_stdout.get(), 1);
   posix_spawn_file_actions_adddup2(&setup.actions, child_stderr.get(), 2);
+  // Nothing else of ours: sockets opened without O_CLOEXEC (Asio's listener and
+  // connections) would otherwise live on in a step's processes, holding the server's
+  // port after it exits.
+  posix_spawn_file_actions_addclosefrom_np(&setup.actions, 3);
   if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&setup.actions, spec.cwd.c_str());
 
   // The child leads a new process group (so a cancel reaches all it starts) and starts

@@ -1,5 +1,6 @@
 #include "runners/process.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
@@ -132,6 +133,20 @@ TEST(Spawn, LeaksNoDescriptorsIntoTheChild) {
   int fd;
   while (listed >> fd) EXPECT_FALSE(ours.count(fd)) << "fd " << fd << " leaked into the child";
   RunToEnd(*other);
+}
+
+TEST(Spawn, ClosesEvenDescriptorsOpenedWithoutCloseOnExec) {
+  // Like a socket of Asio's: no O_CLOEXEC. A step's process must not keep it open (a
+  // server's listening port would outlive the server).
+  UniqueFd inheritable(::open("/dev/null", O_RDONLY));
+  ASSERT_TRUE(inheritable.valid());
+  ProcessSpec spec;
+  spec.argv = {"sh", "-c", "ls /proc/$$/fd"};
+  Result<SpawnedProcess> p = Spawn(spec);
+  ASSERT_TRUE(p.ok());
+  std::istringstream listed(RunToEnd(*p).out);
+  int fd;
+  while (listed >> fd) EXPECT_NE(fd, inheritable.get()) << "an inheritable fd reached the child";
 }
 
 TEST(Spawn, ResetsSignalMaskAndDispositions) {
