@@ -56,15 +56,7 @@ class ServerApi : public ::testing::Test {
     return r.ok() ? r->value("id", "") : "";
   }
   Json WaitForStatus(const ApiClient& as, const std::string& id, const std::string& status) {
-    Json last;
-    WaitUntil([&] {
-      auto r = as.Call("GET", "/api/v1/executions/" + id);
-      if (!r.ok()) return false;
-      last = *r;
-      return last["status"] == status;
-    });
-    EXPECT_EQ(last["status"], status) << last.dump(2);
-    return last;
+    return testing::WaitForExecutionStatus(as, id, status);
   }
 
   std::string dir_;

@@ -46,12 +46,7 @@ class ServerTriggers : public ::testing::Test {
     return r.ok() ? *r : Json();
   }
   Json WaitForStatus(const std::string& id, const std::string& status) {
-    Json e;
-    EXPECT_TRUE(WaitUntil([&] {
-      e = Get("/api/v1/executions/" + id);
-      return e.value("status", "") == status;
-    })) << e.dump();
-    return e;
+    return testing::WaitForExecutionStatus(Admin(), id, status);
   }
   // The deliveries of one execution once none is pending.
   Json SettledDeliveries(const std::string& execution_id, size_t count) {

@@ -105,12 +105,7 @@ class ServerWorkers : public ::testing::Test {
     return r.ok() ? (*r)["id"].get<std::string>() : "";
   }
   Json WaitForStatus(const std::string& id, const std::string& status) {
-    Json e;
-    EXPECT_TRUE(WaitUntil([&] {
-      e = Get("/api/v1/executions/" + id);
-      return e.value("status", "") == status;
-    })) << e.dump();
-    return e;
+    return testing::WaitForExecutionStatus(Admin(), id, status);
   }
   std::string dir_;
   std::string worker_token_;

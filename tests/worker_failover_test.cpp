@@ -144,12 +144,7 @@ class WorkerFailover : public ::testing::Test {
         id, [](const Json& a) { return a["status"] == "running" && a["checkpoint"].is_object(); });
   }
   Json WaitForStatus(const std::string& id, const std::string& status) {
-    Json e;
-    EXPECT_TRUE(WaitUntil([&] {
-      e = Get("/api/v1/executions/" + id);
-      return e.value("status", "") == status;
-    })) << e.dump();
-    return e;
+    return testing::WaitForExecutionStatus(Admin(), id, status);
   }
   int CountEvents(const std::string& id, const std::string& type) {
     int n = 0;

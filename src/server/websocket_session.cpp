@@ -1,6 +1,7 @@
 #include "server/websocket_session.h"
 
 #include "server/http_types.h"
+#include "server/upgrade.h"
 #include "server/views.h"
 
 #include <boost/asio/dispatch.hpp>
@@ -40,35 +41,15 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
   }
 
  private:
-  // Refuses before the upgrade, as plain HTTP, so clients see a status code.
   void Refuse(const HttpResponse& r) {
-    auto res = std::make_shared<http::response<http::string_body>>(
-        static_cast<http::status>(r.status), req_.version());
-    res->set(http::field::content_type, r.content_type);
-    res->body() = r.body;
-    res->keep_alive(false);
-    res->prepare_payload();
-    http::async_write(ws_.next_layer(), *res,
-                      [self = shared_from_this(), res](beast::error_code, size_t) {
-                        beast::error_code ec;
-                        self->ws_.next_layer().socket().shutdown(tcp::socket::shutdown_send, ec);
-                      });
+    RefuseUpgrade(ws_.next_layer(), req_.version(), r, shared_from_this());
   }
 
   void Authorize() {
-    std::string_view target = req_.target();
-    size_t q = target.find('?');
     std::map<std::string, std::string> query;
-    if (q != std::string_view::npos && !ParseQuery(target.substr(q + 1), &query)) {
-      return Refuse(ErrorResponse(400, "BAD_REQUEST", "malformed query string"));
-    }
-    std::string header(req_[http::field::authorization]);
-    if (header.empty() && query.count("token")) header = "Bearer " + query["token"];
-    auto who = ctx_->auth->Authenticate(header);
-    if (!who.ok()) return Refuse(ErrorResponse(who.status()));
-    if (!who->Has(Scope::kRead)) {
-      return Refuse(ErrorResponse(403, "FORBIDDEN", "this token lacks the 'read' scope"));
-    }
+    HttpResponse refusal;
+    auto who = AuthorizeUpgrade(req_, ctx_->auth, Scope::kRead, &query, &refusal);
+    if (!who.ok()) return Refuse(refusal);
     filter_.ns = who->ns;
     filter_.execution_id = query["execution"];
     filter_.workflow = query["workflow"];

@@ -2,6 +2,8 @@
 
 #include "support/process_util.h"
 
+#include <gtest/gtest.h>
+
 #include <baton/json.h>
 
 #include <signal.h>
@@ -20,6 +22,19 @@ bool WaitUntil(const std::function<bool()>& done, int timeout_ms) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a bounded poll
   }
   return done();
+}
+
+Json WaitForExecutionStatus(const client::ApiClient& api, const std::string& id,
+                            const std::string& status) {
+  Json last;
+  WaitUntil([&] {
+    auto r = api.Call("GET", "/api/v1/executions/" + id);
+    if (!r.ok()) return false;
+    last = *r;
+    return last["status"] == status;
+  });
+  EXPECT_EQ(last["status"], status) << last.dump(2);
+  return last;
 }
 
 ServerProcess::ServerProcess(std::string dir, std::vector<std::string> extra_args,

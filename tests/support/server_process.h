@@ -46,4 +46,9 @@ class ServerProcess {
 // Polls `done` every 20 ms for up to `timeout_ms`; true when it held.
 bool WaitUntil(const std::function<bool()>& done, int timeout_ms = 20'000);
 
+// GET /api/v1/executions/{id} until its status is `status` (a test failure otherwise);
+// the last execution read.
+Json WaitForExecutionStatus(const client::ApiClient& api, const std::string& id,
+                            const std::string& status);
+
 }  // namespace baton::testing

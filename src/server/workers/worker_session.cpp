@@ -3,6 +3,7 @@
 #include "protocol/worker_protocol.h"
 #include "server/engine_host.h"
 #include "server/http_types.h"
+#include "server/upgrade.h"
 #include "server/workers/coordinator.h"
 
 #include <boost/asio/dispatch.hpp>
@@ -73,33 +74,14 @@ class WorkerSession : public std::enable_shared_from_this<WorkerSession> {
 
  private:
   void Refuse(const HttpResponse& r) {
-    auto res = std::make_shared<http::response<http::string_body>>(
-        static_cast<http::status>(r.status), req_.version());
-    res->set(http::field::content_type, r.content_type);
-    res->body() = r.body;
-    res->keep_alive(false);
-    res->prepare_payload();
-    http::async_write(ws_.next_layer(), *res,
-                      [self = shared_from_this(), res](beast::error_code, size_t) {
-                        beast::error_code ec;
-                        self->ws_.next_layer().socket().shutdown(tcp::socket::shutdown_send, ec);
-                      });
+    RefuseUpgrade(ws_.next_layer(), req_.version(), r, shared_from_this());
   }
 
   void Authorize() {
-    std::string_view target = req_.target();
-    size_t q = target.find('?');
     std::map<std::string, std::string> query;
-    if (q != std::string_view::npos && !ParseQuery(target.substr(q + 1), &query)) {
-      return Refuse(ErrorResponse(400, "BAD_REQUEST", "malformed query string"));
-    }
-    std::string header(req_[http::field::authorization]);
-    if (header.empty() && query.count("token")) header = "Bearer " + query["token"];
-    auto who = ctx_->auth->Authenticate(header);
-    if (!who.ok()) return Refuse(ErrorResponse(who.status()));
-    if (!who->Has(Scope::kWorker)) {
-      return Refuse(ErrorResponse(403, "FORBIDDEN", "this token lacks the 'worker' scope"));
-    }
+    HttpResponse refusal;
+    auto who = AuthorizeUpgrade(req_, ctx_->auth, Scope::kWorker, &query, &refusal);
+    if (!who.ok()) return Refuse(refusal);
     ns_ = who->ns;
     ws_.read_message_max(ctx_->max_message_bytes);
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));

@@ -1,0 +1,50 @@
+#include "server/upgrade.h"
+
+#include <boost/beast/http.hpp>
+
+namespace baton::server {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = boost::asio::ip::tcp;
+
+Result<Principal> AuthorizeUpgrade(const UpgradeRequest& request, TokenAuthority* auth, Scope scope,
+                                   std::map<std::string, std::string>* query,
+                                   HttpResponse* refusal) {
+  std::string_view target = request.target();
+  size_t q = target.find('?');
+  if (q != std::string_view::npos && !ParseQuery(target.substr(q + 1), query)) {
+    *refusal = ErrorResponse(400, "BAD_REQUEST", "malformed query string");
+    return Status(errc::kInvalidArgument, "malformed query string");
+  }
+  std::string header(request[http::field::authorization]);
+  if (header.empty() && query->count("token")) header = "Bearer " + (*query)["token"];
+  auto who = auth->Authenticate(header);
+  if (!who.ok()) {
+    *refusal = ErrorResponse(who.status());
+    return who.status();
+  }
+  if (!who->Has(scope)) {
+    const std::string message = std::string("this token lacks the '") + ToString(scope) + "' scope";
+    *refusal = ErrorResponse(403, "FORBIDDEN", message);
+    return Status("FORBIDDEN", message);
+  }
+  return who;
+}
+
+void RefuseUpgrade(beast::tcp_stream& stream, unsigned version, const HttpResponse& r,
+                   std::shared_ptr<void> keep) {
+  auto res = std::make_shared<http::response<http::string_body>>(
+      static_cast<http::status>(r.status), version);
+  res->set(http::field::content_type, r.content_type);
+  res->body() = r.body;
+  res->keep_alive(false);
+  res->prepare_payload();
+  http::async_write(stream, *res,
+                    [&stream, keep = std::move(keep), res](beast::error_code, size_t) {
+                      beast::error_code ec;
+                      stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+                    });
+}
+
+}  // namespace baton::server
