@@ -55,6 +55,7 @@ Result<protocol::Registered> Coordinator::Register(const std::string& ns,
   w.tags = m.tags;
   w.registered_at = w.last_seen = loop_->Now();
   WorkerEntry& entry = registry_.Register(std::move(w));
+  CancelDrainTimer(entry.id);
   if (auto old = channels_.find(entry.id); old != channels_.end() && old->second != channel) {
     old->second->Close();
   }
@@ -90,15 +91,26 @@ Status Coordinator::Drain(const std::string& ns, const std::string& worker_id) {
   }
   w->state = WorkerState::kDraining;
   WriteWorker(*w);
-  loop_->ScheduleAfter(
+  CancelDrainTimer(worker_id);
+  drain_timers_[worker_id] = loop_->ScheduleAfter(
       options_.drain_timeout, [this, alive = std::weak_ptr<bool>(alive_), worker_id] {
         if (alive.expired()) return;
+        drain_timers_.erase(worker_id);
         const WorkerEntry* again = registry_.Find(worker_id);
         if (again != nullptr && again->state == WorkerState::kDraining && !again->held.empty()) {
           Reassign(worker_id, "worker " + worker_id + " did not finish draining in time");
         }
       });
   return Status::Ok();
+}
+
+void Coordinator::CancelDrainTimer(const std::string& worker_id) {
+  // A drain that ended (it registered again, ONLINE) must not move the work of a later one
+  // early.
+  if (auto it = drain_timers_.find(worker_id); it != drain_timers_.end()) {
+    loop_->CancelTimer(it->second);
+    drain_timers_.erase(it);
+  }
 }
 
 Status Coordinator::Deregister(const std::string& worker_id) {

@@ -158,6 +158,7 @@ class Coordinator {
   void ResendUnacknowledged(WorkerEntry& w);
   // Sends command.cancel for what was moved off this worker while it was unreachable.
   void CancelRevoked(const std::string& worker_id);
+  void CancelDrainTimer(const std::string& worker_id);
 
   EventLoop* loop_;
   Committer* committer_;
@@ -165,6 +166,7 @@ class Coordinator {
   Registry registry_;
   std::map<std::string, std::shared_ptr<WorkerChannel>> channels_;  // by worker id
   std::map<std::string, TimerId> deadlines_;                        // by worker id
+  std::map<std::string, TimerId> drain_timers_;                     // by worker id
   std::map<std::string, std::unique_ptr<Dispatch>> dispatches_;     // by dispatch id
   std::map<std::string, std::string> current_;      // worker-facing id -> dispatch id
   std::deque<std::string> queue_;                   // dispatch ids waiting for a worker

@@ -39,6 +39,7 @@ Coordinator::Coordinator(EventLoop* loop, Committer* committer, CoordinatorOptio
 Coordinator::~Coordinator() {
   *alive_ = false;
   for (auto& [id, timer] : deadlines_) loop_->CancelTimer(timer);
+  for (auto& [id, timer] : drain_timers_) loop_->CancelTimer(timer);
 }
 
 Runner* Coordinator::runner() {

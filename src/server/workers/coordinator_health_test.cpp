@@ -297,6 +297,23 @@ TEST(CoordinatorHealth, AfterTheDrainTimeoutWhatIsLeftMovesAndTheWorkerGoesOffli
   EXPECT_EQ(f.coordinator->stats().heartbeat_misses, 0u);
 }
 
+TEST(CoordinatorHealth, AnEndedDrainDoesNotCutALaterOneShort) {
+  CoordinatorFixture f;  // drain_timeout 300 s
+  auto [a, b, id] = StartOnA(f);
+  ASSERT_TRUE(f.coordinator->Drain("default", "a").ok());
+  f.HeartbeatsUntil({"a", "b"}, kStart + 100'000);
+  f.Connect("a");  // it registers again: ONLINE, still holding its work
+  EXPECT_EQ(f.StateOf("a"), WorkerState::kOnline);
+  f.HeartbeatsUntil({"a", "b"}, kStart + 200'000);
+  ASSERT_TRUE(f.coordinator->Drain("default", "a").ok());
+  // The first drain's timeout (300 s) passes: the second one has until 500 s.
+  f.HeartbeatsUntil({"a", "b"}, kStart + 499'999);
+  EXPECT_TRUE(b->Commands().empty());
+  EXPECT_EQ(f.Stored(id).worker_id, "a");
+  f.RunUntil(kStart + 500'000);
+  EXPECT_EQ(b->Commands().size(), 1u);
+}
+
 TEST(CoordinatorHealth, ADrainedWorkerWithNothingLeftGoesOfflineAtItsDeadline) {
   CoordinatorFixture f;
   f.Connect("a");

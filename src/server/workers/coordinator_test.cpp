@@ -287,7 +287,7 @@ TEST(Coordinator, TargetTagsNeedEveryTag) {
   EXPECT_EQ(AssignmentIds(*a), (std::vector<std::string>{"ex4/download/1"}));
   EXPECT_EQ(AssignmentIds(*b), (std::vector<std::string>{"ex1/download/1"}));
   EXPECT_EQ(f.coordinator->WaitingReason("ex2"),
-            "step 'download': all 1 ONLINE worker for model.download with tags gpu, a100 are at "
+            "step 'download': the only ONLINE worker for model.download with tags gpu, a100 is at "
             "capacity");
   EXPECT_EQ(f.coordinator->WaitingReason("ex3"),
             "step 'download': no ONLINE worker handles model.download with tags tpu");
@@ -306,7 +306,7 @@ TEST(Coordinator, AFullWorkerLeavesTheDispatchWaitingWithAReason) {
   EXPECT_EQ(active[1].worker_id, "");
   EXPECT_EQ(f.coordinator->WaitingReason("ex1"), "");
   EXPECT_EQ(f.coordinator->WaitingReason("ex2"),
-            "step 'download': all 1 ONLINE worker for model.download are at capacity");
+            "step 'download': the only ONLINE worker for model.download is at capacity");
   // Capacity frees: the waiting one goes out.
   ASSERT_TRUE(f.Succeed("a", first).ok());
   EXPECT_EQ(AssignmentIds(*a), (std::vector<std::string>{first, second}));
@@ -348,7 +348,7 @@ TEST(Coordinator, ARejectedCommandGoesToAnotherWorkerNeverBackToTheOneThatReject
   EXPECT_EQ(stored.status, "waiting");
   EXPECT_EQ(stored.worker_id, "");
   EXPECT_EQ(f.coordinator->WaitingReason("ex1"),
-            "step 'download': all 1 ONLINE worker for model.download are at capacity or "
+            "step 'download': the only ONLINE worker for model.download is at capacity or "
             "refused it");
 
   auto b = f.Connect("b");

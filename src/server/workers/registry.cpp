@@ -109,9 +109,10 @@ WorkerEntry* Registry::Select(const Placement& p, std::string* why) {
         }
         if (!states.empty()) *why += " (" + states + ")";
       } else {
-        *why = "all " + std::to_string(matching_online) + " ONLINE worker" +
-               (matching_online == 1 ? "" : "s") + " for " + what +
-               (p.exclude.empty() ? " are at capacity" : " are at capacity or refused it");
+        const char* full = p.exclude.empty() ? " at capacity" : " at capacity or refused it";
+        *why = matching_online == 1 ? "the only ONLINE worker for " + what + " is" + full
+                                    : "all " + std::to_string(matching_online) +
+                                          " ONLINE workers for " + what + " are" + full;
       }
     }
     return nullptr;
