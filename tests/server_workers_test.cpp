@@ -174,6 +174,12 @@ TEST_F(ServerWorkers, WorkersNeedTheWorkerScopeAndStepsWaitWithAReason) {
             "step 'download': no ONLINE worker handles model.download");
   EXPECT_EQ(Get("/api/v1/executions/" + id)["waiting"],
             "step 'download': no ONLINE worker handles model.download");
+  testing::ProcessResult status =
+      testing::RunProcess({testing::BatonBin(), "status", id, "--server", server_->url(), "--token",
+                           server_->admin_token()});
+  EXPECT_NE(status.out.find("waiting: step 'download': no ONLINE worker handles model.download"),
+            std::string::npos)
+      << status.out << status.err;
   // A worker for another command does not take it; one for this command does.
   PollWorker other = Worker("cpu-1");
   ASSERT_TRUE(other.Register("data.clean").ok());

@@ -116,6 +116,9 @@ void AddClientCommands(CLI::App& app, std::function<int()>* action) {
                           std::printf("  %-24s %-13s attempts %s\n", Str(s, "id").c_str(),
                                       Str(s, "status").c_str(), Str(s, "attempts").c_str());
                         }
+                        if (e.contains("waiting")) {
+                          std::printf("waiting: %s\n", Str(e, "waiting").c_str());
+                        }
                         if (!e["error"].is_null()) {
                           std::printf("error: %s\n", e["error"].dump().c_str());
                         }
