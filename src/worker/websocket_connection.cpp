@@ -127,6 +127,10 @@ Status WebSocketConnection::Open(const client::Endpoint& endpoint) {
         op_done_ = true;
         return;
       }
+      // Acks and results are small frames written one after another: with Nagle's
+      // algorithm each waits for the server's (delayed) ACK of the one before.
+      beast::error_code ignored;
+      ws_.next_layer().set_option(tcp::no_delay(true), ignored);
       stage = "WebSocket upgrade of " + endpoint.server + kPath + " failed";
       ws_.async_handshake(res, a.hostport, kPath, [&](beast::error_code ec3) {
         op_error_ = ec3;

@@ -15,6 +15,8 @@ extern char** environ;
 namespace baton::testing {
 
 std::string BatonBin() {
+  // $BATON_TEST_BIN overrides the build's binary (bench/worker_bench.cpp --baton sets it).
+  if (const char* bin = std::getenv("BATON_TEST_BIN"); bin != nullptr && *bin != '\0') return bin;
   return BATON_BIN_PATH;
 }
 std::string SourceDir() {

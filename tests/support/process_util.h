@@ -13,7 +13,7 @@ struct ProcessResult {
   std::string err;
 };
 
-std::string BatonBin();
+std::string BatonBin();  // $BATON_TEST_BIN, else the one built alongside
 std::string SourceDir();
 // Runs argv (argv[0] resolved via PATH) to completion, capturing stdout and stderr.
 ProcessResult RunProcess(const std::vector<std::string>& argv, const std::string& cwd = "",
