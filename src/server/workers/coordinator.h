@@ -139,6 +139,7 @@ class Coordinator {
   // coordinator_dispatch.cpp
   void Enqueue(const std::string& dispatch_id, bool front);
   void Place();  // as much of the queue as fits
+  Placement PlacementFor(const Dispatch& d) const;
   void Assign(Dispatch& d, WorkerEntry& w);
   void SendCommand(Dispatch& d);
   void Finish(Dispatch& d, RunResult result, const std::string& final_status);

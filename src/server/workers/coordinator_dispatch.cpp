@@ -50,42 +50,62 @@ Runner* Coordinator::runner() {
 void Coordinator::Enqueue(const std::string& dispatch_id, bool front) {
   // Priority first, then arrival: a reassigned dispatch goes ahead of its equals.
   const int priority = dispatches_.at(dispatch_id)->request.priority;
-  auto before = [&](const std::string& other) {
+  auto priority_of = [&](const std::string& other) {
     auto it = dispatches_.find(other);
-    const int p = it == dispatches_.end() ? -1 : it->second->request.priority;
-    return front ? p <= priority : p < priority;
+    return it == dispatches_.end() ? -1 : it->second->request.priority;
   };
-  queue_.insert(std::find_if(queue_.begin(), queue_.end(), before), dispatch_id);
+  // Searched from the end it belongs nearest to, so that a queue of equals costs O(1)
+  // (a backlog of thousands must not make every arrival a scan).
+  if (front) {
+    queue_.insert(std::find_if(queue_.begin(), queue_.end(),
+                               [&](const std::string& o) { return priority_of(o) <= priority; }),
+                  dispatch_id);
+  } else {
+    auto after = std::find_if(queue_.rbegin(), queue_.rend(),
+                              [&](const std::string& o) { return priority_of(o) >= priority; });
+    queue_.insert(after.base(), dispatch_id);
+  }
+}
+
+Placement Coordinator::PlacementFor(const Dispatch& d) const {
+  Placement p;
+  p.ns = d.request.ns;
+  p.command = d.request.spec.value("command", "");
+  const Json target = d.request.spec.value("target", Json::object());
+  if (target.is_object()) {
+    p.node = target.value("node", "");
+    if (auto tags = target.find("tags"); tags != target.end() && tags->is_array()) {
+      for (const Json& t : *tags) {
+        if (t.is_string()) p.tags.push_back(t.get<std::string>());
+      }
+    }
+  }
+  p.exclude = d.refused_by;
+  return p;
 }
 
 void Coordinator::Place() {
-  for (auto it = queue_.begin(); it != queue_.end();) {
+  // Nothing can be placed once no ONLINE worker has room: stop there rather than ask the
+  // registry about every waiting dispatch (a backlog made each completion O(queue)).
+  int room = 0;
+  for (const WorkerEntry* w : registry_.List("")) {
+    if (w->state == WorkerState::kOnline) room += std::max(0, w->free());
+  }
+  for (auto it = queue_.begin(); it != queue_.end() && room > 0;) {
     auto found = dispatches_.find(*it);
     if (found == dispatches_.end()) {
       it = queue_.erase(it);
       continue;
     }
     Dispatch& d = *found->second;
-    Placement p;
-    p.ns = d.request.ns;
-    p.command = d.request.spec.value("command", "");
-    const Json target = d.request.spec.value("target", Json::object());
-    if (target.is_object()) {
-      p.node = target.value("node", "");
-      if (auto tags = target.find("tags"); tags != target.end() && tags->is_array()) {
-        for (const Json& t : *tags) {
-          if (t.is_string()) p.tags.push_back(t.get<std::string>());
-        }
-      }
-    }
-    p.exclude = d.refused_by;
-    WorkerEntry* w = registry_.Select(p, &d.waiting_reason);
+    const Placement p = PlacementFor(d);
+    WorkerEntry* w = registry_.Select(p, nullptr);
     if (w == nullptr) {
       ++it;
       continue;
     }
     it = queue_.erase(it);
-    d.waiting_reason.clear();
+    --room;
     Assign(d, *w);
   }
 }
@@ -295,7 +315,9 @@ std::string Coordinator::WaitingReason(const std::string& execution_id) const {
   for (const std::string& id : queue_) {
     auto it = dispatches_.find(id);
     if (it != dispatches_.end() && it->second->request.execution_id == execution_id) {
-      return "step '" + it->second->request.step_id + "': " + it->second->waiting_reason;
+      const Dispatch& d = *it->second;
+      // Asked now, not remembered from the last placement attempt: it stays true.
+      return "step '" + d.request.step_id + "': " + registry_.Explain(PlacementFor(d));
     }
   }
   return "";

@@ -15,9 +15,8 @@ struct Coordinator::Dispatch {
   std::string worker_id;   // holder; empty while waiting
   // waiting | dispatched (placed; sent once durable) | accepted | running
   std::string status = "waiting";
-  bool durable = false;  // its assignment record is committed: the command may go out
-  bool sent = false;     // the command went out on the holder's current channel
-  std::string waiting_reason;
+  bool durable = false;              // its assignment record is committed: the command may go out
+  bool sent = false;                 // the command went out on the holder's current channel
   std::set<std::string> refused_by;  // workers that rejected it or lost it
   std::string previous_worker;       // set while a reassigned dispatch waits
   std::string reassign_reason;

@@ -80,11 +80,10 @@ std::vector<const WorkerEntry*> Registry::List(const std::string& ns) const {
   return out;
 }
 
-WorkerEntry* Registry::Select(const Placement& p, std::string* why) {
-  std::vector<WorkerEntry*> fit;  // by id (map order)
+std::string Registry::Explain(const Placement& p) const {
   int matching_online = 0;
   std::map<WorkerState, int> not_online;
-  for (auto& [id, w] : workers_) {
+  for (const auto& [id, w] : workers_) {
     if (w.ns != p.ns || !w.Handles(p.command) || (!p.node.empty() && w.node != p.node) ||
         !w.HasTags(p.tags)) {
       continue;
@@ -94,27 +93,36 @@ WorkerEntry* Registry::Select(const Placement& p, std::string* why) {
       continue;
     }
     ++matching_online;
+  }
+  std::string what = p.command;
+  if (!p.node.empty()) what += " on node " + p.node;
+  if (!p.tags.empty()) what += " with tags " + Join(p.tags);
+  if (matching_online == 0) {
+    std::string why = "no ONLINE worker handles " + what;
+    std::string states;
+    for (const auto& [state, n] : not_online) {
+      states += (states.empty() ? "" : ", ") + std::to_string(n) + " " + ToString(state);
+    }
+    if (!states.empty()) why += " (" + states + ")";
+    return why;
+  }
+  const char* full = p.exclude.empty() ? " at capacity" : " at capacity or refused it";
+  return matching_online == 1 ? "the only ONLINE worker for " + what + " is" + full
+                              : "all " + std::to_string(matching_online) + " ONLINE workers for " +
+                                    what + " are" + full;
+}
+
+WorkerEntry* Registry::Select(const Placement& p, std::string* why) {
+  std::vector<WorkerEntry*> fit;  // by id (map order)
+  for (auto& [id, w] : workers_) {
+    if (w.ns != p.ns || w.state != WorkerState::kOnline || !w.Handles(p.command) ||
+        (!p.node.empty() && w.node != p.node) || !w.HasTags(p.tags)) {
+      continue;
+    }
     if (w.free() > 0 && !p.exclude.count(id)) fit.push_back(&w);
   }
   if (fit.empty()) {
-    if (why != nullptr) {
-      std::string what = p.command;
-      if (!p.node.empty()) what += " on node " + p.node;
-      if (!p.tags.empty()) what += " with tags " + Join(p.tags);
-      if (matching_online == 0) {
-        *why = "no ONLINE worker handles " + what;
-        std::string states;
-        for (const auto& [state, n] : not_online) {
-          states += (states.empty() ? "" : ", ") + std::to_string(n) + " " + ToString(state);
-        }
-        if (!states.empty()) *why += " (" + states + ")";
-      } else {
-        const char* full = p.exclude.empty() ? " at capacity" : " at capacity or refused it";
-        *why = matching_online == 1 ? "the only ONLINE worker for " + what + " is" + full
-                                    : "all " + std::to_string(matching_online) +
-                                          " ONLINE workers for " + what + " are" + full;
-      }
-    }
+    if (why != nullptr) *why = Explain(p);
     return nullptr;
   }
   double best = fit.front()->load_ratio();

@@ -68,6 +68,8 @@ class Registry {
 
   // The worker for `p`, or nullptr with the reason in `why`.
   WorkerEntry* Select(const Placement& p, std::string* why);
+  // Why nobody fits `p` (as Select says it).
+  std::string Explain(const Placement& p) const;
 
  private:
   std::map<std::string, WorkerEntry> workers_;      // by id
