@@ -190,16 +190,79 @@ TEST_F(ServerWorkers, WorkersNeedTheWorkerScopeAndStepsWaitWithAReason) {
   ASSERT_TRUE(w.Succeed(cmd["assignmentId"], {{"path", "/p"}}).ok());
   WaitForStatus(id, "completed");
 
+  // The two, and the server's own local worker (shell and http steps), by id.
   Json workers = Get("/api/v1/workers")["workers"];
-  ASSERT_EQ(workers.size(), 2u) << workers.dump();
+  ASSERT_EQ(workers.size(), 3u) << workers.dump();
   EXPECT_EQ(workers[1]["workerId"], "gpu-1");
   EXPECT_EQ(workers[1]["status"], "ONLINE");
   EXPECT_EQ(workers[1]["commands"], Json({"model.download"}));
+  EXPECT_EQ(workers[1]["local"], false);
+  const Json local = workers[2];
+  EXPECT_EQ(local["workerId"], "local");
+  EXPECT_EQ(local["local"], true);
+  EXPECT_EQ(local["namespace"], "*");
+  EXPECT_EQ(local["commands"], Json({"http", "shell"}));
   Json health = Get("/api/v1/coordinator/health");
-  EXPECT_EQ(health["totalWorkers"], 2);
-  EXPECT_EQ(health["onlineWorkers"], 2);
-  EXPECT_EQ(health["totalCapacity"], 2);
+  EXPECT_EQ(health["totalWorkers"], 3);
+  EXPECT_EQ(health["onlineWorkers"], 3);
+  EXPECT_EQ(health["totalCapacity"], 2 + local["capacity"].get<int>());
   EXPECT_EQ(health["usedCapacity"], 0);
+}
+
+TEST_F(ServerWorkers, ShellStepsRunOnTheLocalWorkerAsItsAssignments) {
+  Start({"--parallel", "1"});
+  // Two shell steps that run until the test lets them finish.
+  const std::string gate = dir_ + "/gate";
+  const std::string wf = R"(
+name: local-steps
+steps:
+  - id: first
+    type: shell
+    run: ["sh", "-c", "while [ ! -e \"$GATE\" ]; do sleep 0.02; done; echo one"]
+    env: {GATE: ")" + gate +
+                         R"("}
+  - id: second
+    type: shell
+    run: ["sh", "-c", "while [ ! -e \"$GATE\" ]; do sleep 0.02; done; echo two"]
+    env: {GATE: ")" + gate +
+                         R"("}
+)";
+  auto put = Admin().Send("POST", "/api/v1/workflows", wf, "application/yaml");
+  ASSERT_TRUE(put.ok() && put->status / 100 == 2) << (put.ok() ? put->body : "");
+  auto submitted = Admin().Call("POST", "/api/v1/executions", {{"workflow", "local-steps"}});
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  const std::string id = (*submitted)["id"];
+
+  // One at a time (--parallel 1), as an assignment of the worker "local".
+  Json active;
+  ASSERT_TRUE(WaitUntil([&] {
+    active = Get("/api/v1/assignments?execution=" + id)["assignments"];
+    return active.size() == 1 && active[0]["status"] == "running";
+  })) << active.dump();
+  EXPECT_EQ(active[0]["workerId"], "local");
+  EXPECT_EQ(active[0]["command"], "shell");
+  const std::string step = active[0]["stepId"];
+  EXPECT_EQ(active[0]["assignmentId"], id + "/" + step + "/1");
+  Json local = Get("/api/v1/workers/local");
+  EXPECT_EQ(local["local"], true);
+  EXPECT_EQ(local["status"], "ONLINE");
+  EXPECT_EQ(local["capacity"], 1);
+  EXPECT_EQ(local["currentLoad"], 1);
+  EXPECT_EQ(local["assignments"], Json({id + "/" + step + "/1"}));
+
+  // Not a worker one can drain, or pose as.
+  auto drain = Admin().Send("DELETE", "/api/v1/workers/local", "", "application/json");
+  ASSERT_TRUE(drain.ok());
+  EXPECT_EQ(drain->status, 409) << drain->body;
+  PollWorker impostor = Worker("local");
+  EXPECT_FALSE(impostor.Register("shell").ok());
+
+  std::FILE* f = std::fopen(gate.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fclose(f);
+  WaitForStatus(id, "completed");
+  EXPECT_TRUE(Get("/api/v1/assignments?execution=" + id)["assignments"].empty());
+  EXPECT_EQ(Get("/api/v1/workers/local")["currentLoad"], 0);
 }
 
 TEST_F(ServerWorkers, ADrainedWorkerFinishesItsWorkAndGetsNoMore) {

@@ -91,6 +91,9 @@ struct EngineOptions {
   // Extra attempts granted to steps interrupted by an engine restart.
   int max_engine_restarts = 5;
   FinishHook* finish_hook = nullptr;  // not owned; outlives the engine
+
+  // The local worker's capacity that `parallel` stands for.
+  int local_capacity() const;
 };
 
 struct StartRequest {

@@ -4,6 +4,7 @@
 #include "cli/signals.h"
 #include "runners/http_runner.h"
 #include "server/views.h"
+#include "server/workers/coordinator.h"
 
 #include <baton/engine.h>
 #include <baton/event_loop.h>
@@ -78,8 +79,12 @@ int Drive(const RunArgs& args, Session& session,
   EngineOptions options;
   options.parallel = args.parallel;
   Engine engine(&loop, committer.get(), options);
-  engine.SetRunner(StepType::kShell, shell.get());
-  engine.SetRunner(StepType::kHttp, http.get());
+  // Shell and http steps run on the in-process local worker, through the same
+  // coordinator (queue, placement, assignments) as a server's; no remote workers here.
+  server::Coordinator coordinator(&loop, committer.get(), server::CoordinatorOptions{});
+  coordinator.AddLocalWorker(server::LocalWorkerFor(options, shell.get(), http.get()));
+  engine.SetRunner(StepType::kShell, coordinator.local_runner());
+  engine.SetRunner(StepType::kHttp, coordinator.local_runner());
 
   const bool live =
       isatty(STDERR_FILENO) && std::getenv("TERM") && std::string(std::getenv("TERM")) != "dumb";

@@ -8,13 +8,17 @@
 
 namespace baton {
 
+int EngineOptions::local_capacity() const {
+  return parallel > 0 ? parallel
+                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 using engine::ExecState;
 using engine::StepState;
 
 Engine::Impl::Impl(EventLoop* loop, Committer* committer, EngineOptions options)
     : loop_(loop), committer_(committer), options_(options) {
-  capacity_ =
-      options_.parallel > 0 ? options_.parallel : std::max(1u, std::thread::hardware_concurrency());
+  capacity_ = options_.local_capacity();
   rng_.seed(options_.random_seed ? options_.random_seed : static_cast<uint64_t>(loop_->Now()));
   noop_runner_ = NewNoopRunner();
   wait_runner_ = NewWaitRunner(loop_);

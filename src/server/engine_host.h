@@ -48,6 +48,8 @@ class EngineHost {
   Committer* committer() { return committer_.get(); }
   // The http step runner (its egress guard applies to notifications too).
   Runner* http_runner() { return http_.get(); }
+  // The shell step runner (the coordinator's local worker runs it).
+  Runner* shell_runner() { return shell_.get(); }
 
   Store* store() const { return store_; }
   // The engine's loop, for components that live on the engine thread (the scheduler).

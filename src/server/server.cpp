@@ -281,6 +281,11 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
         LogStaleResult(engine_host, execution, step, std::move(details));
       });
   impl->engine->SetRunner(StepType::kCommand, impl->coordinator->runner());
+  // Shell and http steps: the same dispatch path, on the in-process local worker.
+  impl->coordinator->AddLocalWorker(
+      LocalWorkerFor(engine_options, impl->engine->shell_runner(), impl->engine->http_runner()));
+  impl->engine->SetRunner(StepType::kShell, impl->coordinator->local_runner());
+  impl->engine->SetRunner(StepType::kHttp, impl->coordinator->local_runner());
   Deliverer::Options delivery;
   delivery.base_delay = options.delivery_retry_base;
   delivery.max_attempts = options.delivery_attempts;

@@ -41,6 +41,10 @@ Status Coordinator::Load(Store* store) {
 Result<protocol::Registered> Coordinator::Register(const std::string& ns,
                                                    const protocol::Register& m,
                                                    std::shared_ptr<WorkerChannel> channel) {
+  if (!local_.runners.empty() && m.worker_id == local_.id) {
+    return Status(errc::kConflict, "worker id '" + m.worker_id +
+                                       "' is reserved for the server's in-process local worker");
+  }
   if (const WorkerEntry* existing = registry_.Find(m.worker_id);
       existing != nullptr && existing->ns != ns) {
     return Status(errc::kConflict, "worker id '" + m.worker_id + "' is taken in another namespace");
@@ -85,6 +89,11 @@ void Coordinator::Disconnected(const std::string& worker_id, const WorkerChannel
 
 Status Coordinator::Drain(const std::string& ns, const std::string& worker_id) {
   WorkerEntry* w = registry_.Find(worker_id);
+  if (w != nullptr && w->local) {
+    return Status(errc::kConflict,
+                  "the local worker runs the server's own shell and http steps "
+                  "and cannot be drained; stop the server instead");
+  }
   if (w == nullptr || w->ns != ns) return Status(errc::kNotFound, "no worker '" + worker_id + "'");
   if (w->state == WorkerState::kDraining || w->state == WorkerState::kOffline) {
     return Status::Ok();

@@ -21,6 +21,15 @@
 // ENGINE_RESTART. A holder gets heartbeat_timeout to register again; a command it may
 // never have received is sent again when it does.
 //
+// The in-process local worker (AddLocalWorker): `shell` and `http` steps take the same
+// path. local_runner() is their Runner: a dispatch waits in the same queue, is placed
+// through the Registry on the `local` entry (capacity = the engine's --parallel), gets an
+// assignment id, and its start, progress and end update the same assignment that the
+// API and `baton workers` show. Only the transport differs: the built-in runner is called
+// directly instead of a message being sent, and a local assignment is not written to the
+// store (it cannot outlive this process, so there is nothing for a restart to re-attach:
+// the engine fails such an attempt ENGINE_RESTART and its retry policy decides).
+//
 // Threading: every member runs on the engine loop's thread, except WorkerChannel::Send.
 #pragma once
 
@@ -59,6 +68,20 @@ class WorkerChannel {
   // Ends the connection (a newer registration of the same worker replaced it).
   virtual void Close() = 0;
 };
+
+// The in-process local worker.
+struct LocalWorkerOptions {
+  std::string id = "local";  // reserved: a remote worker cannot register with it
+  std::string host;          // shown by the API
+  int capacity = 1;          // the engine's --parallel
+  // The built-in runners by step type (shell, http); owned by the caller, outlive the
+  // coordinator's use of them.
+  std::map<StepType, Runner*> runners;
+};
+
+// The local worker for an engine with these options and built-in runners (either may be
+// null): capacity = the engine's, host = this machine's name.
+LocalWorkerOptions LocalWorkerFor(const EngineOptions& engine, Runner* shell, Runner* http);
 
 struct CoordinatorStats {
   uint64_t dispatched = 0;        // commands sent (placements)
@@ -116,8 +139,13 @@ class Coordinator {
   // worker of `ns`.
   Status Drain(const std::string& ns, const std::string& worker_id);
 
-  // ---- the engine side: the Runner of `command` steps ----
+  // ---- the engine side ----
+  // The Runner of `command` steps (remote workers).
   Runner* runner();
+  // Registers the in-process local worker. Once, before the engine starts.
+  void AddLocalWorker(LocalWorkerOptions options);
+  // The Runner of the local worker's step types (shell, http).
+  Runner* local_runner();
 
   // ---- the API ----
   const Registry& registry() const { return registry_; }
@@ -135,6 +163,7 @@ class Coordinator {
  private:
   struct Dispatch;
   class RemoteRunner;
+  class LocalRunner;
 
   // coordinator_dispatch.cpp
   void Enqueue(const std::string& dispatch_id, bool front);
@@ -142,6 +171,9 @@ class Coordinator {
   Placement PlacementFor(const Dispatch& d) const;
   void Assign(Dispatch& d, WorkerEntry& w);
   void SendCommand(Dispatch& d);
+  // The local worker's "send": the built-in runner starts it, its callbacks come back here.
+  void RunLocal(Dispatch& d);
+  void OnLocalDone(const std::string& current_id, RunResult result);
   void Finish(Dispatch& d, RunResult result, const std::string& final_status);
   void CancelDispatch(const std::string& dispatch_id, const std::string& reason);
   AssignmentRecord ToRecord(const Dispatch& d) const;
@@ -175,6 +207,8 @@ class Coordinator {
   // Worker id -> worker-facing ids moved off it: cancelled when it is heard from again.
   std::map<std::string, std::set<std::string>> revoked_;
   std::unique_ptr<RemoteRunner> runner_;
+  std::unique_ptr<LocalRunner> local_runner_;
+  LocalWorkerOptions local_;
   std::function<void(const std::string&, const std::string&, Json)> on_stale_;
   CoordinatorStats stats_;
   std::vector<int64_t> latency_window_;  // a ring of the last kLatencyWindow, microseconds

@@ -70,6 +70,11 @@ void Coordinator::Enqueue(const std::string& dispatch_id, bool front) {
 Placement Coordinator::PlacementFor(const Dispatch& d) const {
   Placement p;
   p.ns = d.request.ns;
+  if (d.local != nullptr) {
+    p.local = true;
+    p.command = ToString(d.request.type);
+    return p;
+  }
   p.command = d.request.spec.value("command", "");
   const Json target = d.request.spec.value("target", Json::object());
   if (target.is_object()) {
@@ -123,6 +128,12 @@ void Coordinator::Assign(Dispatch& d, WorkerEntry& w) {
   w.held.insert(d.request.assignment_id);
   current_[d.current_id] = d.request.assignment_id;
   ++stats_.dispatched;
+  if (d.local != nullptr) {
+    // Nothing to make durable first: the engine's step record is the durable state of
+    // local work (see coordinator.h).
+    d.durable = true;
+    return RunLocal(d);
+  }
 
   auto batch = std::make_unique<WriteBatch>();
   batch->assignments.push_back(ToRecord(d));
@@ -221,6 +232,10 @@ void Coordinator::CancelDispatch(const std::string& dispatch_id, const std::stri
   auto it = dispatches_.find(dispatch_id);
   if (it == dispatches_.end()) return;
   Dispatch& d = *it->second;
+  if (d.local != nullptr && !d.worker_id.empty()) {
+    // Its slot is free once the process is gone, not before: the runner's on_done ends it.
+    return d.local->Cancel(d.current_id);
+  }
   if (!d.worker_id.empty()) {
     if (auto ch = channels_.find(d.worker_id); ch != channels_.end()) {
       ch->second->Send(protocol::CommandCancel{d.current_id, reason});
@@ -239,7 +254,7 @@ AssignmentRecord Coordinator::ToRecord(const Dispatch& d) const {
   r.execution_id = d.request.execution_id;
   r.step_id = d.request.step_id;
   r.attempt = d.request.attempt;
-  r.command = d.request.spec.value("command", "");
+  r.command = d.local != nullptr ? ToString(d.request.type) : d.request.spec.value("command", "");
   r.worker_id = d.worker_id;
   r.status = d.status;
   r.progress = d.progress;
@@ -251,6 +266,10 @@ AssignmentRecord Coordinator::ToRecord(const Dispatch& d) const {
 }
 
 void Coordinator::WriteAssignment(const Dispatch& d, std::function<void(const Status&)> then) {
+  if (d.local != nullptr) {  // never stored (coordinator.h)
+    if (then) then(Status::Ok());
+    return;
+  }
   auto batch = std::make_unique<WriteBatch>();
   batch->assignments.push_back(ToRecord(d));
   Write(std::move(batch), std::move(then));

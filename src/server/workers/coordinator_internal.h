@@ -7,12 +7,14 @@
 
 namespace baton::server {
 
-// One attempt of a `command` step, from Start() until its on_done.
+// One attempt of a `command` step (or a local worker's step), from Start() until its
+// on_done.
 struct Coordinator::Dispatch {
   RunRequest request;
   RunCallbacks callbacks;
-  std::string current_id;  // worker-facing id; empty while waiting
-  std::string worker_id;   // holder; empty while waiting
+  Runner* local = nullptr;  // the built-in runner, for a step of the local worker
+  std::string current_id;   // worker-facing id; empty while waiting
+  std::string worker_id;    // holder; empty while waiting
   // waiting | dispatched (placed; sent once durable) | accepted | running
   std::string status = "waiting";
   bool durable = false;              // its assignment record is committed: the command may go out
@@ -26,6 +28,19 @@ struct Coordinator::Dispatch {
   TimeMs created_at = 0, updated_at = 0;
   std::chrono::steady_clock::time_point started;  // for the dispatch latency metric
   bool latency_recorded = false;
+};
+
+// The Runner of the local worker's step types (coordinator_local.cpp).
+class Coordinator::LocalRunner final : public Runner {
+ public:
+  explicit LocalRunner(Coordinator* c) : c_(c) {}
+  void Start(const RunRequest& request, RunCallbacks callbacks) override;
+  void Cancel(const std::string& dispatch_id) override;
+  // Local work dies with the process: the default Reattach (ENGINE_RESTART) is the truth.
+  bool CanReattach() const override { return false; }
+
+ private:
+  Coordinator* c_;
 };
 
 }  // namespace baton::server

@@ -75,19 +75,29 @@ void Registry::Remove(const std::string& id) {
 std::vector<const WorkerEntry*> Registry::List(const std::string& ns) const {
   std::vector<const WorkerEntry*> out;
   for (const auto& [id, w] : workers_) {
-    if (ns.empty() || w.ns == ns) out.push_back(&w);
+    if (ns.empty() || w.ns == ns || w.local) out.push_back(&w);
   }
   return out;
 }
 
+bool Registry::Fits(const WorkerEntry& w, const Placement& p) {
+  if (w.local != p.local || (!w.local && w.ns != p.ns)) return false;
+  return w.Handles(p.command) && (p.node.empty() || w.node == p.node) && w.HasTags(p.tags);
+}
+
 std::string Registry::Explain(const Placement& p) const {
+  if (p.local) {
+    for (const auto& [id, w] : workers_) {
+      if (Fits(w, p)) {
+        return "all " + std::to_string(w.capacity) + " slots of the local worker are taken";
+      }
+    }
+    return "no local worker runs " + p.command + " steps here";
+  }
   int matching_online = 0;
   std::map<WorkerState, int> not_online;
   for (const auto& [id, w] : workers_) {
-    if (w.ns != p.ns || !w.Handles(p.command) || (!p.node.empty() && w.node != p.node) ||
-        !w.HasTags(p.tags)) {
-      continue;
-    }
+    if (!Fits(w, p)) continue;
     if (w.state != WorkerState::kOnline) {
       ++not_online[w.state];
       continue;
@@ -115,10 +125,7 @@ std::string Registry::Explain(const Placement& p) const {
 WorkerEntry* Registry::Select(const Placement& p, std::string* why) {
   std::vector<WorkerEntry*> fit;  // by id (map order)
   for (auto& [id, w] : workers_) {
-    if (w.ns != p.ns || w.state != WorkerState::kOnline || !w.Handles(p.command) ||
-        (!p.node.empty() && w.node != p.node) || !w.HasTags(p.tags)) {
-      continue;
-    }
+    if (w.state != WorkerState::kOnline || !Fits(w, p)) continue;
     if (w.free() > 0 && !p.exclude.count(id)) fit.push_back(&w);
   }
   if (fit.empty()) {

@@ -7,6 +7,11 @@
 //   choice      the lowest ratio held/capacity; among equals, round-robin (the first
 //               worker after the one chosen last, by id, wrapping around).
 //
+// The in-process local worker (shell and http steps) is an entry like any other, marked
+// `local`: it serves every namespace, and only local placements go to it (a remote
+// worker advertising "shell" never gets a `type: shell` step, nor the local worker a
+// `type: command` one).
+//
 // When nobody fits, Select() says why, for the API ("no ONLINE worker handles
 // model.download (1 UNHEALTHY)", "all 2 ONLINE workers for model.download are at
 // capacity").
@@ -28,7 +33,8 @@ const char* ToString(WorkerState s);  // "ONLINE", "UNHEALTHY", "DRAINING", "OFF
 
 struct WorkerEntry {
   std::string id;
-  std::string ns;
+  std::string ns;  // empty for the local worker: it serves every namespace
+  bool local = false;
   std::string node;
   std::string host;
   int capacity = 1;
@@ -53,6 +59,7 @@ struct Placement {
   std::string node;               // empty: any
   std::vector<std::string> tags;  // all of them
   std::set<std::string> exclude;  // worker ids
+  bool local = false;             // a built-in step type for the in-process local worker
 };
 
 class Registry {
@@ -63,7 +70,7 @@ class Registry {
   WorkerEntry* Find(const std::string& id);
   const WorkerEntry* Find(const std::string& id) const;
   void Remove(const std::string& id);
-  // Workers of one namespace (empty = all), by id.
+  // Workers of one namespace (empty = all) and the local worker, by id.
   std::vector<const WorkerEntry*> List(const std::string& ns) const;
 
   // The worker for `p`, or nullptr with the reason in `why`.
@@ -72,6 +79,8 @@ class Registry {
   std::string Explain(const Placement& p) const;
 
  private:
+  static bool Fits(const WorkerEntry& w, const Placement& p);  // all but state and room
+
   std::map<std::string, WorkerEntry> workers_;      // by id
   std::map<std::string, std::string> last_chosen_;  // per "ns/command": round-robin
 };

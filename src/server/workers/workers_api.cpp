@@ -24,7 +24,18 @@ Json ListWorkers(ApiContext& ctx, const std::string& ns, const std::string& only
   std::set<std::string> seen;
   for (const WorkerEntry* w : ctx.coordinator->registry().List(ns)) {
     seen.insert(w->id);
-    if (only.empty() || w->id == only) out.push_back(WorkerJson(*w));
+    if (!only.empty() && w->id != only) continue;
+    Json j = WorkerJson(*w);
+    if (w->local && !ns.empty()) {
+      // The local worker serves every namespace: a caller sees its load, not the others'
+      // assignments.
+      Json mine = Json::array();
+      for (const AssignmentRecord& a : ctx.coordinator->Active(ns, w->id)) {
+        mine.push_back(a.dispatch_id);
+      }
+      j["assignments"] = std::move(mine);
+    }
+    out.push_back(std::move(j));
   }
   if (auto stored = ctx.store->ListWorkers(ns); stored.ok()) {
     for (WorkerRecord& r : *stored) {

@@ -8,7 +8,8 @@ Json WorkerJson(const WorkerEntry& w) {
   Json held = Json::array();
   for (const std::string& id : w.held) held.push_back(id);
   return {{"workerId", w.id},
-          {"namespace", w.ns},
+          {"namespace", w.local ? "*" : w.ns},
+          {"local", w.local},
           {"nodeId", w.node},
           {"host", w.host},
           {"status", ToString(w.state)},
@@ -25,6 +26,7 @@ Json WorkerJson(const WorkerEntry& w) {
 Json WorkerJson(const WorkerRecord& w) {
   return {{"workerId", w.id},
           {"namespace", w.ns},
+          {"local", false},
           {"nodeId", w.node},
           {"host", w.host},
           {"status", w.status},

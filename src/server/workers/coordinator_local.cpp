@@ -1,0 +1,120 @@
+// The in-process local worker: shell and http steps through the coordinator's queue,
+// placement and assignments, run by the engine's built-in runners.
+#include "server/workers/coordinator_internal.h"
+
+#include <unistd.h>
+
+namespace baton::server {
+
+void Coordinator::LocalRunner::Start(const RunRequest& request, RunCallbacks callbacks) {
+  auto runner = c_->local_.runners.find(request.type);
+  if (runner == c_->local_.runners.end() || runner->second == nullptr) {
+    RunResult r;
+    r.status = Status(errc::kUnsupportedStepType, std::string("the local worker does not run '") +
+                                                      ToString(request.type) + "' steps");
+    return callbacks.on_done(std::move(r));
+  }
+  auto d = std::make_unique<Dispatch>();
+  d->request = request;
+  d->callbacks = std::move(callbacks);
+  d->local = runner->second;
+  d->created_at = d->updated_at = c_->loop_->Now();
+  d->started = std::chrono::steady_clock::now();
+  const std::string id = request.assignment_id;
+  c_->dispatches_[id] = std::move(d);
+  c_->Enqueue(id, /*front=*/false);
+  c_->Place();
+}
+
+void Coordinator::LocalRunner::Cancel(const std::string& dispatch_id) {
+  c_->CancelDispatch(dispatch_id, "cancelled by the engine");
+}
+
+LocalWorkerOptions LocalWorkerFor(const EngineOptions& engine, Runner* shell, Runner* http) {
+  LocalWorkerOptions o;
+  o.capacity = engine.local_capacity();
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) == 0) o.host = name;
+  if (shell != nullptr) o.runners[StepType::kShell] = shell;
+  if (http != nullptr) o.runners[StepType::kHttp] = http;
+  return o;
+}
+
+void Coordinator::AddLocalWorker(LocalWorkerOptions options) {
+  local_ = std::move(options);
+  WorkerEntry w;
+  w.id = local_.id;
+  w.local = true;
+  w.node = local_.id;
+  w.host = local_.host;
+  w.capacity = local_.capacity;
+  for (const auto& [type, runner] : local_.runners) {
+    if (runner != nullptr) w.commands.push_back(ToString(type));
+  }
+  w.registered_at = w.last_seen = loop_->Now();
+  // No channel, no deadline, not stored: it lives and dies with this process.
+  registry_.Register(std::move(w));
+}
+
+Runner* Coordinator::local_runner() {
+  if (!local_runner_) local_runner_ = std::make_unique<LocalRunner>(this);
+  return local_runner_.get();
+}
+
+void Coordinator::RunLocal(Dispatch& d) {
+  d.sent = true;
+  d.status = "accepted";
+  if (WorkerEntry* w = registry_.Find(d.worker_id))
+    w->last_seen = loop_->Now();  // alive  // nothing to refuse it: it was placed within capacity
+  RunRequest request = d.request;
+  request.assignment_id = d.current_id;
+  // The built-in runners call back from their I/O thread; the coordinator lives on the
+  // loop. A callback for a dispatch that is no longer current (cancelled, finished) is
+  // dropped there.
+  // The loop outlives the coordinator; `this` is touched only once `alive` says so.
+  std::weak_ptr<bool> alive = alive_;
+  EventLoop* loop = loop_;
+  const std::string id = d.current_id, worker = d.worker_id;
+  RunCallbacks cb;
+  cb.on_started = [this, loop, alive, id, worker] {
+    loop->Post([this, alive, id, worker] {
+      if (alive.expired()) return;
+      Dispatch* current = Current(id, worker);
+      if (current == nullptr || current->status != "accepted") return;
+      current->status = "running";
+      current->updated_at = loop_->Now();
+      if (current->callbacks.on_started) current->callbacks.on_started();
+    });
+  };
+  cb.on_progress = [this, loop, alive, id, worker](int progress, Json data) {
+    loop->Post([this, alive, id, worker, progress, data = std::move(data)]() mutable {
+      if (alive.expired()) return;
+      Dispatch* current = Current(id, worker);
+      if (current == nullptr) return;
+      current->status = "running";
+      current->progress = progress;
+      current->updated_at = loop_->Now();
+      if (auto cp = data.find("checkpoint"); data.is_object() && cp != data.end()) {
+        current->checkpoint = *cp;
+      }
+      if (current->callbacks.on_progress) current->callbacks.on_progress(progress, std::move(data));
+    });
+  };
+  cb.on_done = [this, loop, alive, id](RunResult result) {
+    loop->Post([this, alive, id, result = std::move(result)]() mutable {
+      if (!alive.expired()) OnLocalDone(id, std::move(result));
+    });
+  };
+  d.local->Start(request, std::move(cb));
+}
+
+void Coordinator::OnLocalDone(const std::string& current_id, RunResult result) {
+  Dispatch* d = Current(current_id, local_.id);
+  if (d == nullptr) return;
+  const char* status = result.status.ok()                         ? "completed"
+                       : result.status.code() == errc::kCancelled ? "cancelled"
+                                                                  : "failed";
+  Finish(*d, std::move(result), status);
+}
+
+}  // namespace baton::server
