@@ -30,7 +30,8 @@ int Main(int argc, char** argv) {
   run_cmd->add_flag("--json", run.json, "Print the final execution as JSON on stdout");
   run_cmd->add_flag("-q,--quiet", run.quiet, "No progress output");
   run_cmd->add_option("-p,--parallel", run.parallel,
-                      "Shell steps running at once (default: number of cores)");
+                      "Capacity of the local worker: shell and http steps running at once "
+                      "(default: number of cores)");
   run_cmd->add_flag("--sync-normal", run.sync_normal,
                     "SQLite synchronous=NORMAL: faster, may lose the last commits on power loss");
   run_cmd->footer(
@@ -44,7 +45,8 @@ int Main(int argc, char** argv) {
   resume_cmd->add_option("--db", resume.db, "SQLite database (default: as for run)");
   resume_cmd->add_flag("--json", resume.json, "Print the final executions as JSON on stdout");
   resume_cmd->add_flag("-q,--quiet", resume.quiet, "No progress output");
-  resume_cmd->add_option("-p,--parallel", resume.parallel, "Shell steps running at once");
+  resume_cmd->add_option("-p,--parallel", resume.parallel,
+                         "Capacity of the local worker: shell and http steps running at once");
   std::string resume_server, resume_token;
   resume_cmd->add_option("--server", resume_server,
                          "Resume a paused execution on this server instead (also $BATON_SERVER)");

@@ -113,7 +113,8 @@ void AddServerCommand(CLI::App& app, std::function<int()>* action) {
   cmd->add_option("--io-threads", args->options.io_threads, "Threads serving HTTP")
       ->capture_default_str();
   cmd->add_option("-p,--parallel", args->options.parallel,
-                  "Local shell steps running at once (default: number of cores)");
+                  "Capacity of the in-process local worker: shell and http steps running at once "
+                  "(default: number of cores)");
   cmd->add_option("--max-body", args->max_body_kib, "Largest request body, KiB")
       ->capture_default_str();
   cmd->add_option("--max-payload", args->max_payload_kib, "Largest execution input, KiB")
