@@ -675,7 +675,7 @@ int main(int argc, char** argv) {
             "capacity %d",
             f.tasks, setting.submitters, setting.capacity),
         Fmt("%.0f /s (submitted at %.0f /s)", f.completed_rate, f.submit_rate), "");
-    Row("2. … dispatch → accepted ack under that load, p50 / p99",
+    Row("2. … dispatch durable (Start) → accepted ack under that load, p50 / p99",
         Fmt("%.0f µs / %.0f µs", f.server_p50_us, f.server_p99_us), "");
   } else {
     fail("2. throughput", throughput.status());
