@@ -4,6 +4,10 @@
 // runner reports back through the callbacks, from any thread; exactly one OnDone call
 // follows every Start, also after Cancel. The engine (not the runner) enforces step
 // timeouts: it calls Cancel() and records TIMEOUT itself.
+//
+// Before Start, in the turn that dispatches the attempt, the engine calls Prepare(): a
+// runner whose own bookkeeping must be durable (the coordinator's assignment of a step to
+// a worker) writes it into the engine's batch, so that it costs no commit of its own.
 #pragma once
 
 #include <baton/clock.h>
@@ -17,6 +21,8 @@
 #include <string>
 
 namespace baton {
+
+struct WriteBatch;  // <baton/store.h>
 
 struct RunRequest {
   std::string execution_id;
@@ -51,10 +57,25 @@ struct RunCallbacks {
 class Runner {
  public:
   virtual ~Runner() = default;
+  // Called on the engine's thread during the turn that dispatches the attempt (a for_each
+  // instance: the turn that begins it), before that turn's batch is submitted. Records
+  // added to `batch` become durable together with the dispatch, in one commit. Then
+  // exactly one of:
+  //   - Start(request) once that commit succeeded, the attempt still current;
+  //   - Cancel(request.assignment_id) when the attempt ended before Start could follow
+  //     (cancelled, timed out, its execution gone) or the commit failed, so that the
+  //     runner releases what Prepare reserved. No callbacks exist yet: nothing may be
+  //     reported for it.
+  // Nothing outside the process may learn of the work before Start: until then it is not
+  // durable. Not called for Reattach, nor by callers that Start directly (tests, the CLI),
+  // so Start must also work unprepared. Default: nothing to prepare.
+  virtual void Prepare(const RunRequest& /*request*/, WriteBatch& /*batch*/) {}
   // Starts the work and returns at once.
   virtual void Start(const RunRequest& request, RunCallbacks callbacks) = 0;
   // Asks the work to stop (processes: SIGTERM to the group, SIGKILL after the grace
   // period). OnDone still follows, with code CANCELLED unless the work finished first.
+  // An id never started, already finished or already cancelled is ignored, with no
+  // OnDone (the engine may cancel an attempt it only prepared, and cancel it twice).
   virtual void Cancel(const std::string& assignment_id) = 0;
   // Stops accepting work and cancels everything running; blocks until done.
   virtual void Shutdown() {}

@@ -101,6 +101,11 @@ void Engine::Impl::EndTurn() {
   ++stats_.batches;
   auto effects = std::make_shared<std::vector<std::function<void()>>>(std::move(effects_));
   effects_.clear();
+  std::shared_ptr<Prepared> prepared;  // null in the common turn that prepared nothing
+  if (!prepared_.empty()) {
+    prepared = std::make_shared<Prepared>(std::move(prepared_));
+    prepared_.clear();
+  }
   auto batch = std::make_unique<WriteBatch>(std::move(batch_));
   batch_ = WriteBatch();
   // Observers learn of events after the commit; which execution each belongs to is
@@ -116,11 +121,16 @@ void Engine::Impl::EndTurn() {
   if (!observers_.empty()) observed = std::move(batch);
   std::weak_ptr<bool> alive = alive_;
   const uint64_t number = ++batches_submitted_;
-  auto on_commit = [this, alive, effects, observed, execs, number](const Status& st) {
-    loop_->Post([this, alive, effects, observed, execs, st, number] {
+  auto on_commit = [this, alive, effects, prepared, observed, execs, number](const Status& st) {
+    loop_->Post([this, alive, effects, prepared, observed, execs, st, number] {
       if (alive.expired()) return;
       NotifyDurable(number, st);
       if (!st.ok()) {
+        // Nothing of the batch was stored, and Start will not follow: runners release
+        // what Prepare reserved for it.
+        if (prepared) {
+          for (const auto& [runner, assignment] : *prepared) runner->Cancel(assignment);
+        }
         // The store has the last good state; stop what diverged from it.
         for (auto& ex : *execs) {
           if (!ex->finished) {

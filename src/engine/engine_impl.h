@@ -99,9 +99,11 @@ class Engine::Impl {
                       RunResult result);
   // Effects that cancel every running instance of the step.
   void StopInstances(const ExecPtr& ex, int step, Runner* runner);
-  // Starts one runner assignment after the turn commits; its callbacks come back to the
-  // loop, to OnInstanceDone for a for_each instance, else to OnDone.
-  // `reattach`: hands the runner an attempt begun by a previous process (recovery).
+  // Prepares one runner assignment in this turn's batch (Runner::Prepare) and starts it
+  // after the turn commits, or cancels it should the attempt have ended by then; its
+  // callbacks come back to the loop, to OnInstanceDone for a for_each instance, else to
+  // OnDone. `reattach`: hands the runner an attempt begun by a previous process
+  // (recovery): nothing to prepare.
   void StartAssignment(const ExecPtr& ex, int step, Runner* runner, RunRequest req, bool instance,
                        bool reattach = false);
   RunRequest MakeRequest(const engine::ExecState& ex, int step, Json spec);
@@ -159,6 +161,10 @@ class Engine::Impl {
   int turn_depth_ = 0;
   WriteBatch batch_;
   std::vector<std::function<void()>> effects_;
+  // Assignments whose runner was given Prepare() in this turn: cancelled should the batch
+  // fail, since their effects (Start, or Cancel) then never run.
+  using Prepared = std::vector<std::pair<Runner*, std::string>>;
+  Prepared prepared_;
   std::vector<ExecPtr> dirty_execs_;
   // Raw pointers: drained within the turn, while executions_ owns every execution.
   std::vector<std::pair<engine::ExecState*, int>> dirty_steps_;

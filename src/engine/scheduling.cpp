@@ -248,21 +248,29 @@ void Engine::Impl::AddShellEnv(const ExecState& ex, int step, int64_t item_index
 
 void Engine::Impl::StartAssignment(const ExecPtr& ex, int step, Runner* runner, RunRequest req,
                                    bool instance, bool reattach) {
-  // The runner starts only after this turn is durable (transactional outbox).
+  // The runner starts only after this turn is durable (transactional outbox). What it
+  // must record about the dispatch (a remote worker's assignment) commits with it.
+  if (!reattach) {
+    runner->Prepare(req, batch_);
+    prepared_.emplace_back(runner, req.assignment_id);
+  }
   std::weak_ptr<bool> alive = alive_;
   std::weak_ptr<ExecState> weak_ex = ex;
   AddEffect(
       [this, alive, weak_ex, step, runner, instance, reattach, req = std::move(req)]() mutable {
         auto exs = weak_ex.lock();
-        if (!exs || exs->finished || !exs->steps[step].in_flight) return;  // cancelled meanwhile
-        const StepState& st = exs->steps[step];
-        if (instance ? !(st.fan && st.fan->live.count(req.assignment_id))
-                     : st.rec.assignment_id != req.assignment_id) {
+        const StepState* st = exs && !exs->finished ? &exs->steps[step] : nullptr;
+        if (st == nullptr || !st->in_flight ||
+            (instance ? !(st->fan && st->fan->live.count(req.assignment_id))
+                      : st->rec.assignment_id != req.assignment_id)) {
+          // Ended meanwhile (cancelled, timed out): no Start, but what Prepare reserved
+          // is released. The step's own cancel may follow; runners ignore the second.
+          if (!reattach) runner->Cancel(req.assignment_id);
           return;
         }
         const std::string id = req.execution_id, assignment = req.assignment_id;
         // Progress and start of an instance are reported against the step's attempt.
-        const std::string attempt_id = st.rec.assignment_id;
+        const std::string attempt_id = st->rec.assignment_id;
         RunCallbacks cb;
         cb.on_started = [this, alive, id, step, attempt_id] {
           loop_->Post([=, this] {

@@ -3,47 +3,17 @@
 #include <baton/engine.h>
 #include <baton/event_loop.h>
 
+#include "support/held_committer.h"
 #include "support/sim_harness.h"
 
 #include <gtest/gtest.h>
-
-#include <deque>
 
 namespace baton {
 namespace {
 
 using testing::MustParse;
 
-// Holds batches until the test releases them, in order, with a chosen outcome.
-class HeldCommitter final : public Committer {
- public:
-  explicit HeldCommitter(Store* store) : store_(store) {}
-  void Submit(std::shared_ptr<const WriteBatch> batch,
-              std::function<void(const Status&)> done) override {
-    held_.emplace_back(std::move(batch), std::move(done));
-  }
-  void Flush() override {}
-  size_t held() const { return held_.size(); }
-  void ReleaseOne(Status outcome = Status::Ok()) {
-    auto [batch, done] = std::move(held_.front());
-    held_.pop_front();
-    if (outcome.ok()) outcome = store_->Commit(*batch);
-    done(outcome);
-  }
-
- private:
-  Store* store_;
-  std::deque<std::pair<std::shared_ptr<const WriteBatch>, std::function<void(const Status&)>>>
-      held_;
-};
-
-struct Fixture {
-  SimClock clock{1'000};
-  SimEventLoop loop{&clock};
-  std::unique_ptr<Store> store = NewMemoryStore();
-  HeldCommitter committer{store.get()};
-  Engine engine{&loop, &committer, EngineOptions{.parallel = 1, .random_seed = 1}};
-};
+using Fixture = testing::HeldEngine;
 
 constexpr const char* kWorkflow = R"(
 name: w

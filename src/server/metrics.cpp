@@ -155,26 +155,37 @@ std::string ServerMetrics::Render() const {
   help("baton_assignments_waiting", "gauge", "Command steps waiting for a worker that fits.");
   o << "baton_assignments_waiting " << waiting_assignments_ << '\n';
   help("baton_dispatch_latency_seconds", "histogram",
-       "A command step's dispatch to its worker's accepted ack (with the assignment "
-       "persisted first).");
+       "A command step's start (its dispatch durable) to its worker's accepted ack.");
   uint64_t cumulative = 0;
   for (size_t i = 0; i < std::size(CoordinatorStats::kLatencyBucketsUs); ++i) {
     cumulative += coordinator_.latency_counts[i];
     o << "baton_dispatch_latency_seconds_bucket{le=\""
       << CoordinatorStats::kLatencyBucketsUs[i] / 1e6 << "\"} " << cumulative << '\n';
   }
-  o << "baton_dispatch_latency_seconds_bucket{le=\"+Inf\"} " << coordinator_.latency_total
-    << '\n'
+  o << "baton_dispatch_latency_seconds_bucket{le=\"+Inf\"} " << coordinator_.latency_total << '\n'
     << "baton_dispatch_latency_seconds_sum " << coordinator_.latency_sum_us / 1e6 << '\n'
     << "baton_dispatch_latency_seconds_count " << coordinator_.latency_total << '\n';
-  help("baton_dispatch_latency_quantile_seconds", "gauge",
-       "Dispatch to accepted ack over the last 4096 dispatches.");
-  o << "baton_dispatch_latency_quantile_seconds{quantile=\"0.5\"} "
-    << coordinator_.latency_p50_us / 1e6 << '\n'
-    << "baton_dispatch_latency_quantile_seconds{quantile=\"0.99\"} "
-    << coordinator_.latency_p99_us / 1e6 << '\n';
+  auto quantiles = [&](const char* name, const char* text, int64_t p50_us, int64_t p99_us) {
+    help(name, "gauge", text);
+    o << name << "{quantile=\"0.5\"} " << p50_us / 1e6 << '\n'
+      << name << "{quantile=\"0.99\"} " << p99_us / 1e6 << '\n';
+  };
+  quantiles("baton_dispatch_latency_quantile_seconds",
+            "The dispatch durable (its start) to the accepted ack, over the last 4096.",
+            coordinator_.latency_p50_us, coordinator_.latency_p99_us);
+  quantiles("baton_dispatch_prepared_latency_quantile_seconds",
+            "From the engine preparing a command step's dispatch (before the commit that makes "
+            "it durable) to the accepted ack, over the last 4096.",
+            coordinator_.prepared_latency_p50_us, coordinator_.prepared_latency_p99_us);
+  help("baton_dispatch_prepared_latency_count", "counter",
+       "Accepted acks of dispatches the engine prepared (the quantiles' population).");
+  o << "baton_dispatch_prepared_latency_count " << coordinator_.prepared_latency_total << '\n';
   help("baton_commands_dispatched_total", "counter", "Commands sent to workers.");
   o << "baton_commands_dispatched_total " << coordinator_.dispatched << '\n';
+  help("baton_commands_placed_at_prepare_total", "counter",
+       "Commands whose assignment was committed with the engine's dispatch (no write of "
+       "its own).");
+  o << "baton_commands_placed_at_prepare_total " << coordinator_.placed_at_prepare << '\n';
   help("baton_reassignments_total", "counter",
        "Assignments moved off a lost worker (moved), or failed WORKER_LOST (lost).");
   o << "baton_reassignments_total{outcome=\"moved\"} " << coordinator_.reassigned << '\n'

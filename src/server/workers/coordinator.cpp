@@ -3,6 +3,7 @@
 #include "server/workers/coordinator_internal.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace baton::server {
 
@@ -138,16 +139,9 @@ Status Coordinator::Deregister(const std::string& worker_id) {
 
 CoordinatorStats Coordinator::stats() const {
   CoordinatorStats s = stats_;
-  if (!latency_window_.empty()) {
-    std::vector<int64_t> sorted = latency_window_;
-    auto at = [&](double q) {
-      auto nth = sorted.begin() + static_cast<std::ptrdiff_t>(q * (sorted.size() - 1));
-      std::nth_element(sorted.begin(), nth, sorted.end());
-      return *nth;
-    };
-    s.latency_p50_us = at(0.5);
-    s.latency_p99_us = at(0.99);
-  }
+  std::tie(s.latency_p50_us, s.latency_p99_us) = latency_window_.Quantiles();
+  std::tie(s.prepared_latency_p50_us, s.prepared_latency_p99_us) =
+      prepared_latency_window_.Quantiles();
   return s;
 }
 
@@ -213,26 +207,7 @@ Status Coordinator::OnMessage(const std::string& worker_id, const protocol::Work
     }
     if (d->status != "dispatched") return Status::Ok();  // a repeated ack
     d->status = "accepted";
-    if (!d->latency_recorded) {
-      d->latency_recorded = true;
-      const int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(
-                             std::chrono::steady_clock::now() - d->started)
-                             .count();
-      size_t b = 0;
-      while (b < std::size(CoordinatorStats::kLatencyBucketsUs) &&
-             us > CoordinatorStats::kLatencyBucketsUs[b]) {
-        ++b;
-      }
-      ++stats_.latency_counts[b];
-      stats_.latency_sum_us += static_cast<uint64_t>(us);
-      ++stats_.latency_total;
-      if (latency_window_.size() < CoordinatorStats::kLatencyWindow) {
-        latency_window_.push_back(us);
-      } else {
-        latency_window_[latency_next_] = us;
-        latency_next_ = (latency_next_ + 1) % CoordinatorStats::kLatencyWindow;
-      }
-    }
+    RecordLatency(*d);
     WriteAssignment(*d);
     if (d->callbacks.on_started) d->callbacks.on_started();
   } else if (const auto* p = std::get_if<protocol::CommandProgress>(&m)) {

@@ -1,13 +1,21 @@
 // The coordinator: runs `command` steps on remote workers (docs/coordinator.md).
 //
-// Dispatch: the engine calls runner()->Start(RunRequest); the dispatch waits in a queue
-// ordered by the execution's priority, then arrival, until the Registry finds a worker
-// for it. Placing writes its AssignmentRecord through the committer and only once that
-// is durable sends the `command` (dispatch persisted first). Worker-facing assignment ids
-// are `<dispatch>` for the first placement and `<dispatch>.r<n>` after the n-th
-// reassignment; an ack, progress or result naming any other id, or sent by a worker that
-// does not hold it, is STALE_ASSIGNMENT: it changes nothing and is reported through
-// `on_stale` (the engine logs a step.stale_result event).
+// Dispatch: the engine calls runner()->Prepare(RunRequest, batch) in the turn that
+// dispatches the step. When a worker has room right away (nothing waiting ahead of it
+// takes it), the dispatch is placed there and its AssignmentRecord goes into the engine's
+// batch: one commit makes the step's dispatch and its assignment durable together, and
+// Start(), which follows that commit, sends the `command`. Otherwise nothing is recorded
+// yet and Start() queues it. Waiting dispatches (and Start() without Prepare) are ordered
+// by the execution's priority, then arrival, until the Registry finds a worker; placing
+// one then writes its AssignmentRecord through the committer and only once that is
+// durable sends the `command`. Either way, the dispatch is persisted first, and nothing
+// goes out before Start() (the engine's dispatch durable, the callbacks known); an attempt
+// that ends before Start() gets Cancel() instead, which frees the worker's slot.
+//
+// Worker-facing assignment ids are `<dispatch>` for the first placement and
+// `<dispatch>.r<n>` after the n-th reassignment; an ack, progress or result naming any
+// other id, or sent by a worker that does not hold it, is STALE_ASSIGNMENT: it changes
+// nothing and is reported through `on_stale` (the engine logs a step.stale_result event).
 //
 // Failure detection: each worker has a deadline timer at last_seen + heartbeat_timeout,
 // re-armed by every message it sends. Firing: UNHEALTHY. reassignment_grace later, if
@@ -41,12 +49,14 @@
 #include "protocol/worker_protocol.h"
 #include "server/workers/registry.h"
 
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace baton::server {
@@ -84,13 +94,15 @@ struct LocalWorkerOptions {
 LocalWorkerOptions LocalWorkerFor(const EngineOptions& engine, Runner* shell, Runner* http);
 
 struct CoordinatorStats {
-  uint64_t dispatched = 0;        // commands sent (placements)
-  uint64_t reassigned = 0;        // assignments moved off a worker
-  uint64_t lost = 0;              // attempts failed WORKER_LOST
-  uint64_t stale = 0;             // messages refused STALE_ASSIGNMENT
-  uint64_t heartbeat_misses = 0;  // workers that went UNHEALTHY
+  uint64_t dispatched = 0;         // commands sent (placements)
+  uint64_t placed_at_prepare = 0;  // of which recorded in the engine's batch (no own write)
+  uint64_t reassigned = 0;         // assignments moved off a worker
+  uint64_t lost = 0;               // attempts failed WORKER_LOST
+  uint64_t stale = 0;              // messages refused STALE_ASSIGNMENT
+  uint64_t heartbeat_misses = 0;   // workers that went UNHEALTHY
   // Start() to the worker's accepted ack, in microseconds: counts per bucket upper bound
-  // (the last bucket is +Inf), and their sum.
+  // (the last bucket is +Inf), and their sum. A dispatch placed at Prepare() is durable by
+  // Start(): this no longer includes its commit (see the figure from Prepare below).
   static constexpr int64_t kLatencyBucketsUs[] = {
       100, 250, 500, 1'000, 2'500, 5'000, 10'000, 25'000, 100'000, 1'000'000, 10'000'000};
   static constexpr size_t kBuckets = std::size(kLatencyBucketsUs) + 1;
@@ -100,6 +112,10 @@ struct CoordinatorStats {
   // Over the last kLatencyWindow dispatches (0 before any): what bench/ quotes.
   static constexpr size_t kLatencyWindow = 4096;
   int64_t latency_p50_us = 0, latency_p99_us = 0;
+  // Prepare() to the accepted ack, for the dispatches the engine prepared: includes the
+  // commit of the engine's batch that makes the dispatch durable. Same window.
+  uint64_t prepared_latency_total = 0;
+  int64_t prepared_latency_p50_us = 0, prepared_latency_p99_us = 0;
 };
 
 class Coordinator {
@@ -164,16 +180,34 @@ class Coordinator {
   struct Dispatch;
   class RemoteRunner;
   class LocalRunner;
+  // The last kLatencyWindow samples (microseconds), for the quantiles.
+  class LatencyWindow {
+   public:
+    void Add(int64_t us);
+    // (p50, p99); (0, 0) before any sample.
+    std::pair<int64_t, int64_t> Quantiles() const;
+
+   private:
+    std::vector<int64_t> ring_;
+    size_t next_ = 0;
+  };
 
   // coordinator_dispatch.cpp
   void Enqueue(const std::string& dispatch_id, bool front);
-  void Place();  // as much of the queue as fits
+  // As much of the queue as fits. `prepared` (in the queue), if placed, is recorded in
+  // `engine_batch` instead of a write of its own.
+  void Place(const Dispatch* prepared = nullptr, WriteBatch* engine_batch = nullptr);
   Placement PlacementFor(const Dispatch& d) const;
-  void Assign(Dispatch& d, WorkerEntry& w);
+  void Assign(Dispatch& d, WorkerEntry& w, WriteBatch* engine_batch = nullptr);
   void SendCommand(Dispatch& d);
   // The local worker's "send": the built-in runner starts it, its callbacks come back here.
   void RunLocal(Dispatch& d);
   void OnLocalDone(const std::string& current_id, RunResult result);
+  // coordinator_prepare.cpp: the runner's Prepare, Start and Cancel.
+  void Prepare(const RunRequest& request, WriteBatch& batch);
+  void Start(const RunRequest& request, RunCallbacks callbacks);
+  void CancelFromEngine(const std::string& dispatch_id);
+  void RecordLatency(Dispatch& d);
   void Finish(Dispatch& d, RunResult result, const std::string& final_status);
   void CancelDispatch(const std::string& dispatch_id, const std::string& reason);
   AssignmentRecord ToRecord(const Dispatch& d) const;
@@ -210,9 +244,14 @@ class Coordinator {
   std::unique_ptr<LocalRunner> local_runner_;
   LocalWorkerOptions local_;
   std::function<void(const std::string&, const std::string&, Json)> on_stale_;
+  // Prepared when no worker had room: nothing recorded, Start() queues them. By id, with
+  // the time of Prepare() (for the latency from it).
+  std::map<std::string, std::chrono::steady_clock::time_point> prepared_unplaced_;
+  // Prepared dispatches the coordinator ended before their Start() (WORKER_LOST, a failed
+  // write): their result, for Start() to deliver.
+  std::map<std::string, RunResult> ended_before_start_;
   CoordinatorStats stats_;
-  std::vector<int64_t> latency_window_;  // a ring of the last kLatencyWindow, microseconds
-  size_t latency_next_ = 0;
+  LatencyWindow latency_window_, prepared_latency_window_;
   uint64_t next_reassignment_ = 0;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -9,20 +9,13 @@ namespace baton::server {
 class Coordinator::RemoteRunner final : public Runner {
  public:
   explicit RemoteRunner(Coordinator* c) : c_(c) {}
+  void Prepare(const RunRequest& request, WriteBatch& batch) override {
+    c_->Prepare(request, batch);
+  }
   void Start(const RunRequest& request, RunCallbacks callbacks) override {
-    auto d = std::make_unique<Dispatch>();
-    d->request = request;
-    d->callbacks = std::move(callbacks);
-    d->created_at = d->updated_at = c_->loop_->Now();
-    d->started = std::chrono::steady_clock::now();
-    const std::string id = request.assignment_id;
-    c_->dispatches_[id] = std::move(d);
-    c_->Enqueue(id, /*front=*/false);
-    c_->Place();
+    c_->Start(request, std::move(callbacks));
   }
-  void Cancel(const std::string& dispatch_id) override {
-    c_->CancelDispatch(dispatch_id, "cancelled by the engine");
-  }
+  void Cancel(const std::string& dispatch_id) override { c_->CancelFromEngine(dispatch_id); }
   bool CanReattach() const override { return true; }
   void Reattach(const RunRequest& request, RunCallbacks callbacks) override {
     c_->Reattach(request, std::move(callbacks));
@@ -89,7 +82,7 @@ Placement Coordinator::PlacementFor(const Dispatch& d) const {
   return p;
 }
 
-void Coordinator::Place() {
+void Coordinator::Place(const Dispatch* prepared, WriteBatch* engine_batch) {
   // Nothing can be placed once no ONLINE worker has room: stop there rather than ask the
   // registry about every waiting dispatch (a backlog made each completion O(queue)).
   int room = 0;
@@ -111,11 +104,11 @@ void Coordinator::Place() {
     }
     it = queue_.erase(it);
     --room;
-    Assign(d, *w);
+    Assign(d, *w, &d == prepared ? engine_batch : nullptr);
   }
 }
 
-void Coordinator::Assign(Dispatch& d, WorkerEntry& w) {
+void Coordinator::Assign(Dispatch& d, WorkerEntry& w, WriteBatch* engine_batch) {
   const std::string from = d.previous_worker;
   d.worker_id = w.id;
   d.current_id = d.reassignments == 0
@@ -124,6 +117,7 @@ void Coordinator::Assign(Dispatch& d, WorkerEntry& w) {
   d.status = "dispatched";
   d.sent = false;
   d.durable = false;
+  d.durable_at_start = false;
   d.updated_at = loop_->Now();
   w.held.insert(d.request.assignment_id);
   current_[d.current_id] = d.request.assignment_id;
@@ -133,6 +127,14 @@ void Coordinator::Assign(Dispatch& d, WorkerEntry& w) {
     // local work (see coordinator.h).
     d.durable = true;
     return RunLocal(d);
+  }
+  if (engine_batch != nullptr) {
+    // Committed with the engine's dispatch (a first placement: nothing moved); Start()
+    // comes once that commit is done and sends the command.
+    engine_batch->assignments.push_back(ToRecord(d));
+    d.durable_at_start = true;
+    ++stats_.placed_at_prepare;
+    return;
   }
 
   auto batch = std::make_unique<WriteBatch>();
@@ -171,6 +173,7 @@ void Coordinator::Assign(Dispatch& d, WorkerEntry& w) {
 }
 
 void Coordinator::SendCommand(Dispatch& d) {
+  if (d.awaiting_start) return;  // Start() sends it
   auto ch = channels_.find(d.worker_id);
   if (ch == channels_.end()) return;  // sent again when the worker registers again
   d.sent = true;
@@ -223,8 +226,15 @@ void Coordinator::Finish(Dispatch& d, RunResult result, const std::string& final
   current_.erase(d.current_id);
   std::erase(queue_, d.request.assignment_id);
   auto callbacks = std::move(d.callbacks);
-  dispatches_.erase(d.request.assignment_id);  // `d` is gone from here on
-  if (callbacks.on_done) callbacks.on_done(std::move(result));
+  const bool before_start = d.awaiting_start;
+  const std::string id = d.request.assignment_id;
+  dispatches_.erase(id);  // `d` is gone from here on
+  if (before_start) {
+    // No on_done yet: Start() delivers the result (the engine's Cancel() drops it).
+    ended_before_start_[id] = std::move(result);
+  } else if (callbacks.on_done) {
+    callbacks.on_done(std::move(result));
+  }
   Place();
 }
 
@@ -236,7 +246,7 @@ void Coordinator::CancelDispatch(const std::string& dispatch_id, const std::stri
     // Its slot is free once the process is gone, not before: the runner's on_done ends it.
     return d.local->Cancel(d.current_id);
   }
-  if (!d.worker_id.empty()) {
+  if (!d.worker_id.empty() && !d.awaiting_start) {  // before Start() the worker has nothing
     if (auto ch = channels_.find(d.worker_id); ch != channels_.end()) {
       ch->second->Send(protocol::CommandCancel{d.current_id, reason});
     }

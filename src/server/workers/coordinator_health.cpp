@@ -89,7 +89,8 @@ void Coordinator::Reassign(const std::string& worker_id, const std::string& reas
     Dispatch& d = *it->second;
     w->held.erase(dispatch_id);
     current_.erase(d.current_id);
-    if (!d.current_id.empty()) revoked_[worker_id].insert(d.current_id);
+    // (Prepared, not started: it never had the command, there is nothing to cancel.)
+    if (!d.current_id.empty() && !d.awaiting_start) revoked_[worker_id].insert(d.current_id);
     if (d.reassignments >= options_.max_reassignments) {
       ++stats_.lost;
       auto batch = std::make_unique<WriteBatch>();

@@ -7,8 +7,8 @@
 
 namespace baton::server {
 
-// One attempt of a `command` step (or a local worker's step), from Start() until its
-// on_done.
+// One attempt of a `command` step (or a local worker's step), from Prepare() (or
+// Start()) until its end.
 struct Coordinator::Dispatch {
   RunRequest request;
   RunCallbacks callbacks;
@@ -17,7 +17,12 @@ struct Coordinator::Dispatch {
   std::string worker_id;    // holder; empty while waiting
   // waiting | dispatched (placed; sent once durable) | accepted | running
   std::string status = "waiting";
-  bool durable = false;              // its assignment record is committed: the command may go out
+  bool durable = false;  // its assignment record is committed: the command may go out
+  // Prepared, Start() not called yet: the engine's batch that records the dispatch may not
+  // be durable and there are no callbacks, so the command must not go out (Start sends it).
+  bool awaiting_start = false;
+  // Its current placement was recorded in the engine's batch: durable once Start() comes.
+  bool durable_at_start = false;
   bool sent = false;                 // the command went out on the holder's current channel
   std::set<std::string> refused_by;  // workers that rejected it or lost it
   std::string previous_worker;       // set while a reassigned dispatch waits
@@ -27,6 +32,8 @@ struct Coordinator::Dispatch {
   int reassignments = 0;
   TimeMs created_at = 0, updated_at = 0;
   std::chrono::steady_clock::time_point started;  // for the dispatch latency metric
+  bool prepared = false;                          // given to Prepare() (the second metric)
+  std::chrono::steady_clock::time_point prepared_at;
   bool latency_recorded = false;
 };
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "server/workers/coordinator.h"
+#include "support/held_committer.h"
 
 namespace baton::server::testing {
 
@@ -45,26 +46,7 @@ class TestChannel final : public WorkerChannel {
 
 // Keeps every batch until Release(): then commits them in order (or, given an error,
 // commits none and reports the error to each).
-class HoldingCommitter final : public Committer {
- public:
-  explicit HoldingCommitter(Store* store) : store_(store) {}
-  void Submit(std::shared_ptr<const WriteBatch> batch,
-              std::function<void(const Status&)> done) override {
-    held_.emplace_back(std::move(batch), std::move(done));
-  }
-  void Flush() override {}
-  size_t held() const { return held_.size(); }
-  void Release(const Status& failure = Status::Ok()) {
-    auto held = std::move(held_);
-    held_.clear();
-    for (auto& [batch, done] : held) done(failure.ok() ? store_->Commit(*batch) : failure);
-  }
-
- private:
-  Store* store_;
-  std::vector<std::pair<std::shared_ptr<const WriteBatch>, std::function<void(const Status&)>>>
-      held_;
-};
+using HoldingCommitter = baton::testing::HeldCommitter;
 
 // What the runner's callbacks reported for one dispatch.
 struct Outcome {
@@ -214,6 +196,20 @@ class CoordinatorFixture {
   // Runner::Start of execution's download step; returns the dispatch id.
   std::string Start(const std::string& execution, const DispatchSpec& spec = {}) {
     return Run(&Runner::Start, execution, spec);
+  }
+  // Runner::Prepare of execution's download step, in the engine's turn that writes
+  // `batch`; returns the dispatch id. (The engine then commits the batch: CommitEngine.)
+  std::string Prepare(const std::string& execution, WriteBatch& batch,
+                      const DispatchSpec& spec = {}) {
+    RunRequest req = Request(execution, spec);
+    coordinator->runner()->Prepare(req, batch);
+    loop.RunReady();
+    return req.assignment_id;
+  }
+  void CommitEngine(const WriteBatch& batch) { ASSERT_TRUE(store->Commit(batch).ok()); }
+  void Cancel(const std::string& dispatch_id) {
+    coordinator->runner()->Cancel(dispatch_id);
+    loop.RunReady();
   }
   // Start(), and the worker it went to accepts it.
   std::string StartAccepted(const std::string& execution) {

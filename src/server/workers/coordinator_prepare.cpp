@@ -1,0 +1,122 @@
+// The engine's side of a dispatch: Prepare() places it in the engine's turn so that its
+// assignment commits with the step's dispatch, Start() sends it (or queues it), Cancel()
+// ends it; and the latency figures measured from them.
+#include "server/workers/coordinator_internal.h"
+
+#include <algorithm>
+
+namespace baton::server {
+
+void Coordinator::Prepare(const RunRequest& request, WriteBatch& batch) {
+  auto d = std::make_unique<Dispatch>();
+  d->request = request;
+  d->created_at = d->updated_at = loop_->Now();
+  d->prepared = true;
+  d->prepared_at = d->started = std::chrono::steady_clock::now();
+  d->awaiting_start = true;
+  const std::string id = request.assignment_id;
+  Dispatch& prepared = *(dispatches_[id] = std::move(d));
+  // Queued and placed as Start() would: whatever waits ahead of it (a higher priority, an
+  // earlier arrival) keeps its turn.
+  Enqueue(id, /*front=*/false);
+  Place(&prepared, &batch);
+  if (!prepared.worker_id.empty()) return;  // its record is in `batch`
+  // No worker for it now. Nothing is recorded: the engine's commit may still fail, and a
+  // placement written on its own could be durable before the dispatch it belongs to.
+  // Start() queues it (it is near the back: searched from there).
+  queue_.erase(std::find(queue_.rbegin(), queue_.rend(), id).base() - 1);
+  prepared_unplaced_[id] = prepared.prepared_at;
+  dispatches_.erase(id);
+}
+
+void Coordinator::Start(const RunRequest& request, RunCallbacks callbacks) {
+  const std::string id = request.assignment_id;
+  if (auto ended = ended_before_start_.find(id); ended != ended_before_start_.end()) {
+    RunResult result = std::move(ended->second);
+    ended_before_start_.erase(ended);
+    if (callbacks.on_done) callbacks.on_done(std::move(result));
+    return;
+  }
+  if (auto it = dispatches_.find(id); it != dispatches_.end() && it->second->awaiting_start) {
+    // Placed at Prepare(): the engine's commit made it durable. It may have moved since
+    // (its worker lost: waiting again, or placed elsewhere with a write of its own, which
+    // sends it once durable); wherever it is now, it may go out from here on.
+    Dispatch& d = *it->second;
+    d.callbacks = std::move(callbacks);
+    d.awaiting_start = false;
+    d.started = std::chrono::steady_clock::now();
+    if (d.durable_at_start) {
+      d.durable = true;
+      d.durable_at_start = false;
+    }
+    // A worker without a channel now gets it when it registers again.
+    if (d.status == "dispatched" && d.durable) SendCommand(d);
+    return;
+  }
+  auto d = std::make_unique<Dispatch>();
+  d->request = request;
+  d->callbacks = std::move(callbacks);
+  d->created_at = d->updated_at = loop_->Now();
+  d->started = std::chrono::steady_clock::now();
+  if (auto unplaced = prepared_unplaced_.find(id); unplaced != prepared_unplaced_.end()) {
+    d->prepared = true;
+    d->prepared_at = unplaced->second;
+    prepared_unplaced_.erase(unplaced);
+  }
+  dispatches_[id] = std::move(d);
+  Enqueue(id, /*front=*/false);
+  Place();
+}
+
+void Coordinator::CancelFromEngine(const std::string& dispatch_id) {
+  // Also what Prepare() alone left: a placement frees its worker's slot (and its record,
+  // durable with the engine's batch, ends as cancelled).
+  prepared_unplaced_.erase(dispatch_id);
+  CancelDispatch(dispatch_id, "cancelled by the engine");
+  // Ended before Start(), by the coordinator or just now: no Start() is coming for it.
+  ended_before_start_.erase(dispatch_id);
+}
+
+void Coordinator::RecordLatency(Dispatch& d) {
+  if (d.latency_recorded) return;
+  d.latency_recorded = true;
+  const auto now = std::chrono::steady_clock::now();
+  const int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(now - d.started).count();
+  size_t b = 0;
+  while (b < std::size(CoordinatorStats::kLatencyBucketsUs) &&
+         us > CoordinatorStats::kLatencyBucketsUs[b]) {
+    ++b;
+  }
+  ++stats_.latency_counts[b];
+  stats_.latency_sum_us += static_cast<uint64_t>(us);
+  ++stats_.latency_total;
+  latency_window_.Add(us);
+  if (d.prepared) {
+    ++stats_.prepared_latency_total;
+    prepared_latency_window_.Add(
+        std::chrono::duration_cast<std::chrono::microseconds>(now - d.prepared_at).count());
+  }
+}
+
+void Coordinator::LatencyWindow::Add(int64_t us) {
+  if (ring_.size() < CoordinatorStats::kLatencyWindow) {
+    ring_.push_back(us);
+  } else {
+    ring_[next_] = us;
+    next_ = (next_ + 1) % CoordinatorStats::kLatencyWindow;
+  }
+}
+
+std::pair<int64_t, int64_t> Coordinator::LatencyWindow::Quantiles() const {
+  if (ring_.empty()) return {0, 0};
+  std::vector<int64_t> sorted = ring_;
+  auto at = [&](double q) {
+    auto nth = sorted.begin() + static_cast<std::ptrdiff_t>(q * (sorted.size() - 1));
+    std::nth_element(sorted.begin(), nth, sorted.end());
+    return *nth;
+  };
+  const int64_t p50 = at(0.5);
+  return {p50, at(0.99)};
+}
+
+}  // namespace baton::server
