@@ -80,6 +80,15 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
       }
       workflows_[e->id] = e->workflow;
     }
+    if (replay_ == Replay::kBySeq && replay_after_ > 0) {
+      // The client has up to seq `since`, which may be stored but not yet published to
+      // the hub (it hears of events after their commit): the live queue must drop it too,
+      // and it drops by position.
+      auto had = ctx_->store->GetEvents(filter_.execution_id, replay_after_ - 1, 1);
+      if (had.ok() && !had->empty() && (*had)[0].seq == replay_after_) {
+        sent_position_ = (*had)[0].position;
+      }
+    }
     ws_.read_message_max(ctx_->max_message_bytes);
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
     ws_.set_option(websocket::stream_base::decorator(
