@@ -171,7 +171,7 @@ class Coordinator {
   // Why a step of this execution waits for a worker ("" when none waits).
   std::string WaitingReason(const std::string& execution_id) const;
   // Dispatches waiting for a worker, in every namespace.
-  size_t WaitingCount() const { return queue_.size(); }
+  size_t WaitingCount() const { return queue_.size() + local_queue_.size(); }
   // Counters, with the latency quantiles computed now.
   CoordinatorStats stats() const;
   const CoordinatorOptions& options() const { return options_; }
@@ -197,6 +197,8 @@ class Coordinator {
   // As much of the queue as fits. `prepared` (in the queue), if placed, is recorded in
   // `engine_batch` instead of a write of its own.
   void Place(const Dispatch* prepared = nullptr, WriteBatch* engine_batch = nullptr);
+  void PlaceFrom(std::deque<std::string>& queue, int room, const Dispatch* prepared,
+                 WriteBatch* engine_batch);
   Placement PlacementFor(const Dispatch& d) const;
   void Assign(Dispatch& d, WorkerEntry& w, WriteBatch* engine_batch = nullptr);
   void SendCommand(Dispatch& d);
@@ -237,6 +239,7 @@ class Coordinator {
   std::map<std::string, std::unique_ptr<Dispatch>> dispatches_;     // by dispatch id
   std::map<std::string, std::string> current_;      // worker-facing id -> dispatch id
   std::deque<std::string> queue_;                   // dispatch ids waiting for a worker
+  std::deque<std::string> local_queue_;             // ... for the local worker
   std::map<std::string, AssignmentRecord> loaded_;  // by dispatch id, until re-attached
   // Worker id -> worker-facing ids moved off it: cancelled when it is heard from again.
   std::map<std::string, std::set<std::string>> revoked_;

@@ -42,7 +42,9 @@ Runner* Coordinator::runner() {
 
 void Coordinator::Enqueue(const std::string& dispatch_id, bool front) {
   // Priority first, then arrival: a reassigned dispatch goes ahead of its equals.
-  const int priority = dispatches_.at(dispatch_id)->request.priority;
+  const Dispatch& d = *dispatches_.at(dispatch_id);
+  const int priority = d.request.priority;
+  std::deque<std::string>& queue = d.local != nullptr ? local_queue_ : queue_;
   auto priority_of = [&](const std::string& other) {
     auto it = dispatches_.find(other);
     return it == dispatches_.end() ? -1 : it->second->request.priority;
@@ -50,13 +52,13 @@ void Coordinator::Enqueue(const std::string& dispatch_id, bool front) {
   // Searched from the end it belongs nearest to, so that a queue of equals costs O(1)
   // (a backlog of thousands must not make every arrival a scan).
   if (front) {
-    queue_.insert(std::find_if(queue_.begin(), queue_.end(),
-                               [&](const std::string& o) { return priority_of(o) <= priority; }),
-                  dispatch_id);
+    queue.insert(std::find_if(queue.begin(), queue.end(),
+                              [&](const std::string& o) { return priority_of(o) <= priority; }),
+                 dispatch_id);
   } else {
-    auto after = std::find_if(queue_.rbegin(), queue_.rend(),
+    auto after = std::find_if(queue.rbegin(), queue.rend(),
                               [&](const std::string& o) { return priority_of(o) >= priority; });
-    queue_.insert(after.base(), dispatch_id);
+    queue.insert(after.base(), dispatch_id);
   }
 }
 
@@ -84,15 +86,24 @@ Placement Coordinator::PlacementFor(const Dispatch& d) const {
 
 void Coordinator::Place(const Dispatch* prepared, WriteBatch* engine_batch) {
   // Nothing can be placed once no ONLINE worker has room: stop there rather than ask the
-  // registry about every waiting dispatch (a backlog made each completion O(queue)).
-  int room = 0;
+  // registry about every waiting dispatch (a backlog made each completion O(queue)). The
+  // local worker's slots count for its own queue only: a free one must not make a backlog
+  // of remote commands scanned again.
+  int remote_room = 0, local_room = 0;
   for (const WorkerEntry* w : registry_.List("")) {
-    if (w->state == WorkerState::kOnline) room += std::max(0, w->free());
+    if (w->state == WorkerState::kOnline)
+      (w->local ? local_room : remote_room) += std::max(0, w->free());
   }
-  for (auto it = queue_.begin(); it != queue_.end() && room > 0;) {
+  PlaceFrom(local_queue_, local_room, prepared, engine_batch);
+  PlaceFrom(queue_, remote_room, prepared, engine_batch);
+}
+
+void Coordinator::PlaceFrom(std::deque<std::string>& queue, int room, const Dispatch* prepared,
+                            WriteBatch* engine_batch) {
+  for (auto it = queue.begin(); it != queue.end() && room > 0;) {
     auto found = dispatches_.find(*it);
     if (found == dispatches_.end()) {
-      it = queue_.erase(it);
+      it = queue.erase(it);
       continue;
     }
     Dispatch& d = *found->second;
@@ -102,7 +113,7 @@ void Coordinator::Place(const Dispatch* prepared, WriteBatch* engine_batch) {
       ++it;
       continue;
     }
-    it = queue_.erase(it);
+    it = queue.erase(it);
     --room;
     Assign(d, *w, &d == prepared ? engine_batch : nullptr);
   }
@@ -224,7 +235,7 @@ void Coordinator::Finish(Dispatch& d, RunResult result, const std::string& final
     holder->held.erase(d.request.assignment_id);
   }
   current_.erase(d.current_id);
-  std::erase(queue_, d.request.assignment_id);
+  std::erase(d.local != nullptr ? local_queue_ : queue_, d.request.assignment_id);
   auto callbacks = std::move(d.callbacks);
   const bool before_start = d.awaiting_start;
   const std::string id = d.request.assignment_id;
@@ -341,12 +352,14 @@ std::vector<AssignmentRecord> Coordinator::Active(const std::string& ns,
 }
 
 std::string Coordinator::WaitingReason(const std::string& execution_id) const {
-  for (const std::string& id : queue_) {
-    auto it = dispatches_.find(id);
-    if (it != dispatches_.end() && it->second->request.execution_id == execution_id) {
-      const Dispatch& d = *it->second;
-      // Asked now, not remembered from the last placement attempt: it stays true.
-      return "step '" + d.request.step_id + "': " + registry_.Explain(PlacementFor(d));
+  for (const auto* queue : {&queue_, &local_queue_}) {
+    for (const std::string& id : *queue) {
+      auto it = dispatches_.find(id);
+      if (it != dispatches_.end() && it->second->request.execution_id == execution_id) {
+        const Dispatch& d = *it->second;
+        // Asked now, not remembered from the last placement attempt: it stays true.
+        return "step '" + d.request.step_id + "': " + registry_.Explain(PlacementFor(d));
+      }
     }
   }
   return "";

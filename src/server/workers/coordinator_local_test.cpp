@@ -201,5 +201,22 @@ TEST_F(LocalWorkerTest, AStepTypeWithoutABuiltInRunnerFailsUnsupported) {
   EXPECT_TRUE(f.coordinator->Active("", "").empty());
 }
 
+TEST_F(LocalWorkerTest, LocalStepsDoNotMakeABacklogOfCommandsBeScannedAgain) {
+  // Regression: the local worker's free slots counted as room for every waiting command,
+  // so each local step asked the registry about the whole backlog (a 5,000 backlog drained
+  // at 722/s instead of ~3,900/s in bench/).
+  f.Connect("a", WorkerSpec{.capacity = 1});
+  for (int i = 0; i < 100; ++i) f.Start("cmd" + std::to_string(i));
+  ASSERT_EQ(f.coordinator->WaitingCount(), 99u);
+  const uint64_t before = f.coordinator->registry().selects();
+  for (int i = 0; i < 10; ++i) {
+    const std::string id = StartLocal("local" + std::to_string(i));
+    shell.Done(id);
+    f.loop.RunReady();
+  }
+  EXPECT_LE(f.coordinator->registry().selects() - before, 20u);
+  EXPECT_EQ(f.coordinator->WaitingCount(), 99u);
+}
+
 }  // namespace
 }  // namespace baton::server

@@ -123,6 +123,7 @@ std::string Registry::Explain(const Placement& p) const {
 }
 
 WorkerEntry* Registry::Select(const Placement& p, std::string* why) {
+  ++selects_;
   std::vector<WorkerEntry*> fit;  // by id (map order)
   for (auto& [id, w] : workers_) {
     if (w.state != WorkerState::kOnline || !Fits(w, p)) continue;
