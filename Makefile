@@ -6,6 +6,8 @@ CMAKE_FLAGS ?=
 # relative to the checkout and the working directory is left out of the hash.
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
+# Without these ccache refuses every compilation that uses a precompiled header.
+export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 
 .PHONY: setup build release demo test test-plain test-tsan bench format clean
 

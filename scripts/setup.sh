@@ -4,7 +4,8 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build ccache pkg-config
       nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libsqlite3-dev sqlite3
       libgtest-dev libgmock-dev libbenchmark-dev python3 util-linux
-      libboost1.81-dev libssl-dev ca-certificates curl tzdata)
+      libboost1.81-dev libssl-dev ca-certificates curl tzdata
+      faketime)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -15,6 +15,25 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The pid a step wrote to `file`, waiting (bounded) for it; 0 if it never came.
+pid_t WaitForPidFile(const std::string& file) {
+  for (int i = 0; i < 400 && ReadFile(file).empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  const std::string text = ReadFile(file);
+  return text.empty() ? 0 : std::stoi(text);
+}
+
+// Waits (bounded) until `pid` is gone; a zombie (killed, not yet reaped by init) counts.
+bool WaitGone(pid_t pid) {
+  for (int i = 0; i < 200; ++i) {
+    std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+    if (kill(pid, 0) != 0 || stat.find(") Z ") != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  return false;
+}
+
 TEST(Cli, EveryCommandHasHelp) {
   for (const char* cmd : {"run", "resume", "validate", "analyze"}) {
     ProcessResult r = RunProcess({BatonBin(), cmd, "--help"});
@@ -85,25 +104,48 @@ steps:
   pid_t pid =
       StartProcess({BatonBin(), "run", dir + "/wf.yaml", "--db", db, "--json"}, dir + "/out.log");
   ASSERT_GT(pid, 0);
-  const std::string child_file = dir + "/child.pid";
-  for (int i = 0; i < 400 && ReadFile(child_file).empty(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
-  ASSERT_FALSE(ReadFile(child_file).empty()) << ReadFile(dir + "/out.log");
-  pid_t child = std::stoi(ReadFile(child_file));
+  const pid_t child = WaitForPidFile(dir + "/child.pid");
+  ASSERT_GT(child, 0) << ReadFile(dir + "/out.log");
   kill(pid, SIGINT);
   EXPECT_EQ(WaitProcess(pid), 1);
   std::string out = ReadFile(dir + "/out.log");
   EXPECT_NE(out.find("\"status\": \"cancelled\""), std::string::npos) << out;
   // SIGTERM went to the group; give the kernel a moment to reap, bounded.
-  bool gone = false;
-  for (int i = 0; i < 200 && !gone; ++i) {
-    // A zombie (killed, not yet reaped by init) counts as gone.
-    std::string stat = ReadFile("/proc/" + std::to_string(child) + "/stat");
-    gone = kill(child, 0) != 0 || stat.find(") Z ") != std::string::npos;
-    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
+  const bool gone = WaitGone(child);
   EXPECT_TRUE(gone) << "background child " << child << " outlived the cancelled step";
+  fs::remove_all(dir);
+}
+
+// Regression (issue 11, defect 8): a step that ignores SIGTERM, then two Ctrl-Cs in quick
+// succession: baton exited at once, leaving `sh` and `sleep` to PID 1 and the store
+// saying `running`. The second signal kills the steps now and they are still recorded.
+TEST(Cli, ASecondInterruptKillsTheStepsAndStillRecordsThem) {
+  std::string dir = MakeTempDir();
+  WriteFile(dir + "/wf.yaml", R"(
+name: stubborn
+steps:
+  - {id: deaf, type: shell, cwd: ")" +
+                                  dir +
+                                  R"(", run: 'trap "" TERM; sleep 300 & echo $! > child.pid; wait'}
+)");
+  std::string db = dir + "/state.db";
+  pid_t pid =
+      StartProcess({BatonBin(), "run", dir + "/wf.yaml", "--db", db, "--json"}, dir + "/out.log");
+  ASSERT_GT(pid, 0);
+  const pid_t child = WaitForPidFile(dir + "/child.pid");
+  ASSERT_GT(child, 0) << ReadFile(dir + "/out.log");
+  kill(pid, SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  kill(pid, SIGINT);
+  const int code = WaitProcess(pid);
+  std::string out = ReadFile(dir + "/out.log");
+  EXPECT_EQ(code, 1) << out;  // cancelled, not killed mid-way (130)
+  EXPECT_NE(out.find("\"status\": \"cancelled\""), std::string::npos) << out;
+  const bool gone = WaitGone(child);
+  EXPECT_TRUE(gone) << "the step's child " << child << " outlived baton";
+  if (!gone) kill(child, SIGKILL);
+  ProcessResult resume = RunProcess({BatonBin(), "resume", "--db", db});
+  EXPECT_NE(resume.err.find("nothing to resume"), std::string::npos) << resume.err;
   fs::remove_all(dir);
 }
 

@@ -123,12 +123,42 @@ TEST_P(CrashAtPoint, ResumeCompletesEveryStepExactlyOnce) {
 TEST_F(CrashTest, KilledBeforeTheFirstCommitLeavesNothing) {
   ProcessResult r = RunProcess(RunArgv(), dir_, {"BATON_CRASH_AT=store.before_commit:1"});
   EXPECT_EQ(r.exit_code, 128 + SIGKILL);
-  auto store = OpenSqliteStore(db_);
-  ASSERT_TRUE(store.ok());
-  EXPECT_TRUE((*(*store)->ListExecutions({})).empty());
+  {
+    auto store = OpenSqliteStore(db_);  // closed before resume: one owner at a time
+    ASSERT_TRUE(store.ok());
+    EXPECT_TRUE((*(*store)->ListExecutions({})).empty());
+  }
   ProcessResult resume = RunProcess({BatonBin(), "resume", "--db", db_}, dir_);
   EXPECT_EQ(resume.exit_code, 0);
   EXPECT_NE(resume.err.find("nothing to resume"), std::string::npos) << resume.err;
+}
+
+// Regression (issue 11, defect 7): `baton resume` on the database of a running `baton
+// run` ran its running step a second time, concurrently, and the first process then
+// died on a UNIQUE constraint. One process owns a database file: the second is refused
+// at once, naming the holder, and the first finishes alone.
+TEST_F(CrashTest, ASecondProcessOnTheSameDatabaseIsRefused) {
+  pid_t pid = StartProcess(RunArgv(), dir_ + "/run.log", {}, dir_);
+  ASSERT_GT(pid, 0);
+  for (int i = 0; i < 400 && !fs::exists(dir_ + "/started_b"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ASSERT_TRUE(fs::exists(dir_ + "/started_b")) << ReadFile(dir_ + "/run.log");
+  ProcessResult resume = RunProcess({BatonBin(), "resume", "--db", db_}, dir_);
+  EXPECT_NE(resume.exit_code, 0);
+  EXPECT_NE(resume.err.find("in use by another baton process (pid " + std::to_string(pid)),
+            std::string::npos)
+      << resume.err;
+  ProcessResult server =
+      RunProcess({BatonBin(), "server", "--listen", "127.0.0.1:0", "--db", db_}, dir_);
+  EXPECT_NE(server.exit_code, 0);
+  EXPECT_NE(server.err.find("in use by another baton process"), std::string::npos) << server.err;
+  EXPECT_EQ(WaitProcess(pid), 0) << ReadFile(dir_ + "/run.log");
+  CheckInvariants();
+  // b ran once: the refused processes dispatched nothing.
+  std::string effects = ReadFile(dir_ + "/effects.log");
+  EXPECT_EQ(effects.find("b 1"), effects.rfind("b 1")) << effects;
+  EXPECT_EQ(effects.find("b 2"), std::string::npos) << effects;
 }
 
 INSTANTIATE_TEST_SUITE_P(Points, CrashAtPoint,

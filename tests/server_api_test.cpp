@@ -155,6 +155,15 @@ TEST_F(ServerApi, RepeatedIdempotencyKeyReturnsTheFirstExecution) {
   EXPECT_EQ((*list)["executions"].size(), 1u);
   // Another key is another execution.
   EXPECT_NE(Submit(admin, {{"workflow", "slow"}, {"idempotency_key", "order-43"}}), id);
+  // Regression (issue 11, defect 9): the same key with another input silently returned
+  // the first execution. It is a 409 that names the execution.
+  auto reused = admin.Send(
+      "POST", "/api/v1/executions",
+      Json{{"workflow", "slow"}, {"idempotency_key", "order-42"}, {"input", {{"x", 1}}}}.dump());
+  ASSERT_TRUE(reused.ok());
+  EXPECT_EQ(reused->status, 409) << reused->body;
+  EXPECT_EQ(Json::parse(reused->body)["error"]["code"], "IDEMPOTENCY_MISMATCH");
+  EXPECT_NE(reused->body.find(id), std::string::npos) << reused->body;
 }
 
 TEST_F(ServerApi, PauseResumeCancel) {

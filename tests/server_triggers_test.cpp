@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 
 namespace baton {
@@ -65,8 +66,24 @@ class ServerTriggers : public ::testing::Test {
   std::unique_ptr<ServerProcess> server_;
 };
 
-std::string Sign(const std::string& secret, const std::string& body) {
-  return "sha256=" + server::HmacSha256Hex(secret, body);
+std::string Now() {
+  return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count());
+}
+
+// The signature headers of a webhook call: X-Baton-Timestamp and the HMAC of
+// "<timestamp>.<body>".
+std::map<std::string, std::string> Sign(const std::string& secret, const std::string& body,
+                                        const std::string& stamp = Now()) {
+  return {{"X-Baton-Timestamp", stamp},
+          {"X-Baton-Signature", "sha256=" + server::HmacSha256Hex(secret, stamp + "." + body)}};
+}
+
+std::map<std::string, std::string> With(std::map<std::string, std::string> headers,
+                                        const std::string& name, const std::string& value) {
+  headers[name] = value;
+  return headers;
 }
 
 TEST_F(ServerTriggers, WebhookStartsItsWorkflowOnlyWithAGoodSignature) {
@@ -89,15 +106,26 @@ TEST_F(ServerTriggers, WebhookStartsItsWorkflowOnlyWithAGoodSignature) {
     return r.ok() ? *r : client::HttpReply{};
   };
   EXPECT_EQ(call(body, {}).status, 401);  // unsigned
-  auto forged = call(body, {{"X-Baton-Signature", Sign("not-the-secret", body)}});
+  auto forged = call(body, Sign("not-the-secret", body));
   EXPECT_EQ(forged.status, 401);
   EXPECT_NE(forged.body.find("does not match"), std::string::npos) << forged.body;
   // A good signature over another body does not cover this one.
-  EXPECT_EQ(call(body, {{"X-Baton-Signature", Sign(secret, R"({"who": "x"})")}}).status, 401);
+  EXPECT_EQ(call(body, Sign(secret, R"({"who": "x"})")).status, 401);
+  // Regression (issue 11, defect 9): a captured call could be replayed forever. The
+  // timestamp is signed with the body and must be within 300 s of the server's clock.
+  const std::string old = std::to_string(std::stoll(Now()) - 3600);
+  auto replayed = call(body, Sign(secret, body, old));
+  EXPECT_EQ(replayed.status, 401);
+  EXPECT_NE(replayed.body.find("within 300 s"), std::string::npos) << replayed.body;
+  auto restamped = call(body, With(Sign(secret, body, old), "X-Baton-Timestamp", Now()));
+  EXPECT_EQ(restamped.status, 401) << restamped.body;  // the stamp is under the signature
+  auto no_stamp = Sign(secret, body);
+  no_stamp.erase("X-Baton-Timestamp");
+  EXPECT_EQ(call(body, no_stamp).status, 401);
   EXPECT_EQ(anyone.Send("POST", "/api/v1/hooks/nope", body)->status, 404);
   EXPECT_TRUE(Get("/api/v1/executions")["executions"].empty());  // nothing started
 
-  auto good = call(body, {{"X-Baton-Signature", Sign(secret, body)}, {"X-Baton-Delivery", "d-1"}});
+  auto good = call(body, With(Sign(secret, body), "X-Baton-Delivery", "d-1"));
   ASSERT_EQ(good.status, 202) << good.body;
   Json started = Json::parse(good.body);
   EXPECT_EQ(started["created"], true);
@@ -106,19 +134,18 @@ TEST_F(ServerTriggers, WebhookStartsItsWorkflowOnlyWithAGoodSignature) {
   EXPECT_EQ(e["steps"][0]["output"]["hi"], "octocat");
 
   // The same delivery again: the first execution, nothing new.
-  auto repeat =
-      call(body, {{"X-Baton-Signature", Sign(secret, body)}, {"X-Baton-Delivery", "d-1"}});
+  auto repeat = call(body, With(Sign(secret, body), "X-Baton-Delivery", "d-1"));
   EXPECT_EQ(repeat.status, 200) << repeat.body;
   EXPECT_EQ(Json::parse(repeat.body)["id"], started["id"]);
   EXPECT_EQ(Get("/api/v1/executions")["executions"].size(), 1u);
 
   // Signed, but not what the workflow takes: 400 naming the input.
   const std::string wrong = R"({"whom": 1})";
-  auto refused = call(wrong, {{"X-Baton-Signature", Sign(secret, wrong)}});
+  auto refused = call(wrong, Sign(secret, wrong));
   EXPECT_EQ(refused.status, 400) << refused.body;
   EXPECT_NE(refused.body.find("who"), std::string::npos) << refused.body;
   const std::string junk = "{not json";
-  EXPECT_EQ(call(junk, {{"X-Baton-Signature", Sign(secret, junk)}}).status, 400);
+  EXPECT_EQ(call(junk, Sign(secret, junk)).status, 400);
 
   // Another namespace neither sees nor deletes it; its owner does.
   auto other = Admin().Call("POST", "/api/v1/tokens",
@@ -136,7 +163,7 @@ TEST_F(ServerTriggers, WebhookStartsItsWorkflowOnlyWithAGoodSignature) {
           ->status,
       409);
   EXPECT_EQ(Admin().Send("DELETE", "/api/v1/hooks/gh-push")->status, 204);
-  EXPECT_EQ(call(body, {{"X-Baton-Signature", Sign(secret, body)}}).status, 404);
+  EXPECT_EQ(call(body, Sign(secret, body)).status, 404);
 }
 
 TEST_F(ServerTriggers, NotificationsAreRetriedUntilTheReceiverTakesThem) {

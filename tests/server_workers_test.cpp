@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 namespace baton {
 namespace {
@@ -34,12 +36,13 @@ output: {path: "{{ steps.download.output.path }}"}
 struct PollWorker {
   ApiClient api;
   std::string id;
+  std::string session;  // the process's incarnation; "" sends none
 
   Result<Json> Register(const std::string& command = "model.download", int capacity = 1,
                         Json tags = Json::array()) {
-    return api.Call(
-        "POST", "/api/v1/workers/register",
-        {{"workerId", id}, {"capacity", capacity}, {"commands", {command}}, {"tags", tags}});
+    Json body = {{"workerId", id}, {"capacity", capacity}, {"commands", {command}}, {"tags", tags}};
+    if (!session.empty()) body["sessionId"] = session;
+    return api.Call("POST", "/api/v1/workers/register", body);
   }
   Result<Json> Post(const std::string& what, const Json& body) {
     return api.Call("POST", "/api/v1/workers/" + id + "/" + what, body);
@@ -92,7 +95,7 @@ class ServerWorkers : public ::testing::Test {
     worker_token_ = (*token)["token"];
   }
   ApiClient Admin() { return server_->Admin(); }
-  PollWorker Worker(const std::string& id) { return {server_->As(worker_token_), id}; }
+  PollWorker Worker(const std::string& id) { return {server_->As(worker_token_), id, ""}; }
   Json Get(const std::string& target) {
     auto r = Admin().Call("GET", target);
     EXPECT_TRUE(r.ok()) << target << ": " << r.status().ToString();
@@ -156,11 +159,11 @@ TEST_F(ServerWorkers, WorkersNeedTheWorkerScopeAndStepsWaitWithAReason) {
   Start();
   auto reader = Admin().Call("POST", "/api/v1/tokens", {{"name", "r"}, {"scopes", {"read"}}});
   ASSERT_TRUE(reader.ok());
-  PollWorker intruder{server_->As((*reader)["token"]), "x"};
+  PollWorker intruder{server_->As((*reader)["token"]), "x", ""};
   auto refused = intruder.Register();
   EXPECT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), "FORBIDDEN") << refused.status().ToString();
-  PollWorker nobody{server_->As("not-a-token"), "x"};
+  PollWorker nobody{server_->As("not-a-token"), "x", ""};
   EXPECT_EQ(nobody.Register().status().code(), "UNAUTHORIZED");
 
   std::string id = Submit();
@@ -326,6 +329,24 @@ TEST_F(ServerWorkers, ASilentWorkersWorkMovesWithItsCheckpoint) {
   bool stale_logged = false;
   for (const Json& ev : events) stale_logged |= ev["type"] == "step.stale_result";
   EXPECT_TRUE(stale_logged) << events.dump();
+  // Regression (issue 11, defect 9): every stale message appended an event, so a
+  // worker stuck resending grew the log without bound. A step logs its first three.
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(a.Succeed(first, {{"path", "/again"}}).status().code(), "STALE_ASSIGNMENT");
+  }
+  size_t stale_events = 0;
+  testing::WaitUntil([&] {
+    stale_events = 0;
+    const Json all = Get("/api/v1/executions/" + id + "/events");
+    for (const Json& ev : all["events"]) stale_events += ev["type"] == "step.stale_result";
+    return stale_events >= 3;
+  });
+  EXPECT_EQ(stale_events, 3u);
+  std::string metrics;
+  EXPECT_TRUE(testing::WaitUntil([&] {  // the metrics are a periodic snapshot
+    metrics = server_->Admin().Send("GET", "/metrics")->body;
+    return metrics.find("baton_stale_messages_total 21\n") != std::string::npos;
+  })) << metrics.substr(metrics.find("baton_stale_messages_total"), 60);
 }
 
 TEST_F(ServerWorkers, AResultAfterAServerSigkillIsAcceptedOnce) {
@@ -351,6 +372,51 @@ TEST_F(ServerWorkers, AResultAfterAServerSigkillIsAcceptedOnce) {
   Json steps = e["steps"];
   ASSERT_EQ(steps.size(), 1u);
   EXPECT_EQ(steps[0]["attempts"], 1) << steps.dump();  // re-attached, not restarted
+}
+
+// Regression (issue 11, defect 5): a worker killed while it held work and started again
+// under the same id (the default id is the host name). Back within the heartbeat
+// timeout, the dead process's assignments stayed booked on the new one and filled its
+// capacity; back later, the id was on refused_by and a lone worker waited forever. A
+// new incarnation gets the work again at once, with its checkpoint.
+TEST_F(ServerWorkers, AWorkerRestartedUnderTheSameIdGetsItsWorkBackAtOnce) {
+  Start({"--heartbeat-interval", "200ms", "--heartbeat-timeout", "1s"});
+  PollWorker first = Worker("host-1");
+  first.session = "process-1";
+  ASSERT_TRUE(first.Register().ok());
+  std::string id = Submit();
+  Json cmd = first.NextCommand();
+  const std::string held = cmd["assignmentId"];
+  ASSERT_TRUE(first.Ack(held).ok());
+  ASSERT_TRUE(first.Progress(held, 40, {{"bytes", 400}}).ok());
+  // kill -9, then the same host starts a new process at once (well within 1 s).
+  PollWorker second = Worker("host-1");
+  second.session = "process-2";
+  ASSERT_TRUE(second.Register().ok());
+  Json again = second.NextCommand();
+  EXPECT_EQ(again["assignmentId"], held + ".r1");
+  EXPECT_EQ(again["checkpoint"]["bytes"], 400);
+  ASSERT_TRUE(second.Ack(again["assignmentId"]).ok());
+  // The old process's id is stale now.
+  EXPECT_EQ(first.Succeed(held, {{"path", "/old"}}).status().code(), "STALE_ASSIGNMENT");
+  ASSERT_TRUE(second.Succeed(again["assignmentId"], {{"path", "/new"}}).ok());
+  Json e = WaitForStatus(id, "completed");
+  EXPECT_EQ(e["output"]["path"], "/new");
+
+  // Back after the timeout: the work moved (refused_by the id) and must still come back
+  // to the only worker there is.
+  std::string later = Submit();
+  Json c2 = second.NextCommand();
+  ASSERT_TRUE(second.Ack(c2["assignmentId"]).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // silent past 1 s
+  PollWorker third = Worker("host-1");
+  third.session = "process-3";
+  ASSERT_TRUE(third.Register().ok());
+  Json c3 = third.NextCommand();
+  ASSERT_TRUE(c3.contains("assignmentId")) << c3.dump();
+  ASSERT_TRUE(third.Ack(c3["assignmentId"]).ok());
+  ASSERT_TRUE(third.Succeed(c3["assignmentId"], {{"path", "/third"}}).ok());
+  EXPECT_EQ(WaitForStatus(later, "completed")["output"]["path"], "/third");
 }
 
 }  // namespace

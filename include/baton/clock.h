@@ -15,10 +15,17 @@ using Duration = std::chrono::milliseconds;
 // keep their meaning across restarts.
 using TimeMs = int64_t;
 
+// Two readings: Now(), the wall clock, for timestamps and for deadlines that are stored
+// (they must mean the same instant after a restart); and MonotonicMs(), which never
+// jumps, for measuring waits. A wall-clock step (NTP, an operator, a VM resume) moves
+// Now() but no timer: an event loop turns every ScheduleAt(when) into "after
+// when - Now()" on the monotonic reading at the moment it is armed.
 class Clock {
  public:
   virtual ~Clock() = default;
   virtual TimeMs Now() const = 0;
+  // Milliseconds from an arbitrary origin; only differences mean anything.
+  virtual int64_t MonotonicMs() const = 0;
 };
 
 // The system clock; or, for tests that drive a whole server process through days of
@@ -28,6 +35,7 @@ class RealClock final : public Clock {
   RealClock() = default;
   RealClock(TimeMs start, double rate);
   TimeMs Now() const override;
+  int64_t MonotonicMs() const override;
   // Real milliseconds until this clock has moved on by `delta` (rounded up).
   int64_t RealDelay(int64_t delta) const;
 
@@ -42,11 +50,17 @@ class SimClock final : public Clock {
  public:
   explicit SimClock(TimeMs start = 1'700'000'000'000) : now_(start) {}
   TimeMs Now() const override;
+  int64_t MonotonicMs() const override;
+  // Time passes: both readings move (Set to an earlier time moves only the wall clock).
   void Set(TimeMs t);
   void Advance(Duration d);
+  // The wall clock is stepped (forward or back) while no time passes: timers must not
+  // notice.
+  void JumpWall(Duration d);
 
  private:
   std::atomic<TimeMs> now_;
+  std::atomic<int64_t> mono_{0};
 };
 
 using TimerId = uint64_t;

@@ -111,6 +111,9 @@ struct EngineStats {
   uint64_t steps_completed = 0;
   uint64_t steps_failed = 0;
   uint64_t batches = 0;
+  // Executions dropped from memory because a batch of theirs was refused by the store
+  // (their stored state is the last good one; a restart or `baton resume` continues it).
+  uint64_t executions_abandoned = 0;
   size_t ready_queue_depth = 0;
   size_t active_executions = 0;
 };
@@ -166,6 +169,11 @@ class Engine {
   size_t ActiveCount() const;
   std::optional<ExecutionProgress> Progress(const std::string& execution_id) const;
   EngineStats Stats() const;
+  // The executions dropped from memory since the last call because the store refused a
+  // batch of theirs. The store holds their last good state: a host re-adopts them with
+  // RecoverExecutions(store, engine, id) once it wants to try the store again (a
+  // still-failing store drops them again, to be taken here again).
+  std::vector<std::string> TakeAbandoned();
 
  private:
   class Impl;

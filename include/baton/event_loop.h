@@ -11,7 +11,8 @@
 
 namespace baton {
 
-// Timers ordered by (time, id) so equal deadlines fire in scheduling order.
+// Timers ordered by (time, id) so equal deadlines fire in scheduling order. The times
+// are the owning loop's monotonic reading (Clock::MonotonicMs), never the wall clock.
 class TimerQueue {
  public:
   TimerId Add(TimeMs when, std::function<void()> task);

@@ -79,6 +79,10 @@ class Runner {
   virtual void Cancel(const std::string& assignment_id) = 0;
   // Stops accepting work and cancels everything running; blocks until done.
   virtual void Shutdown() {}
+  // Kills everything running at once, without the cancel's grace period (a second
+  // Ctrl-C). Each attempt still ends through OnDone (CANCELLED once cancelled). A no-op
+  // for runners with nothing to kill.
+  virtual void KillNow() {}
 
   // After a restart, the engine hands a runner that CanReattach() the attempts that were
   // running when the previous process stopped, instead of failing them with

@@ -553,10 +553,15 @@ std::unique_ptr<Store> NewMemoryStore();
 struct SqliteOptions {
   bool synchronous_full = true;  // false = NORMAL
   int busy_timeout_ms = 5000;    // how long to wait for another connection's lock
+  // Hold an exclusive lock on "<path>.lock" for the store's life, so that a second
+  // process opening the same file fails at once, naming the holder's pid, instead of
+  // running the same executions a second time.
+  bool exclusive = true;
 };
 // Opens (creating if needed) the database file and applies pending schema migrations,
 // each in its own transaction. Fails with errc::kStore when the file is not a SQLite
-// database, cannot be opened, or has a schema newer than this build knows.
+// database, cannot be opened, has a schema newer than this build knows, or (with
+// `exclusive`) is owned by another live process.
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path,
                                                const SqliteOptions& options = {});
 

@@ -2,6 +2,7 @@
 #include "cli/commands.h"
 #include "cli/progress_view.h"
 #include "cli/signals.h"
+#include "common/json_parse.h"
 #include "runners/http_runner.h"
 #include "server/views.h"
 #include "server/workers/coordinator.h"
@@ -34,8 +35,12 @@ Result<Json> ReadInputFile(const std::string& path) {
   if (!in) return Status(errc::kIo, "cannot read input file '" + path + "'");
   std::stringstream ss;
   ss << in.rdbuf();
-  Json j = Json::parse(ss.str(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
+  Json j;
+  JsonParseError error;
+  if (!ParseJsonText(ss.str(), &j, &error)) {
+    return Status(errc::kValidation, "input file '" + path + "': " + error.Describe());
+  }
+  if (!j.is_object()) {
     return Status(errc::kValidation, "input file '" + path + "' must hold a JSON object");
   }
   return j;
@@ -135,18 +140,35 @@ int Drive(const RunArgs& args, Session& session,
   loop.Post([&] { loop.ScheduleAfter(Duration(200), tick); });
 
   {
-    SignalCatcher signals([&](int sig) {
-      loop.Post([&, sig] {
-        if (!args.quiet) {
-          view.Finish();
-          std::fprintf(stderr, "baton: %s, cancelling (press Ctrl-C again to exit now)\n",
-                       sig == SIGINT ? "interrupted" : "terminated");
-        }
-        for (const auto& id : std::vector<std::string>(waiting.begin(), waiting.end())) {
-          (void)engine.Cancel(id, sig == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
-        }
-      });
-    });
+    // The first signal cancels (SIGTERM to the steps' process groups, SIGKILL after the
+    // grace period); the second kills them now, and the steps are still recorded
+    // `cancelled` before baton exits: no process outlives it, and the store never says
+    // `running` for work nobody runs (issue 11, defect 8). A third exits at once.
+    int signals_seen = 0;  // on the signal thread
+    SignalCatcher signals(
+        [&](int sig) {
+          if (++signals_seen >= 2) {
+            std::fprintf(stderr,
+                         "\nbaton: interrupted again, killing the steps now "
+                         "(once more to exit without recording them)\n");
+            shell->KillNow();
+            http->KillNow();
+            return;
+          }
+          loop.Post([&, sig] {
+            if (!args.quiet) {
+              view.Finish();
+              std::fprintf(stderr,
+                           "baton: %s, cancelling (press Ctrl-C again to kill the steps now)\n",
+                           sig == SIGINT ? "interrupted" : "terminated");
+            }
+            for (const auto& id : std::vector<std::string>(waiting.begin(), waiting.end())) {
+              (void)engine.Cancel(id,
+                                  sig == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+            }
+          });
+        },
+        /*handled=*/2);
     loop.Run();
   }
   view.Finish();

@@ -1,6 +1,7 @@
 // `baton server`: serve the API until SIGINT/SIGTERM.
 #include "cli/commands.h"
 #include "cli/signals.h"
+#include "common/json_parse.h"
 #include "server/server.h"
 #include "server/views.h"
 
@@ -14,6 +15,7 @@ namespace {
 struct ServerArgs {
   server::ServerOptions options;
   size_t max_body_kib = 4096;
+  size_t max_json_depth = 128;
   size_t max_payload_kib = 256;
   std::string delivery_retry = "1s";
   std::string test_clock_start;
@@ -42,6 +44,7 @@ int ServerMain(ServerArgs& args) {
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(o.db_path).parent_path(), ec);
   o.limits.max_body_bytes = args.max_body_kib << 10;
+  SetDefaultMaxJsonDepth(args.max_json_depth);
   o.limits.max_payload_bytes = args.max_payload_kib << 10;
   auto retry = ParseDuration(Json(args.delivery_retry));
   if (!retry.ok() || retry->count() <= 0) {
@@ -122,6 +125,20 @@ void AddServerCommand(CLI::App& app, std::function<int()>* action) {
   cmd->add_option("--max-connections", args->options.limits.max_connections,
                   "Open connections at most; more get 503")
       ->capture_default_str();
+  cmd->add_option("--request-timeout", args->options.limits.request_timeout_s,
+                  "Seconds to read one request (from its first byte, header included) or "
+                  "write one response")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3600));
+  cmd->add_option("--idle-timeout", args->options.limits.idle_timeout_s,
+                  "Seconds a connection may wait for its next request")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 86400));
+  cmd->add_option("--max-json-depth", args->max_json_depth,
+                  "Deepest nesting accepted in a JSON or YAML document (request bodies, "
+                  "workflows, worker messages, step output parsed as JSON)")
+      ->capture_default_str()
+      ->check(CLI::Range(8, 10000));
   cmd->add_option("--credentials", args->options.credentials_path,
                   "Where to write the first admin token for the CLI "
                   "(default: ~/.config/baton/credentials.json)");

@@ -22,6 +22,11 @@ TimeMs RealClock::Now() const {
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
+int64_t RealClock::MonotonicMs() const {
+  // A test clock (start_ != 0) is already derived from the steady clock.
+  return start_ != 0 ? Now() : SteadyMs();
+}
+
 int64_t RealClock::RealDelay(int64_t delta) const {
   if (rate_ == 1 || delta <= 0) return delta;
   return static_cast<int64_t>(std::ceil(static_cast<double>(delta) / rate_));
@@ -30,10 +35,18 @@ int64_t RealClock::RealDelay(int64_t delta) const {
 TimeMs SimClock::Now() const {
   return now_.load(std::memory_order_relaxed);
 }
+int64_t SimClock::MonotonicMs() const {
+  return mono_.load(std::memory_order_relaxed);
+}
 void SimClock::Set(TimeMs t) {
-  now_.store(t, std::memory_order_relaxed);
+  const TimeMs before = now_.exchange(t, std::memory_order_relaxed);
+  if (t > before) mono_.fetch_add(t - before, std::memory_order_relaxed);
 }
 void SimClock::Advance(Duration d) {
+  now_.fetch_add(d.count(), std::memory_order_relaxed);
+  mono_.fetch_add(d.count(), std::memory_order_relaxed);
+}
+void SimClock::JumpWall(Duration d) {
   now_.fetch_add(d.count(), std::memory_order_relaxed);
 }
 

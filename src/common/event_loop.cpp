@@ -39,8 +39,9 @@ void RealEventLoop::Post(std::function<void()> task) {
   cv_.notify_one();
 }
 
+// Timers are kept on the monotonic reading (see Clock): `when` is converted once, here.
 TimerId RealEventLoop::ScheduleAt(TimeMs when, std::function<void()> task) {
-  return timers_.Add(when, std::move(task));
+  return timers_.Add(clock_.MonotonicMs() + (when - clock_.Now()), std::move(task));
 }
 
 void RealEventLoop::CancelTimer(TimerId id) {
@@ -64,7 +65,7 @@ void RealEventLoop::Run() {
         if (timers_.empty()) {
           cv_.wait(lock, [&] { return !posted_.empty() || stopping_; });
         } else {
-          const int64_t wait = clock_.RealDelay(timers_.NextTime() - clock_.Now());
+          const int64_t wait = clock_.RealDelay(timers_.NextTime() - clock_.MonotonicMs());
           if (wait > 0) {
             cv_.wait_for(lock, std::chrono::milliseconds(wait),
                          [&] { return !posted_.empty() || stopping_; });
@@ -76,7 +77,7 @@ void RealEventLoop::Run() {
     }
     for (auto& task : batch) task();
     batch.clear();
-    TimeMs now = clock_.Now();
+    const int64_t now = clock_.MonotonicMs();
     while (auto task = timers_.PopDue(now)) task();
   }
 }
@@ -87,7 +88,7 @@ void SimEventLoop::Post(std::function<void()> task) {
 }
 
 TimerId SimEventLoop::ScheduleAt(TimeMs when, std::function<void()> task) {
-  return timers_.Add(when, std::move(task));
+  return timers_.Add(clock_->MonotonicMs() + (when - clock_->Now()), std::move(task));
 }
 
 void SimEventLoop::CancelTimer(TimerId id) {
@@ -105,7 +106,7 @@ size_t SimEventLoop::RunReady() {
         posted_.pop_front();
       }
     }
-    if (!task) task = timers_.PopDue(clock_->Now());
+    if (!task) task = timers_.PopDue(clock_->MonotonicMs());
     if (!task) return ran;
     task();
     ++ran;
@@ -117,9 +118,11 @@ size_t SimEventLoop::RunUntilIdle(TimeMs limit) {
   for (;;) {
     ran += RunReady();
     if (timers_.empty()) return ran;
-    TimeMs next = timers_.NextTime();
-    if (next > limit) return ran;
-    if (next > clock_->Now()) clock_->Set(next);
+    // Timers are monotonic; `limit` is a wall-clock instant.
+    const int64_t next = timers_.NextTime();
+    const int64_t mono = clock_->MonotonicMs();
+    if (limit != INT64_MAX && next - mono > limit - clock_->Now()) return ran;
+    if (next > mono) clock_->Advance(Duration(next - mono));
   }
 }
 

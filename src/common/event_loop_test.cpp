@@ -58,5 +58,25 @@ TEST(RealEventLoop, FiresTimer) {
   EXPECT_TRUE(fired);
 }
 
+TEST(SimEventLoop, TimersWaitOnTheMonotonicClockNotTheWallClock) {
+  SimClock clock(1'700'000'000'000);
+  SimEventLoop loop(&clock);
+  int fired = 0;
+  loop.ScheduleAfter(Duration(1000), [&] { ++fired; });
+  clock.JumpWall(Duration(3'600'000));  // an hour forward: nothing is due
+  loop.RunReady();
+  EXPECT_EQ(fired, 0);
+  clock.JumpWall(Duration(-7'200'000));  // two hours back: still due in 1 s
+  const int64_t mono = clock.MonotonicMs();
+  loop.RunUntilIdle();
+  EXPECT_EQ(fired, 1);
+  EXPECT_EQ(clock.MonotonicMs() - mono, 1000);
+  // A timer armed after the jumps is relative to the wall clock as it is then.
+  loop.ScheduleAt(clock.Now() + 500, [&] { ++fired; });
+  loop.RunUntilIdle();
+  EXPECT_EQ(fired, 2);
+  EXPECT_EQ(clock.MonotonicMs() - mono, 1500);
+}
+
 }  // namespace
 }  // namespace baton

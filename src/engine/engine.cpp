@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <utility>
 
 namespace baton {
 
@@ -131,13 +132,35 @@ void Engine::Impl::EndTurn() {
         if (prepared) {
           for (const auto& [runner, assignment] : *prepared) runner->Cancel(assignment);
         }
-        // The store has the last good state; stop what diverged from it.
-        for (auto& ex : *execs) {
-          if (!ex->finished) {
-            ex->finished = true;
-            if (active_ > 0) --active_;
+        // The store has the last good state; stop what diverged from it. Steps in
+        // flight give back their slots, timers and runners' work: without this a full
+        // disk left the local worker's slots taken forever, and every later shell step
+        // stayed `ready` after the disk had room again (issue 11, defect 4).
+        // The runners are told at once, not through the outbox: no batch has to be
+        // durable first, and the next one may be refused as well.
+        std::vector<std::pair<Runner*, std::string>> cancels;
+        {
+          TurnGuard turn(this);  // its end dispatches what the freed slots allow
+          for (auto& ex : *execs) {
+            for (int step = 0; step < static_cast<int>(ex->steps.size()); ++step) {
+              CollectInFlight(*ex, step, &cancels);
+              Release(ex, step);
+            }
+            if (!ex->finished) {
+              ex->finished = true;
+              if (active_ > 0) --active_;
+            }
+            if (executions_.erase(ex->rec.id) > 0) {
+              ++stats_.executions_abandoned;
+              abandoned_.push_back(ex->rec.id);
+            }
           }
-          executions_.erase(ex->rec.id);
+        }
+        for (const auto& [runner, assignment] : cancels) {
+          const bool was_prepared =
+              prepared && std::find(prepared->begin(), prepared->end(),
+                                    std::make_pair(runner, assignment)) != prepared->end();
+          if (!was_prepared) runner->Cancel(assignment);  // cancelled above already
         }
         for (auto* o : observers_) o->OnStoreError(st);
         return;
@@ -166,6 +189,19 @@ void Engine::Impl::EndTurn() {
     committer_->Submit(std::move(observed), std::move(on_commit));
   } else {
     committer_->SubmitOwned(std::move(batch), std::move(on_commit));
+  }
+}
+
+void Engine::Impl::CollectInFlight(const ExecState& ex, int step,
+                                   std::vector<std::pair<Runner*, std::string>>* out) const {
+  const StepState& st = ex.steps[step];
+  if (!st.in_flight) return;
+  auto it = runners_.find(st.def->type);
+  if (it == runners_.end() || it->second == nullptr) return;
+  if (st.fan) {
+    for (const auto& [assignment, item] : st.fan->live) out->emplace_back(it->second, assignment);
+  } else {
+    out->emplace_back(it->second, st.rec.assignment_id);
   }
 }
 
@@ -433,6 +469,9 @@ std::optional<ExecutionProgress> Engine::Progress(const std::string& id) const {
   auto ex = impl_->Find(id);
   if (!ex) return std::nullopt;
   return impl_->ProgressOf(*ex);
+}
+std::vector<std::string> Engine::TakeAbandoned() {
+  return std::exchange(impl_->abandoned_, {});
 }
 EngineStats Engine::Stats() const {
   EngineStats s = impl_->stats_;

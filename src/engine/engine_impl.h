@@ -86,6 +86,9 @@ class Engine::Impl {
   void DrainPropagation();
   void Release(const ExecPtr& ex, int step);   // frees limits held by an in-flight step
   void StopStep(const ExecPtr& ex, int step);  // cancels a running attempt's work
+  // The runner assignments a step has in flight (all live instances of a fan-out).
+  void CollectInFlight(const engine::ExecState& ex, int step,
+                       std::vector<std::pair<Runner*, std::string>>* out) const;
   void MaybeFinish(const ExecPtr& ex);
   void FinishExecution(const ExecPtr& ex, ExecutionStatus status, Json error);
   void OnExecutionDeadline(const std::string& exec_id);
@@ -139,6 +142,7 @@ class Engine::Impl {
   std::unordered_map<std::string, ExecPtr> executions_;
   size_t active_ = 0;
   EngineStats stats_;
+  std::vector<std::string> abandoned_;  // see Engine::TakeAbandoned
   uint64_t ready_seq_ = 0;
   int64_t last_position_ = 0;  // the last EventRecord::position handed out
   bool dispatching_ = false;

@@ -69,6 +69,11 @@ std::string JoinNames(const std::vector<std::string>& names) {
   return out;
 }
 
+std::string Abbreviated(std::string_view s) {
+  if (s.size() <= 48) return std::string(s);
+  return std::string(s.substr(0, 40)) + "... (" + std::to_string(s.size()) + " bytes)";
+}
+
 bool HasTemplate(const Json& value) {
   if (value.is_string()) return value.get_ref<const std::string&>().find("{{") != std::string::npos;
   if (value.is_array() || value.is_object()) {

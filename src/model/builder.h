@@ -52,6 +52,12 @@ std::string Shown(const Json& value);
 std::string JoinNames(const std::vector<std::string>& names);
 bool HasTemplate(const Json& value);
 
+// Names and ids (workflow names, step ids, input names) are at most this long: a DNS
+// name's limit, and short enough for every key, label and log line they end up in.
+inline constexpr size_t kMaxNameBytes = 253;
+// `s` itself, or its first 40 bytes and its length when longer (for messages).
+std::string Abbreviated(std::string_view s);
+
 // Typed reads; each reports "expected T, got U" at `where` and returns nullopt/false.
 std::optional<std::string> GetString(const Json& v, Diags& d, const Where& where);
 std::optional<int64_t> GetInt(const Json& v, Diags& d, const Where& where);

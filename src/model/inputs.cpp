@@ -1,6 +1,8 @@
 // Execution inputs: declared defaults, provided JSON, then `key=value` pairs.
 #include "model/builder.h"
 
+#include "common/json_parse.h"
+
 #include <charconv>
 
 namespace baton {
@@ -57,8 +59,10 @@ std::optional<Json> Convert(const std::string& text, const std::string& type) {
     if (text == "false") return Json(false);
     return std::nullopt;
   }
-  Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded() || !MatchesInputType(parsed, type)) return std::nullopt;
+  Json parsed;
+  if (!ParseJsonText(text, &parsed, nullptr) || !MatchesInputType(parsed, type)) {
+    return std::nullopt;
+  }
   return parsed;
 }
 
@@ -97,8 +101,8 @@ Result<Json> ResolveInputs(const WorkflowDef& wf, const Json& provided,
     const InputDecl* decl = FindDecl(wf, name);
     if (!decl) {
       // Undeclared: JSON when it parses, else the text itself.
-      Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-      out[name] = parsed.is_discarded() ? Json(text) : std::move(parsed);
+      Json parsed;
+      out[name] = ParseJsonText(text, &parsed, nullptr) ? std::move(parsed) : Json(text);
       continue;
     }
     std::optional<Json> value = model::Convert(text, decl->type);

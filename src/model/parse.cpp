@@ -18,7 +18,7 @@ namespace model {
 namespace {
 
 bool IsWorkflowName(std::string_view s) {
-  if (s.empty()) return false;
+  if (s.empty() || s.size() > kMaxNameBytes) return false;
   auto lower_or_digit = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
   if (!lower_or_digit(s[0])) return false;
   for (char c : s) {
@@ -29,7 +29,7 @@ bool IsWorkflowName(std::string_view s) {
 
 // Input names are path identifiers, so `{{ inputs.NAME }}` can reach them.
 bool IsIdentifier(std::string_view s) {
-  if (s.empty()) return false;
+  if (s.empty() || s.size() > kMaxNameBytes) return false;
   auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
   if (!alpha(s[0])) return false;
   for (char c : s) {
@@ -43,8 +43,9 @@ void ParseInputs(const Json& inputs, Diags& d, const Where& where, WorkflowDef* 
   for (const auto& [name, decl_json] : inputs.items()) {
     Where w = where.Key(name);
     if (!IsIdentifier(name)) {
-      d.Add(w, "invalid input name '" + name +
-                   "' (expected letters, digits, '_' or '-', starting with a letter or '_')");
+      d.Add(w, "invalid input name '" + Abbreviated(name) +
+                   "' (expected letters, digits, '_' or '-', starting with a letter or '_', at "
+                   "most 253 bytes)");
     }
     InputDecl decl;
     decl.name = name;
@@ -184,8 +185,8 @@ ParseOutcome BuildWorkflow(Json doc, const LineMap& lines, const std::string& fi
     MissingField("name", d, root);
   } else if (auto name = GetString(doc["name"], d, root.Key("name"))) {
     if (!IsWorkflowName(*name)) {
-      d.Add(root.Key("name"),
-            "invalid workflow name '" + *name + "' (expected [a-z0-9][a-z0-9_.-]*)");
+      d.Add(root.Key("name"), "invalid workflow name '" + Abbreviated(*name) +
+                                  "' (expected [a-z0-9][a-z0-9_.-]*, at most 253 bytes)");
     }
     wf.name = *name;
   }

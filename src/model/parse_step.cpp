@@ -1,6 +1,7 @@
 // One step: common fields, defaults inheritance, and the fields of its type.
 #include "model/builder.h"
 #include "model/http_status.h"
+#include "model/shell_template.h"
 
 #include <algorithm>
 #include <cctype>
@@ -16,8 +17,8 @@ const std::vector<std::string> kCommonFields = {
 
 const std::vector<std::string>& TypeFields(StepType type) {
   static const std::vector<std::string> kNoop;
-  static const std::vector<std::string> kShell = {"run",        "env",    "cwd",     "stdin",
-                                                  "max_output", "memory", "cpu_time"};
+  static const std::vector<std::string> kShell = {"run",   "args",       "env",    "cwd",
+                                                  "stdin", "max_output", "memory", "cpu_time"};
   static const std::vector<std::string> kHttp = {"request", "accept"};
   static const std::vector<std::string> kWait = {"duration", "until"};
   static const std::vector<std::string> kCommand = {"command", "resource", "target", "data"};
@@ -39,11 +40,24 @@ const std::vector<std::string>& TypeFields(StepType type) {
   return kNoop;
 }
 
+// A string `run`'s templates become positional parameters (see shell_template.h).
+void MoveShellTemplatesToArgs(Json* spec) {
+  auto run = spec->find("run");
+  if (run == spec->end() || !run->is_string() || !HasTemplate(*run)) return;
+  Json& args = (*spec)["args"];
+  if (args.is_null()) args = Json::array();
+  if (!args.is_array()) return;  // reported by CheckShell
+  ShellTemplateSplit split =
+      SplitShellTemplates(run->get_ref<const std::string&>(), args.size() + 1);
+  *run = std::move(split.script);
+  for (std::string& t : split.args) args.push_back(std::move(t));
+}
+
 constexpr StepType kAllTypes[] = {StepType::kNoop, StepType::kShell,   StepType::kHttp,
                                   StepType::kWait, StepType::kCommand, StepType::kWorkflow};
 
 bool IsStepId(std::string_view s) {
-  if (s.empty()) return false;
+  if (s.empty() || s.size() > kMaxNameBytes) return false;
   for (char c : s) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') return false;
   }
@@ -110,6 +124,23 @@ void CheckShell(const Json& s, Diags& d, const Where& w) {
       d.Add(rw, std::string("expected string or array, got ") + TypeName(run));
     }
   }
+  if (s.contains("args")) {
+    const Json& args = s["args"];
+    Where aw = w.Key("args");
+    if (!args.is_array()) {
+      d.Add(aw, std::string("expected an array, got ") + TypeName(args));
+    } else {
+      if (!s.contains("run") || !s["run"].is_string()) {
+        d.Add(aw, "'args' are the positional parameters of a string 'run' ($1, $2, ...)");
+      }
+      for (size_t i = 0; i < args.size(); ++i) {
+        if (!IsScalar(args[i])) {
+          d.Add(aw.Index(i),
+                std::string("expected string, number or boolean, got ") + TypeName(args[i]));
+        }
+      }
+    }
+  }
   if (s.contains("env")) CheckScalarMap(s["env"], d, w.Key("env"), true);
   if (s.contains("cwd")) GetString(s["cwd"], d, w.Key("cwd"));
   if (s.contains("stdin")) GetString(s["stdin"], d, w.Key("stdin"));
@@ -125,8 +156,9 @@ void CheckHttp(const Json& s, Diags& d, const Where& w) {
     const Json& req = s["request"];
     Where qw = w.Key("request");
     if (ExpectObject(req, d, qw)) {
-      CheckFields(req, {"method", "url", "headers", "body", "timeout", "max_redirects", "max_output"},
-                  d, qw);
+      CheckFields(req,
+                  {"method", "url", "headers", "body", "timeout", "max_redirects", "max_output"}, d,
+                  qw);
       if (!req.contains("url")) {
         MissingField("url", d, qw);
       } else if (auto url = GetString(req["url"], d, qw.Key("url"))) {
@@ -297,7 +329,8 @@ StepDef ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSit
       w.field.clear();
     }
     if (!IsStepId(*id)) {
-      d.Add(w.Key("id"), "invalid step id '" + *id + "' (expected letters, digits, '_' or '-')");
+      d.Add(w.Key("id"), "invalid step id '" + Abbreviated(*id) +
+                             "' (expected letters, digits, '_' or '-', at most 253 bytes)");
     }
   }
   std::optional<StepType> type;
@@ -379,6 +412,7 @@ StepDef ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSit
       if (s.contains(key)) step.spec[key] = s[key];
     }
     CheckTypeFields(*type, s, d, w);
+    if (*type == StepType::kShell) MoveShellTemplatesToArgs(&step.spec);
   }
   if (s.contains("with")) step.spec["with"] = s["with"];
   return step;

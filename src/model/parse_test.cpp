@@ -164,7 +164,8 @@ TEST(Parse, RequiredTopLevelFields) {
 
 TEST(Parse, WorkflowName) {
   EXPECT_DIAG(Parse("name: Deploy Model\nsteps: [{id: a, type: noop}]\n"), 1, "", "name",
-              "invalid workflow name 'Deploy Model' (expected [a-z0-9][a-z0-9_.-]*)");
+              "invalid workflow name 'Deploy Model' (expected [a-z0-9][a-z0-9_.-]*, at most "
+              "253 bytes)");
   MustParse("name: a0_b.c-d\nsteps: [{id: a, type: noop}]\n");
   EXPECT_FALSE(Parse("name: -x\nsteps: [{id: a, type: noop}]\n").ok());
 }
@@ -262,7 +263,7 @@ TEST(Parse, StepIdAndType) {
       "  - 42\n");
   EXPECT_DIAG(out, 3, "", "steps[0].id", "missing required field 'id'");
   EXPECT_DIAG(out, 4, "bad id", "id",
-              "invalid step id 'bad id' (expected letters, digits, '_' or '-')");
+              "invalid step id 'bad id' (expected letters, digits, '_' or '-', at most 253 bytes)");
   EXPECT_DIAG(out, 7, "c", "type",
               "unknown step type 'lambda' (valid: noop, shell, http, wait, command, workflow)");
   EXPECT_DIAG(out, 8, "d", "type", "missing required field 'type'");
@@ -402,7 +403,7 @@ TEST(Parse, InputDeclarations) {
               "unknown input type 'text' (valid: string, integer, number, boolean, object, array)");
   EXPECT_DIAG(out, 7, "", "inputs.bad name",
               "invalid input name 'bad name' (expected letters, digits, '_' or '-', starting "
-              "with a letter or '_')");
+              "with a letter or '_', at most 253 bytes)");
   EXPECT_DIAG(out, 8, "", "inputs.r.required", "expected boolean, got string");
 
   WorkflowDef wf = MustParse(

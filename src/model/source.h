@@ -25,6 +25,7 @@ class LineMap {
   // The line of `pointer`, else of its nearest ancestor that has one; 0 when none does.
   int Find(std::string_view pointer) const;
   bool empty() const { return lines_.empty(); }
+  size_t size() const { return lines_.size(); }
 
  private:
   std::unordered_map<std::string, int> lines_;

@@ -1,6 +1,8 @@
 // YAML/JSON text to baton::Json with a line for every node.
 #include "model/source.h"
 
+#include "common/json_parse.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -13,10 +15,11 @@
 namespace baton::model {
 namespace {
 
-// Bounds what aliases can expand to ("billion laughs") and stops recursive aliases,
-// which yaml-cpp turns into cyclic node graphs.
-constexpr int kMaxDepth = 200;
-constexpr size_t kMaxNodes = 2'000'000;
+// Aliases share nodes in yaml-cpp, so a short document can stand for billions of nodes
+// ("billion laughs") or a cycle. The conversion may visit at most this many nodes plus
+// one per byte of text: every node written out costs at least a byte, so only
+// expansion can go past it, and it is refused after milliseconds, not gigabytes.
+constexpr size_t kNodeAllowance = 10'000;
 
 int LineAt(std::string_view text, size_t offset) {
   offset = std::min(offset, text.size());
@@ -29,13 +32,20 @@ std::string DottedChild(const std::string& parent, const std::string& key) {
 
 class YamlConverter {
  public:
-  YamlConverter(const std::string& file, SourceDoc* doc) : file_(file), doc_(doc) {}
+  YamlConverter(const std::string& file, SourceDoc* doc, size_t max_nodes, size_t max_depth)
+      : file_(file), doc_(doc), max_nodes_(max_nodes), max_depth_(max_depth) {}
 
   // False when the document is too big or too deep (one diagnostic added).
   bool Convert(const YAML::Node& node, const std::string& pointer, const std::string& dotted,
                int line, int depth, Json* out) {
-    if (depth > kMaxDepth || ++nodes_ > kMaxNodes) {
-      Fail(line, "document too deeply nested or too large (recursive alias?)");
+    if (static_cast<size_t>(depth) > max_depth_) {
+      Fail(line,
+           "nesting deeper than " + std::to_string(max_depth_) + " levels (a recursive alias?)");
+      return false;
+    }
+    if (++nodes_ > max_nodes_) {
+      Fail(line, "aliases expand to more than " + std::to_string(max_nodes_) +
+                     " nodes (a \"billion laughs\" document?)");
       return false;
     }
     switch (node.Type()) {
@@ -123,10 +133,20 @@ class YamlConverter {
 
   const std::string& file_;
   SourceDoc* doc_;
+  size_t max_nodes_;
+  size_t max_depth_;
   size_t nodes_ = 0;
 };
 
 void ParseYaml(std::string_view text, const std::string& file, SourceDoc* doc) {
+  // yaml-cpp parses by recursive descent: refuse deep nesting before it sees the text.
+  const size_t max_depth = DefaultMaxJsonDepth();
+  if (size_t depth = ScanYamlNestingDepth(text); depth > max_depth) {
+    doc->diagnostics.push_back(Diagnostic{
+        file, 0, "", "", "nesting deeper than " + std::to_string(max_depth) + " levels"});
+    doc->syntax_error = true;
+    return;
+  }
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(std::string(text));
@@ -152,7 +172,7 @@ void ParseYaml(std::string_view text, const std::string& file, SourceDoc* doc) {
     doc->value = nullptr;
     return;
   }
-  YamlConverter converter(file, doc);
+  YamlConverter converter(file, doc, kNodeAllowance + text.size(), max_depth);
   int root_line = docs[0].Mark().is_null() ? 1 : docs[0].Mark().line + 1;
   doc->lines.Set("", root_line);
   try {
@@ -163,35 +183,14 @@ void ParseYaml(std::string_view text, const std::string& file, SourceDoc* doc) {
   }
 }
 
-// nlohmann's messages start with "[json.exception.parse_error.101] parse error at line 3,
-// column 5: "; the line goes into the diagnostic, the rest is the message.
-std::string JsonErrorMessage(const std::string& what) {
-  std::string_view s = what;
-  if (s.starts_with("[json.exception.")) {
-    size_t end = s.find("] ");
-    if (end != std::string_view::npos) s.remove_prefix(end + 2);
-  }
-  if (s.starts_with("parse error at line ")) {
-    size_t end = s.find(": ");
-    if (end != std::string_view::npos) s.remove_prefix(end + 2);
-  }
-  return std::string(s);
-}
-
 void ParseJson(std::string_view text, const std::string& file, SourceDoc* doc) {
   // nlohmann is the judge of valid JSON and its messages; yaml-cpp (which reads JSON as
   // YAML flow style) supplies lines and duplicate keys when it agrees on the value.
   Json strict;
-  try {
-    strict = Json::parse(text.begin(), text.end());
-  } catch (const Json::parse_error& e) {
-    doc->diagnostics.push_back(Diagnostic{file, LineAt(text, e.byte == 0 ? 0 : e.byte - 1), "", "",
-                                          "invalid JSON: " + JsonErrorMessage(e.what())});
-    doc->syntax_error = true;
-    return;
-  } catch (const std::exception& e) {
-    doc->diagnostics.push_back(
-        Diagnostic{file, 0, "", "", "invalid JSON: " + JsonErrorMessage(e.what())});
+  JsonParseError error;
+  if (!ParseJsonText(text, &strict, &error)) {
+    doc->diagnostics.push_back(Diagnostic{file, LineAt(text, error.byte == 0 ? 0 : error.byte - 1),
+                                          "", error.field, "invalid JSON: " + error.message});
     doc->syntax_error = true;
     return;
   }

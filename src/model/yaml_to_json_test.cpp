@@ -88,6 +88,43 @@ TEST(Source, RecursiveAliasIsAnErrorNotACrash) {
   ASSERT_FALSE(doc.diagnostics.empty());
 }
 
+// Regression: 100,000 levels of nesting (in a workflow's `with`) overflowed yaml-cpp's
+// recursive parser and killed the server.
+TEST(Source, DeepNestingIsRefusedBeforeTheRecursiveParser) {
+  std::string flow =
+      "name: w\nsteps:\n  - id: a\n    type: noop\n    with: {x: " + std::string(100000, '[') +
+      std::string(100000, ']') + "}\n";
+  SourceDoc yaml = ParseSource(flow, "f.yaml");
+  ASSERT_TRUE(yaml.syntax_error);
+  EXPECT_NE(yaml.diagnostics[0].message.find("nesting deeper than 128"), std::string::npos)
+      << yaml.diagnostics[0].message;
+  std::string json = R"({"name": "w", "steps": [{"id": "a", "type": "noop", "with": {"x": )" +
+                     std::string(100000, '[') + std::string(100000, ']') + "}}]}";
+  SourceDoc j = ParseSource(json, "f.json");
+  ASSERT_TRUE(j.syntax_error);
+  EXPECT_NE(j.diagnostics[0].message.find("nesting deeper than 128"), std::string::npos)
+      << j.diagnostics[0].message;
+  EXPECT_EQ(j.diagnostics[0].field.rfind("steps[0].with.x[0][0]", 0), 0u) << j.diagnostics[0].field;
+}
+
+// Regression: this 459-byte document took 5.8 s and 350 MB before it was refused.
+TEST(Source, BillionLaughsIsRefusedAfterAFewThousandNodes) {
+  std::string doc =
+      "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n";
+  const char* names = "abcdefghi";
+  for (int level = 1; level < 9; ++level) {
+    std::string prev = std::string("*") + names[level - 1];
+    doc += std::string(1, names[level]) + ": &" + names[level] + " [" + prev;
+    for (int k = 1; k < 9; ++k) doc += "," + prev;
+    doc += "]\n";
+  }
+  SourceDoc parsed = ParseSource(doc, "lol.yaml");
+  ASSERT_TRUE(parsed.syntax_error);
+  EXPECT_NE(parsed.diagnostics.back().message.find("billion laughs"), std::string::npos)
+      << parsed.diagnostics.back().message;
+  EXPECT_LT(parsed.lines.size(), 20000u);
+}
+
 TEST(Source, MultipleDocuments) {
   SourceDoc doc = ParseSource("a: 1\n---\nb: 2\n", "f.yaml");
   ASSERT_TRUE(doc.syntax_error);

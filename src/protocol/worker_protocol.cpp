@@ -67,6 +67,7 @@ Json ToJson(const Register& m) {
   j["capacity"] = m.capacity;
   j["commands"] = m.commands;
   j["tags"] = m.tags;
+  if (!m.session_id.empty()) j["sessionId"] = m.session_id;
   return j;
 }
 

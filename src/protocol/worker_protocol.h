@@ -78,6 +78,10 @@ struct Register {
   int capacity = 1;
   std::vector<std::string> commands;
   std::vector<std::string> tags;
+  // One per worker process (its incarnation), the same across its reconnects. A new one
+  // under a known workerId means the previous process is gone: what it held is placed
+  // again at once. Empty: unknown (older workers), treated as the same process.
+  std::string session_id;
   bool operator==(const Register&) const = default;
 };
 

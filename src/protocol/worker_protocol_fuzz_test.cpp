@@ -241,11 +241,14 @@ TEST(WorkerProtocolFuzz, RandomAndCorruptedTextNeverCrashes) {
 TEST(WorkerProtocolFuzz, DeepNestingIsRefusedWithoutRecursion) {
   // Far deeper than a recursive copy or comparison could survive.
   std::string deep = std::string(100000, '[') + std::string(100000, ']');
-  EXPECT_EQ(ParseWorkerMessageText(deep).status().message(),
-            "message: expected a JSON object, got an array");
+  // Refused while parsing: the text never becomes a tree.
+  EXPECT_NE(ParseWorkerMessageText(deep).status().message().find("nesting deeper than"),
+            std::string::npos);
   std::string head = R"({"type": "command.progress", "assignmentId": "a", "progress": 1, "data": )";
   Result<WorkerMessage> r = ParseWorkerMessageText(head + deep + "}");
-  EXPECT_EQ(r.status().message(), "command.progress: field 'data': nested deeper than 128 levels");
+  EXPECT_NE(r.status().message().find("field 'data[0][0]"), std::string::npos)
+      << r.status().message();
+  EXPECT_NE(r.status().message().find("nesting deeper than"), std::string::npos);
   Json nested = Json::parse(R"({"type": "command.progress", "assignmentId": "a"})");
   nested["progress"] = Json::parse(deep);
   EXPECT_EQ(ParseWorkerMessage(nested).status().message(),

@@ -2,6 +2,7 @@
 #include <exception>
 #include <utility>
 
+#include "common/json_parse.h"
 #include "protocol/field_reader.h"
 #include "protocol/worker_protocol.h"
 
@@ -16,6 +17,8 @@ Register ReadRegister(FieldReader& r) {
   m.node_id = r.OptionalNonEmptyString("nodeId").value_or(m.worker_id);
   m.host = r.OptionalString("host", "");
   m.tags = r.StringList("tags", /*required=*/false);
+  m.session_id = r.OptionalString("sessionId", "");
+  if (m.session_id.size() > 128) r.Fail("sessionId", "longer than 128 characters");
   return m;
 }
 
@@ -170,17 +173,14 @@ Result<Variant> Parse(const Json& json, const std::vector<Entry<Variant>>& entri
 }
 
 Result<Json> ParseText(std::string_view text) {
-  try {
-    return Json::parse(text.begin(), text.end());
-  } catch (const std::exception& e) {
-    std::string what = e.what();
-    // "[json.exception.parse_error.101] parse error at ...": keep what follows the tag.
-    if (size_t tag = what.find("] ");
-        what.rfind("[json.exception.", 0) == 0 && tag != std::string::npos) {
-      what.erase(0, tag + 2);
-    }
-    return Invalid("not valid JSON: " + what);
+  Json out;
+  JsonParseError error;
+  // The message's own levels on top of its free-form fields' limit, which FieldReader
+  // checks per field with a precise message.
+  if (!ParseJsonText(text, &out, &error, {kMaxJsonDepth + 8})) {
+    return Invalid("not valid JSON: " + error.Describe());
   }
+  return out;
 }
 
 }  // namespace

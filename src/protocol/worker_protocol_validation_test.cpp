@@ -297,8 +297,8 @@ TEST(WorkerProtocolValidation, TextThatIsNotJson) {
     EXPECT_FALSE(ParseServerMessageText(text).ok());
   }
   EXPECT_EQ(ParseWorkerMessageText("{").status().message(),
-            "message: not valid JSON: parse error at line 1, column 2: syntax error while "
-            "parsing object key - unexpected end of input; expected string literal");
+            "message: not valid JSON: syntax error while parsing object key - unexpected end "
+            "of input; expected string literal (at byte 2)");
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "runners/http_response.h"
 
+#include "common/json_parse.h"
+
 #include <cctype>
 #include <optional>
 #include <string_view>
@@ -20,8 +22,8 @@ bool IsJsonType(std::string_view content_type) {
 Json BodyValue(const std::string& body, const std::optional<std::string>& content_type) {
   if (body.empty()) return "";
   if (!content_type || IsJsonType(*content_type)) {
-    Json parsed = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-    if (!parsed.is_discarded()) return parsed;
+    Json parsed;  // JSON too deep to walk safely stays text
+    if (ParseJsonText(body, &parsed, nullptr)) return parsed;
   }
   return SanitizeUtf8(body);
 }

@@ -118,6 +118,9 @@ struct ProcessReactor::Impl {
 
   void Run();
   void DrainInbox();
+  void KillAllNow();
+  // SIGKILL to the group now (or, when its leader has exited, the final Finish).
+  void KillGroup(Proc& p);
   void StartJob(ProcessJob job);
   void CancelProc(Proc& p);
   void OnEvent(uint64_t token);
@@ -297,6 +300,32 @@ void ProcessReactor::Impl::OnEvent(uint64_t token) {
   }
 }
 
+void ProcessReactor::Impl::KillAllNow() {
+  std::vector<uint64_t> seqs;
+  for (const auto& [seq, p] : procs) seqs.push_back(seq);
+  for (uint64_t seq : seqs) {
+    auto it = procs.find(seq);
+    if (it == procs.end()) continue;  // Finish() of an earlier one cannot erase others
+    Proc& p = *it->second;
+    CancelProc(p);
+    if (p.killed) continue;
+    if (p.kill_timer) {
+      kill_timers.erase(*p.kill_timer);
+      p.kill_timer.reset();
+    }
+    KillGroup(p);
+  }
+}
+
+void ProcessReactor::Impl::KillGroup(Proc& p) {
+  p.killed = true;
+  if (p.leader_exited) {
+    Finish(p);  // sends the SIGKILL
+  } else {
+    kill(-p.pid, SIGKILL);
+  }
+}
+
 void ProcessReactor::Impl::OnExit(Proc& p) {
   if (!p.cancelled || p.killed || (!p.out.fd && !p.err.fd)) {
     Finish(p);
@@ -325,12 +354,7 @@ void ProcessReactor::Impl::FireTimers() {
     if (it == procs.end()) continue;
     Proc& p = *it->second;
     p.kill_timer.reset();
-    p.killed = true;
-    if (p.leader_exited) {
-      Finish(p);  // sends the SIGKILL
-    } else {
-      kill(-p.pid, SIGKILL);
-    }
+    KillGroup(p);
   }
 }
 
@@ -458,6 +482,11 @@ void ProcessReactor::Cancel(const std::string& id) {
 
 bool ProcessReactor::Post(std::function<void()> task) {
   return impl_->Push(Command{Command::kTask, {}, {}, std::move(task)});
+}
+
+void ProcessReactor::KillAll() {
+  Impl* impl = impl_.get();
+  Post([impl] { impl->KillAllNow(); });
 }
 
 size_t ProcessReactor::ArmedTimeouts() {

@@ -86,6 +86,9 @@ class ProcessReactor {
   // How many job timeouts are armed, read on the I/O thread (a finished job leaves none
   // behind). 0 after Shutdown().
   size_t ArmedTimeouts();
+  // Cancels every job and sends its process group SIGKILL now instead of after the
+  // grace period. Returns at once; each job's on_done follows as for a cancel.
+  void KillAll();
   // Refuses new work, cancels all jobs, waits until every on_done has returned and
   // joins the thread. Idempotent; thread-safe; not from a callback.
   void Shutdown();

@@ -1,5 +1,7 @@
 #include "runners/shell_result.h"
 
+#include "common/json_parse.h"
+
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -79,8 +81,8 @@ std::string SanitizeUtf8(std::string_view text) {
 Json ParseStdout(std::string_view stdout_data) {
   std::string_view trimmed = TrimSpace(stdout_data);
   if (trimmed.empty()) return "";
-  Json parsed = Json::parse(trimmed.begin(), trimmed.end(), nullptr, /*allow_exceptions=*/false);
-  if (!parsed.is_discarded()) return parsed;
+  Json parsed;  // JSON too deep to walk safely stays text
+  if (ParseJsonText(trimmed, &parsed, nullptr)) return parsed;
   return SanitizeUtf8(trimmed);
 }
 

@@ -48,6 +48,7 @@ class ShellRunner final : public Runner {
   void Cancel(const std::string& assignment_id) override { reactor_.Cancel(assignment_id); }
 
   void Shutdown() override { reactor_.Shutdown(); }
+  void KillNow() override { reactor_.KillAll(); }
 
  private:
   static void Report(const std::function<void(RunResult)>& done, RunResult result) {

@@ -194,6 +194,16 @@ Result<ShellSpec> ParseShellSpec(const Json& spec, size_t default_max_output) {
     if (Trim(script).empty()) return Invalid("run", "empty command");
     if (script.find('\0') != std::string::npos) return Invalid("run", "contains a NUL byte");
     p.argv = {"/bin/sh", "-c", script};
+    // Positional parameters: `$0` is "baton", then $1, $2, ... (values, never script).
+    if (auto args = spec.find("args"); args != spec.end() && !args->is_null()) {
+      if (!args->is_array()) return Invalid("args", "expected an array");
+      p.argv.push_back("baton");
+      for (size_t i = 0; i < args->size(); ++i) {
+        Result<std::string> arg = ArgTextChecked((*args)[i], "args[" + std::to_string(i) + "]");
+        if (!arg.ok()) return arg.status();
+        p.argv.push_back(std::move(*arg));
+      }
+    }
   } else if (run->is_array()) {
     if (run->empty()) return Invalid("run", "empty argv");
     for (size_t i = 0; i < run->size(); ++i) {

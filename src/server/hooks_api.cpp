@@ -1,7 +1,9 @@
 // /api/v1/hooks: webhooks. Managing them takes a token (write scope); calling one,
 // `POST /api/v1/hooks/{name}`, takes the hook's own signature instead:
 //
-//   X-Baton-Signature: sha256=<hex HMAC-SHA256 of the raw body, keyed by the secret>
+//   X-Baton-Timestamp: <Unix seconds>, within 300 s of the server's clock (no replays)
+//   X-Baton-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<raw body>", keyed by
+//                      the secret>
 //   X-Baton-Delivery:  <optional id>  a repeated id returns the first execution
 //
 // The body (a JSON object, or empty for {}) is the execution's input, checked against
@@ -10,11 +12,17 @@
 #include "server/submitter.h"
 #include "server/views.h"
 
+#include <chrono>
+
 namespace baton::server {
 namespace {
 
 constexpr const char* kSignatureHeader = "x-baton-signature";
 constexpr const char* kDeliveryHeader = "x-baton-delivery";
+constexpr const char* kTimestampHeader = "x-baton-timestamp";
+// How far a signed timestamp may be from the server's clock: a captured request can be
+// replayed only within this window (and X-Baton-Delivery deduplicates inside it).
+constexpr int64_t kReplayToleranceS = 300;
 
 Json HookJson(const HookRecord& h) {
   return {{"name", h.name},
@@ -35,7 +43,8 @@ void Create(ApiContext& ctx, const Call& call, const Responder& respond) {
   h.ns = call.principal.ns;
   const Json& name = body->value("name", Json());
   if (!name.is_string() || !IsSimpleName(name.get<std::string>(), 100)) {
-    return respond(FieldError("name", "1-100 letters, digits, '-', '_' or '.' (it is the URL)"));
+    return respond(FieldError(
+        "name", "1-100 letters, digits, '-', '_' or '.', not only dots (it is the URL)"));
   }
   h.name = name.get<std::string>();
   const Json& workflow = body->value("workflow", Json());
@@ -100,11 +109,35 @@ void Deliver(ApiContext& ctx, const Call& call, const Responder& respond) {
         "missing X-Baton-Signature header: sha256=<hex HMAC-SHA256 of the body with the "
         "hook's secret>"));
   }
-  const std::string expected = "sha256=" + HmacSha256Hex(hook->secret, req.body);
+  // Signed: "<X-Baton-Timestamp>.<body>", as Stripe does, so the time cannot be changed
+  // without the secret and an old request cannot be replayed later.
+  const std::string& stamp = req.Header(kTimestampHeader);
+  int64_t sent_s = 0;
+  if (stamp.empty() || stamp.size() > 12 ||
+      stamp.find_first_not_of("0123456789") != std::string::npos) {
+    return respond(ErrorResponse(
+        401, "UNAUTHORIZED",
+        "missing or malformed X-Baton-Timestamp header: the Unix time in seconds, signed "
+        "with the body as \"<timestamp>.<body>\""));
+  }
+  sent_s = std::stoll(stamp);
+  const std::string expected = "sha256=" + HmacSha256Hex(hook->secret, stamp + "." + req.body);
   if (!SafeEqual(signature, expected)) {
     return respond(ErrorResponse(401, "UNAUTHORIZED",
-                                 "X-Baton-Signature does not match the body signed with the "
-                                 "hook's secret"));
+                                 "X-Baton-Signature does not match \"<timestamp>.<body>\" "
+                                 "signed with the hook's secret"));
+  }
+  // The caller's clock is a real one: compare with the real time, not the engine's.
+  const int64_t now_s = std::chrono::duration_cast<std::chrono::seconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+  if (sent_s < now_s - kReplayToleranceS || sent_s > now_s + kReplayToleranceS) {
+    return respond(ErrorResponse(
+        401, "UNAUTHORIZED",
+        "X-Baton-Timestamp is " + std::to_string(now_s - sent_s) +
+            " s from the server's clock; a signed call is accepted within " +
+            std::to_string(kReplayToleranceS) + " s (a replay, or a clock out of sync?)",
+        {{"tolerance_s", kReplayToleranceS}, {"server_time", now_s}}));
   }
   if (req.body.size() > ctx.limits.max_payload_bytes) {
     return respond(ErrorResponse(

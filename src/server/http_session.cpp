@@ -41,9 +41,20 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     parser_.emplace();
     parser_->header_limit(static_cast<uint32_t>(limits().max_header_bytes));
     parser_->body_limit(limits().max_body_bytes);
-    // Idle until the first byte, then the request deadline; one timer covers both well
-    // enough: the idle limit is the longer one.
+    // Idle until the first byte of a request, then the request deadline covers the
+    // header: a client that trickles a header gets the request timeout, not the idle one.
+    if (buffer_.size() > 0) return ReadHeaderWithinDeadline();  // pipelined bytes
     stream_.expires_after(std::chrono::seconds(limits().idle_timeout_s));
+    stream_.async_read_some(buffer_.prepare(4096),
+                            [self = shared_from_this()](beast::error_code ec, size_t n) {
+                              if (ec) return self->OnReadError(ec);
+                              self->buffer_.commit(n);
+                              self->ReadHeaderWithinDeadline();
+                            });
+  }
+
+  void ReadHeaderWithinDeadline() {
+    stream_.expires_after(std::chrono::seconds(limits().request_timeout_s));
     http::async_read_header(
         stream_, buffer_, *parser_,
         [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
@@ -55,7 +66,6 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (auto len = parser_->content_length(); len && *len > limits().max_body_bytes) {
       return TooLarge();
     }
-    stream_.expires_after(std::chrono::seconds(limits().request_timeout_s));
     if (beast::iequals(req[http::field::expect], "100-continue")) {
       // curl and others wait for this before sending a body.
       auto cont = std::make_shared<http::response<http::empty_body>>(http::status::continue_,

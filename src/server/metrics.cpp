@@ -6,6 +6,7 @@ namespace baton::server {
 
 void ServerMetrics::OnEvent(const EventRecord& e, const ExecutionProgress&) {
   std::lock_guard lock(mu_);
+  store_failing_ = false;  // a batch committed: the store takes writes again
   const std::string& t = e.type;
   if (t == "execution.started") ++executions_started_;
   if (t.rfind("execution.", 0) == 0) {
@@ -50,9 +51,17 @@ void ServerMetrics::OnEvent(const EventRecord& e, const ExecutionProgress&) {
   duration_sum_s_ += seconds;
 }
 
-void ServerMetrics::OnStoreError(const Status&) {
+void ServerMetrics::OnStoreError(const Status& status) {
   std::lock_guard lock(mu_);
   ++store_errors_;
+  last_store_error_ = status.message();
+  store_failing_ = true;
+}
+
+std::optional<std::string> ServerMetrics::StoreFailing() const {
+  std::lock_guard lock(mu_);
+  if (!store_failing_) return std::nullopt;
+  return last_store_error_;
 }
 
 void ServerMetrics::SetEngineStats(const EngineStats& stats, const CommitQueue::Stats& commits,
@@ -127,6 +136,9 @@ std::string ServerMetrics::Render() const {
     << "baton_step_duration_seconds_count " << duration_count_ << '\n';
   help("baton_ready_queue_depth", "gauge", "Steps ready and waiting for capacity.");
   o << "baton_ready_queue_depth " << engine_.ready_queue_depth << '\n';
+  help("baton_executions_abandoned_total", "counter",
+       "Executions dropped from memory after the store refused a batch of theirs.");
+  o << "baton_executions_abandoned_total " << engine_.executions_abandoned << '\n';
   help("baton_store_commits_total", "counter", "Store transactions (group commits).");
   o << "baton_store_commits_total " << commits_.commits << '\n';
   help("baton_store_commit_batches_total", "counter",
@@ -139,6 +151,9 @@ std::string ServerMetrics::Render() const {
   o << "baton_store_commit_seconds_total " << commits_.total_commit_ms / 1000.0 << '\n';
   help("baton_store_errors_total", "counter", "Batches the store refused.");
   o << "baton_store_errors_total " << store_errors_ << '\n';
+  help("baton_http_handler_exceptions_total", "counter",
+       "Requests whose handler threw; each was answered 500 INTERNAL and logged with an id.");
+  o << "baton_http_handler_exceptions_total " << handler_exceptions_.load() << '\n';
   help("baton_deliveries_total", "counter",
        "Notifications and trigger starts that ended, and failed attempts retried.");
   o << "baton_deliveries_total{outcome=\"delivered\"} " << deliveries_.delivered << '\n'

@@ -11,8 +11,10 @@
 #include "server/workers/coordinator.h"
 
 #include <array>
+#include <atomic>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -36,6 +38,11 @@ class ServerMetrics final : public ExecutionObserver {
   // When the engine last reported (health: a stuck loop stops reporting).
   TimeMs last_engine_report() const;
   uint64_t store_errors() const;
+  // The last store error while the most recent batch was refused; nullopt once a batch
+  // commits again (health: "degraded").
+  std::optional<std::string> StoreFailing() const;
+  // Exceptions the router's boundary caught (each answered 500 INTERNAL).
+  std::atomic<uint64_t>* handler_exceptions() { return &handler_exceptions_; }
 
  private:
   static constexpr std::array<double, 12> kBuckets = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5,
@@ -57,7 +64,10 @@ class ServerMetrics final : public ExecutionObserver {
   size_t waiting_assignments_ = 0;
   TimeMs engine_report_at_ = 0;
   uint64_t store_errors_ = 0;
+  std::string last_store_error_;
+  bool store_failing_ = false;
   std::map<int, uint64_t> requests_;  // 2, 3, 4, 5 (status / 100)
+  std::atomic<uint64_t> handler_exceptions_{0};
 };
 
 }  // namespace baton::server

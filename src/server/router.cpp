@@ -1,7 +1,9 @@
 #include "server/router.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <exception>
 
 namespace baton::server {
 namespace {
@@ -83,7 +85,7 @@ void Router::Handle(std::shared_ptr<const HttpRequest> request, Responder respon
     } else if (route.info.method != "GET") {  // webhooks: by peer address
       if (auto refused = Throttle("peer:" + request->remote)) return respond(std::move(*refused));
     }
-    route.handler(call, std::move(respond));
+    RunGuarded(route, call, std::move(respond));
     return;
   }
   if (!allowed.empty()) {
@@ -97,6 +99,32 @@ void Router::Handle(std::shared_ptr<const HttpRequest> request, Responder respon
     return;
   }
   respond(ErrorResponse(404, errc::kNotFound, "no route for " + request->path));
+}
+
+void Router::RunGuarded(const Route& route, const Call& call, Responder respond) const {
+  // The handler's Responder may already have been used when it throws: answer once.
+  auto answered = std::make_shared<std::atomic<bool>>(false);
+  Responder once = [answered, respond = std::move(respond)](HttpResponse r) {
+    if (!answered->exchange(true)) respond(std::move(r));
+  };
+  std::string failure;
+  try {
+    route.handler(call, once);
+    return;
+  } catch (const std::exception& e) {
+    failure = e.what();
+  } catch (...) {
+    failure = "an exception that is not a std::exception";
+  }
+  static std::atomic<uint64_t> next_error{1};
+  char id[32];
+  std::snprintf(id, sizeof id, "E%06llu", static_cast<unsigned long long>(next_error.fetch_add(1)));
+  std::fprintf(stderr, "baton: internal error %s in %s %s: %s\n", id, route.info.method.c_str(),
+               call.request->path.c_str(), failure.c_str());
+  if (unhandled_) unhandled_->fetch_add(1, std::memory_order_relaxed);
+  once(ErrorResponse(500, "INTERNAL",
+                     std::string("internal error ") + id + "; the server logged it and goes on",
+                     {{"error_id", id}}));
 }
 
 std::optional<HttpResponse> Router::Throttle(const std::string& key) const {

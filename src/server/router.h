@@ -16,6 +16,8 @@
 #include "server/http_types.h"
 #include "server/rate_limiter.h"
 
+#include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -46,7 +48,12 @@ class Router {
       : auth_(auth), limiter_(limiter) {}
   void Add(std::string method, std::string pattern, Scope scope, std::string summary,
            Handler handler);
+  // Every handler runs under a boundary: an exception it throws is logged with an error
+  // id on stderr and answered 500 INTERNAL (unless it answered already); the server
+  // goes on serving.
   void Handle(std::shared_ptr<const HttpRequest> request, Responder respond) const;
+  // Counts the exceptions the boundary caught (for metrics); optional.
+  void CountUnhandledIn(std::atomic<uint64_t>* counter) { unhandled_ = counter; }
   std::vector<RouteInfo> Routes() const;
 
  private:
@@ -55,12 +62,14 @@ class Router {
     std::vector<std::string> segments;
     Handler handler;
   };
+  void RunGuarded(const Route& route, const Call& call, Responder respond) const;
   static bool Match(const Route& route, const std::vector<std::string>& segments,
                     std::map<std::string, std::string>* params);
   // 429 for a caller past its rate, or nullopt.
   std::optional<HttpResponse> Throttle(const std::string& key) const;
   TokenAuthority* auth_;
   RateLimiter* limiter_;
+  std::atomic<uint64_t>* unhandled_ = nullptr;
   std::vector<Route> routes_;
 };
 

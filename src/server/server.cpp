@@ -9,6 +9,7 @@
 #include "server/websocket_session.h"
 #include "server/workers/coordinator.h"
 #include "server/workers/worker_session.h"
+#include "store/fault_injection.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
@@ -20,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <unordered_map>
 
 namespace baton::server {
 
@@ -245,7 +247,9 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   sqlite.synchronous_full = !options.sync_normal;
   auto store = OpenSqliteStore(options.db_path, sqlite);
   if (!store.ok()) return store.status();
-  impl->store = std::move(store.value());
+  auto faulty = WithFaultsFromEnv(std::move(store.value()));  // tests only
+  if (!faulty.ok()) return faulty.status();
+  impl->store = std::move(faulty.value());
 
   impl->auth = std::make_unique<TokenAuthority>(impl->store.get(), &impl->clock);
   auto admin = impl->auth->EnsureAdmin();
@@ -276,8 +280,21 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
                                                     options.coordinator);
   if (Status s = impl->coordinator->Load(impl->store.get()); !s.ok()) return s;
   EngineHost* engine_host = impl->engine.get();
+  // A worker that keeps sending for work it lost must not grow the event log without
+  // bound: a step's log shows its first few stale messages; the metric counts them all.
+  auto logged = std::make_shared<std::unordered_map<std::string, int>>();  // engine thread
   impl->coordinator->SetStaleHandler(
-      [engine_host](const std::string& execution, const std::string& step, Json details) {
+      [engine_host, logged](const std::string& execution, const std::string& step, Json details) {
+        constexpr int kStaleEventsPerStep = 3;
+        constexpr size_t kTrackedSteps = 4096;
+        if (logged->size() >= kTrackedSteps) logged->clear();
+        int& n = (*logged)[execution + "/" + step];
+        if (++n > kStaleEventsPerStep) return;
+        if (n == kStaleEventsPerStep) {
+          details["note"] =
+              "further stale messages for this step are counted in "
+              "baton_stale_messages_total, not logged";
+        }
         LogStaleResult(engine_host, execution, step, std::move(details));
       });
   impl->engine->SetRunner(StepType::kCommand, impl->coordinator->runner());
@@ -308,6 +325,7 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   impl->limiter = std::make_unique<RateLimiter>(
       &impl->clock, RateLimit{options.limits.rate_per_second, options.limits.rate_burst});
   impl->router = std::make_unique<Router>(impl->auth.get(), impl->limiter.get());
+  impl->router->CountUnhandledIn(impl->metrics.handler_exceptions());
   AddSystemRoutes(*impl->router, ctx);
   AddWorkflowRoutes(*impl->router, ctx);
   AddExecutionRoutes(*impl->router, ctx);
@@ -358,6 +376,16 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   ServerMetrics* metrics = &impl->metrics;
   Coordinator* coordinator = impl->coordinator.get();
   host->Every(Duration(500), [host, metrics, deliverer, coordinator](Engine& engine) {
+    // Executions a refused batch dropped come back from their stored state, so the
+    // engine heals without a restart once the store takes writes again (a running step
+    // was stopped: its attempt ends ENGINE_RESTART and the retry policy decides).
+    for (const std::string& id : engine.TakeAbandoned()) {
+      auto back = RecoverExecutions(host->store(), &engine, id);
+      if (!back.ok() && back.status().code() != errc::kConflict) {
+        std::fprintf(stderr, "baton: re-adopting execution %s: %s\n", id.c_str(),
+                     back.status().message().c_str());
+      }
+    }
     metrics->SetEngineStats(engine.Stats(), host->commit_stats(), host->clock().Now());
     metrics->SetDeliveryStats(deliverer->stats());
     std::map<std::string, int> workers;

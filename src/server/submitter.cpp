@@ -37,6 +37,29 @@ void Submitter::SubmitStored(const std::string& ns, const std::string& workflow,
   Submit(std::move(req), std::move(done));
 }
 
+namespace {
+
+// Stripe's rule: a key names one request. Reused with another workflow, version or
+// input it is a client bug, answered 409 IDEMPOTENCY_MISMATCH, not the first execution.
+// (The version is not compared: a retry after a new version was saved is the same
+// request.)
+Status KeyReused(const std::string& key, const std::string& id, const std::string& workflow,
+                 const Json& input, const SubmitRequest& request) {
+  std::string differs;
+  if (workflow != request.workflow->name) {
+    differs = "workflow '" + workflow + "'";
+  } else if (input != request.input) {
+    differs = "another input";
+  } else {
+    return Status::Ok();
+  }
+  return Status("IDEMPOTENCY_MISMATCH", "idempotency key '" + key + "' was used for execution " +
+                                            id + " with " + differs +
+                                            "; a key names one request (use a new key)");
+}
+
+}  // namespace
+
 void Submitter::Submit(SubmitRequest request, std::function<void(Result<SubmitOutcome>)> done) {
   host_->Post([this, request = std::move(request), done = std::move(done)](Engine& engine) {
     const auto key = std::make_pair(request.ns, request.idempotency_key);
@@ -44,7 +67,11 @@ void Submitter::Submit(SubmitRequest request, std::function<void(Result<SubmitOu
       // Checked here, on the one engine thread, so two racing submits cannot both start:
       // first the starts not yet durable, then the store.
       if (auto it = in_flight_.find(key); it != in_flight_.end()) {
-        std::string id = it->second;
+        const InFlight& f = it->second;
+        if (Status s = KeyReused(key.second, f.id, f.workflow, f.input, request); !s.ok()) {
+          return done(s);
+        }
+        std::string id = f.id;
         engine.WhenDurable([done, id](const Status& st) {
           if (!st.ok()) return done(st);
           done(SubmitOutcome{id, false});
@@ -57,7 +84,13 @@ void Submitter::Submit(SubmitRequest request, std::function<void(Result<SubmitOu
       f.limit = 1;
       auto existing = host_->store()->ListExecutions(f);
       if (!existing.ok()) return done(existing.status());
-      if (!existing->empty()) return done(SubmitOutcome{existing->front().id, false});
+      if (!existing->empty()) {
+        const ExecutionRecord& e = existing->front();
+        if (Status s = KeyReused(key.second, e.id, e.workflow, e.input, request); !s.ok()) {
+          return done(s);
+        }
+        return done(SubmitOutcome{e.id, false});
+      }
     }
     StartRequest start;
     start.workflow = request.workflow;
@@ -68,7 +101,9 @@ void Submitter::Submit(SubmitRequest request, std::function<void(Result<SubmitOu
     start.parent_id = request.parent_id;
     auto id = engine.Start(std::move(start));
     if (!id.ok()) return done(id.status());
-    if (!request.idempotency_key.empty()) in_flight_[key] = *id;
+    if (!request.idempotency_key.empty()) {
+      in_flight_[key] = InFlight{*id, request.workflow->name, request.input};
+    }
     engine.WhenDurable([this, done, key, id = *id](const Status& st) {
       if (!key.second.empty()) in_flight_.erase(key);
       if (!st.ok()) return done(st);

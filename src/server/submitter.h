@@ -53,7 +53,13 @@ class Submitter {
  private:
   EngineHost* host_;
   // Engine thread only: keys whose start is not yet durable, so not yet in the store.
-  std::map<std::pair<std::string, std::string>, std::string> in_flight_;
+  // A start with an idempotency key that is not durable yet: its id and what it started.
+  struct InFlight {
+    std::string id;
+    std::string workflow;
+    Json input;
+  };
+  std::map<std::pair<std::string, std::string>, InFlight> in_flight_;
 };
 
 }  // namespace baton::server

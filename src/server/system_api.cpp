@@ -1,5 +1,7 @@
 // /health, /metrics and /api/v1/openapi.json.
 #include "server/api.h"
+
+#include "common/json_parse.h"
 #include "server/metrics.h"
 
 #include <algorithm>
@@ -63,7 +65,15 @@ void AddSystemRoutes(Router& router, ApiContext& ctx) {
         if (ctx.metrics->store_errors() > 0) {
           out["store_errors"] = ctx.metrics->store_errors();
         }
-        if (code != 200) out["status"] = "unavailable";
+        if (code != 200) {
+          out["status"] = "unavailable";
+        } else if (auto failing = ctx.metrics->StoreFailing()) {
+          // Reads work, writes are refused (a full disk): new work gets 503 until a
+          // batch commits again, which heals it without a restart.
+          out["status"] = "degraded";
+          out["store"] = "refusing writes: " + *failing;
+          code = 503;
+        }
         respond(JsonResponse(code, out));
       });
   router.Add("GET", "/metrics", Scope::kRead, "Prometheus metrics (text format)",
@@ -81,13 +91,9 @@ void AddSystemRoutes(Router& router, ApiContext& ctx) {
 
 Result<Json> ParseJsonBody(const HttpRequest& request) {
   if (request.body.empty()) return Status(errc::kInvalidArgument, "the request body is empty");
-  Json j;
-  try {
-    j = Json::parse(request.body);
-  } catch (const Json::parse_error& e) {
-    return Status(errc::kInvalidArgument,
-                  "the request body is not valid JSON (at byte " + std::to_string(e.byte) + ")");
-  }
+  Result<Json> parsed = ParseJsonText(request.body, "the request body");
+  if (!parsed.ok()) return parsed.status();
+  Json j = std::move(parsed).value();
   if (!j.is_object()) return Status(errc::kInvalidArgument, "the request body must be an object");
   return j;
 }
@@ -118,6 +124,8 @@ Result<int> VersionField(const Json& body) {
 
 bool IsSimpleName(const std::string& s, size_t max_len) {
   if (s.empty() || s.size() > max_len) return false;
+  // "." and ".." are path segments, not names (they end up in URLs).
+  if (s.find_first_not_of('.') == std::string::npos) return false;
   for (char c : s) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') {
       return false;

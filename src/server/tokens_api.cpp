@@ -41,7 +41,8 @@ void Create(ApiContext& ctx, const Call& call, const Responder& respond) {
   if (body->contains("namespace")) {
     const Json& n = (*body)["namespace"];
     if (!n.is_string() || !IsSimpleName(n.get<std::string>(), 64)) {
-      return respond(FieldError("namespace", "1 to 64 letters, digits, '-', '_' or '.'"));
+      return respond(
+          FieldError("namespace", "1 to 64 letters, digits, '-', '_' or '.', not only dots"));
     }
     ns = n.get<std::string>();
   }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -63,6 +64,15 @@ struct Agent::State {
   std::map<std::string, Running> running;
   std::deque<WorkerMessage> outbox;  // acks, progress (the latest per assignment), results
   std::mt19937_64 rng{std::random_device{}()};
+  // This process's incarnation: the same across reconnects, new at every start.
+  const std::string session_id = NewSessionId();
+
+  static std::string NewSessionId() {
+    std::random_device rd;
+    char buf[33];
+    std::snprintf(buf, sizeof buf, "%08x%08x%08x%08x", rd(), rd(), rd(), rd());
+    return buf;
+  }
 
   std::mutex log_mu;  // one line at a time
 
@@ -166,6 +176,7 @@ Status Agent::Run(const Connector& connect) {
   State& s = *state_;
   if (Status valid = s.Validate(); !valid.ok()) return valid;
   Duration backoff = s.options.reconnect_initial;
+  int failures = 0;  // since the last successful registration
   for (;;) {
     {
       std::lock_guard lock(s.mu);
@@ -187,6 +198,7 @@ Status Agent::Run(const Connector& connect) {
       std::pair<End, std::string> end{End::kLost, ""};
       if (registered.ok()) {
         backoff = s.options.reconnect_initial;
+        failures = 0;
         end = s.Serve(**conn, *registered);
       } else {
         end.second = "registration failed: " + registered.status().message();
@@ -217,7 +229,10 @@ Status Agent::Run(const Connector& connect) {
       if (s.stop) break;
     }
     Duration delay = s.Jittered(backoff);
-    backoff = std::min(backoff * 2, s.options.reconnect_max);
+    // Brisk at first (a restarting server is back in seconds), then backing off.
+    if (++failures >= s.options.reconnect_brisk) {
+      backoff = std::min(backoff * 2, s.options.reconnect_max);
+    }
     s.Log("reconnecting in " + Ms(delay) + " (" + failure + ")");
     std::unique_lock lock(s.mu);
     s.cv.wait_for(lock, delay, [&] { return s.stop || s.DrainedOffline(); });
@@ -234,6 +249,7 @@ Result<protocol::Registered> Agent::State::Register(Connection& conn) {
   m.capacity = options.capacity;
   m.commands = runner.Commands();
   m.tags = options.tags;
+  m.session_id = session_id;
   if (Status sent = conn.Send(m); !sent.ok()) return sent;
   const auto deadline = SteadyClock::now() + options.registration_timeout;
   for (;;) {

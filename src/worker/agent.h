@@ -7,8 +7,10 @@
 //     heartbeatInterval the server gave: currentLoad = commands running here, status
 //     ONLINE, or DRAINING once Drain() was called.
 //   - A failed connect or registration, or a lost connection: reconnect after a backoff
-//     (reconnect_initial, doubling up to reconnect_max, each delay jittered to between
-//     half and all of it; reset by a successful registration) and register again.
+//     (the first reconnect_brisk attempts every reconnect_initial, so that a server
+//     restart costs seconds; then doubling up to reconnect_max; each delay jittered to
+//     between half and all of it; reset by a successful registration) and register
+//     again.
 //     Handlers keep running across reconnects. A refusal IsFatalConnectError (401, 403)
 //     ends Run() with that error instead.
 //   - `command`: rejected (`command.ack` rejected) while draining or at capacity; else
@@ -56,6 +58,7 @@ struct AgentOptions {
   HandlerRunnerOptions handlers;
   Duration reconnect_initial{500};
   Duration reconnect_max{30000};
+  int reconnect_brisk = 8;  // attempts at reconnect_initial before the delay doubles
   Duration registration_timeout{10000};
   // One line per event (connected, reconnecting, command started/finished, drain).
   std::function<void(const std::string&)> log;

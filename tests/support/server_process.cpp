@@ -63,6 +63,11 @@ void ServerProcess::Start() {
   pid_ = StartProcess(argv, log_file, extra_env_);
   url_.clear();
   WaitUntil([&] {
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {  // died before serving (a crash point)
+      pid_ = -1;
+      return true;
+    }
     std::string log = ReadFile(log_file);
     size_t at = log.find("baton: serving ");
     if (at == std::string::npos) return false;
@@ -103,6 +108,14 @@ int ServerProcess::Terminate() {
   }
   pid_ = -1;
   return code;
+}
+
+bool ServerProcess::Exited() {
+  if (pid_ <= 0) return true;
+  int status = 0;
+  if (waitpid(pid_, &status, WNOHANG) != pid_) return false;
+  pid_ = -1;
+  return true;
 }
 
 void ServerProcess::Restart() {

@@ -31,6 +31,10 @@ class ServerProcess {
   void Restart();   // a new process over the same directory and port
   // The same with other extra arguments (kept for later restarts).
   void Restart(std::vector<std::string> extra_args);
+  // The environment of the next start (NAME=value), e.g. a BATON_CRASH_AT point.
+  void SetEnv(std::vector<std::string> extra_env) { extra_env_ = std::move(extra_env); }
+  // True once the process has exited by itself (a crash point); it is reaped then.
+  bool Exited();
 
  private:
   void Start();

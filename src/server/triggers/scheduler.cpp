@@ -1,5 +1,6 @@
 #include "server/triggers/scheduler.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace baton::server {
@@ -93,7 +94,19 @@ void Scheduler::Arm(Entry& e) {
   if (e.record.next_fire_at == 0) return;  // never fires again (an impossible date)
   const std::string id = e.record.id;
   const TimeMs at = e.record.next_fire_at;
-  e.timer = loop_->ScheduleAt(at, [this, id, at] { Fire(id, at, true); });
+  // A schedule follows the wall clock, but loop timers wait on the monotonic one: wake
+  // at least once a minute and fire only when the wall clock has reached the fire time.
+  // A clock stepped forward fires the minute it jumped over once, at the next wake; a
+  // clock stepped back does not fire early (issue 11, defect 6).
+  constexpr TimeMs kRecheckMs = 60'000;
+  const TimeMs wake = std::min(at, loop_->Now() + kRecheckMs);
+  e.timer = loop_->ScheduleAt(wake, [this, id, at] {
+    auto it = entries_.find(id);
+    if (it == entries_.end()) return;
+    it->second.timer = 0;
+    if (loop_->Now() < at) return Arm(it->second);
+    Fire(id, at, true);
+  });
 }
 
 void Scheduler::Save(const ScheduleRecord& r) {

@@ -50,9 +50,26 @@ Result<protocol::Registered> Coordinator::Register(const std::string& ns,
       existing != nullptr && existing->ns != ns) {
     return Status(errc::kConflict, "worker id '" + m.worker_id + "' is taken in another namespace");
   }
+  if (WorkerEntry* previous = registry_.Find(m.worker_id);
+      previous != nullptr && !m.session_id.empty() && !previous->session.empty() &&
+      previous->session != m.session_id) {
+    // A new process under a known id (a restart: the id defaults to the host name). The
+    // old one is gone, and so is whatever it was running: place it again now, with its
+    // checkpoint, rather than wait for a heartbeat timeout or keep it booked on the new
+    // process. The new process may take it: what the old one lost does not count
+    // against it (issue 11, defect 5). A worker loaded from the store after a server
+    // restart has no session yet: its first registration is taken as the same process
+    // (sessions are not stored), so that running work re-attaches.
+    if (!previous->held.empty()) {
+      Reassign(m.worker_id, "worker " + m.worker_id + " restarted (a new process registered)");
+    }
+    for (auto& [dispatch_id, d] : dispatches_) d->refused_by.erase(m.worker_id);
+    revoked_.erase(m.worker_id);  // the new process never had those ids
+  }
   WorkerEntry w;
   w.id = m.worker_id;
   w.ns = ns;
+  w.session = m.session_id;
   w.node = m.node_id.empty() ? m.worker_id : m.node_id;
   w.host = m.host;
   w.capacity = m.capacity;

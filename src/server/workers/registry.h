@@ -44,6 +44,7 @@ struct WorkerEntry {
   TimeMs registered_at = 0;
   TimeMs last_seen = 0;        // last message of any kind
   int reported_load = 0;       // from its last heartbeat (informational)
+  std::string session;         // the registered process's incarnation ("" = unknown)
   std::set<std::string> held;  // dispatches placed on it and not finished
 
   bool Handles(const std::string& command) const;

@@ -9,6 +9,7 @@
 #include "common/crash_point.h"
 #include "store/sqlite/coalesce.h"
 #include "store/sqlite/migrations.h"
+#include "store/sqlite/owner_lock.h"
 #include "store/sqlite/rows.h"
 #include "store/sqlite/statement.h"
 
@@ -16,6 +17,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -39,7 +41,8 @@ using DbPtr = std::unique_ptr<sqlite3, DbCloser>;
 
 class SqliteStore final : public Store {
  public:
-  explicit SqliteStore(DbPtr db) : db_(std::move(db)) {}
+  SqliteStore(DbPtr db, std::optional<sqlite::OwnerLock> owner)
+      : owner_(std::move(owner)), db_(std::move(db)) {}
 
   Status Commit(std::span<const WriteBatch* const> batches) override {
     bool any = false;
@@ -504,6 +507,7 @@ class SqliteStore final : public Store {
   }
 
   std::mutex mu_;
+  std::optional<sqlite::OwnerLock> owner_;  // released after the database is closed
   DbPtr db_;  // declared before cache_: statements are finalized before the close
   std::unordered_map<std::string, std::unique_ptr<Stmt>> cache_;
   sqlite::LastWriteWins<WorkflowRecord> workflows_;
@@ -517,6 +521,12 @@ class SqliteStore final : public Store {
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path,
                                                const SqliteOptions& options) {
   const std::string what = "opening SQLite database " + path;
+  std::optional<sqlite::OwnerLock> owner;
+  if (options.exclusive && path != ":memory:" && !path.empty()) {
+    Result<sqlite::OwnerLock> lock = sqlite::OwnerLock::Acquire(path);
+    if (!lock.ok()) return lock.status();
+    owner.emplace(std::move(lock).value());
+  }
   sqlite3* raw = nullptr;
   int rc =
       sqlite3_open_v2(path.c_str(), &raw,
@@ -534,7 +544,7 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path,
                             : "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;";
   if (Status s = sqlite::Exec(db.get(), pragmas); !s.ok()) return Context(s, what);
   if (Status s = sqlite::Migrate(db.get()); !s.ok()) return Context(s, what);
-  return std::unique_ptr<Store>(std::make_unique<SqliteStore>(std::move(db)));
+  return std::unique_ptr<Store>(std::make_unique<SqliteStore>(std::move(db), std::move(owner)));
 }
 
 }  // namespace baton
