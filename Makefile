@@ -9,7 +9,7 @@ export CCACHE_NOHASHDIR := 1
 # Without these ccache refuses every compilation that uses a precompiled header.
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 
-.PHONY: setup build release demo test test-plain test-tsan bench format clean
+.PHONY: setup build release demo test test-plain test-tsan bench fuzz format clean
 
 setup:
 	@bash scripts/setup.sh
@@ -46,8 +46,14 @@ test-tsan: setup
 bench: setup
 	bash bench/run.sh
 
+# The libFuzzer targets (fuzz/), built with clang under ASan + UBSan, each run for
+# FUZZ_SECONDS over its corpus; a crash fails and leaves its input in build-fuzz/artifacts.
+FUZZ_SECONDS ?= 60
+fuzz: setup
+	bash scripts/fuzz.sh $(FUZZ_SECONDS)
+
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cpp')
 
 clean:
-	rm -rf build build-release build-asan build-tsan build-bench
+	rm -rf build build-release build-asan build-tsan build-bench build-fuzz

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (fuzz/) with clang, ASan and UBSan, and runs each for
+# $1 seconds (default 60). The corpus starts from the committed seeds and regression
+# inputs (fuzz/corpus/<target>/) plus the workflows in tests/ and examples/. A crash,
+# a leak or a timeout fails the run; its input is kept in build-fuzz/artifacts/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-60}"
+pkgs=(clang-14 libclang-rt-14-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+  -DBATON_FUZZ=ON -DBATON_SANITIZE=address -DBATON_WERROR=OFF >/dev/null
+ninja -C build-fuzz fuzz_targets >/dev/null
+
+mkdir -p build-fuzz/artifacts
+for target in fuzz_workflow fuzz_json fuzz_expr fuzz_worker_protocol; do
+  corpus="build-fuzz/corpus/$target"
+  mkdir -p "$corpus"
+  seeds="fuzz/corpus/$target"
+  if [ "$target" = fuzz_workflow ] || [ "$target" = fuzz_expr ]; then
+    for f in tests/scenarios/*/workflow.yaml examples/*.yaml; do
+      [ -f "$f" ] && cp "$f" "$corpus/$(echo "$f" | tr '/' '_')"
+    done
+  fi
+  echo "fuzz: $target for ${seconds}s"
+  # -timeout: one input taking longer is a finding (a hang); -rss_limit_mb: so is
+  # memory past 2 GiB (an alias bomb).
+  if ! ASAN_OPTIONS=detect_leaks=1 "./build-fuzz/fuzz/$target" -max_total_time="$seconds" \
+      -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+      -artifact_prefix="build-fuzz/artifacts/$target-" "$corpus" "$seeds" \
+      >"build-fuzz/$target.log" 2>&1; then
+    tail -40 "build-fuzz/$target.log"
+    echo "fuzz: $target FAILED; the input is in build-fuzz/artifacts/" >&2
+    exit 1
+  fi
+  grep -E "stat::number_of_executed_units|stat::average_exec_per_sec" "build-fuzz/$target.log" |
+    sed "s/^/fuzz: $target /"
+done
+echo "fuzz: every target ran ${seconds}s without a finding"
