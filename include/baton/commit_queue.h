@@ -25,6 +25,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 
 namespace baton {
@@ -56,6 +57,14 @@ class CommitQueue {
   // ran. Not from a callback.
   void Flush();
 
+  // A failed transaction makes the queue refuse every later batch with the same kind of
+  // error, without writing it: a batch must never be stored when one submitted before
+  // it was refused (an execution's event log would have a gap, a step a completion
+  // without its dispatch). The producer, once it has dropped what diverged from the
+  // store, calls ClearFailure(): batches submitted after that call commit again; those
+  // submitted before it are still refused.
+  void ClearFailure();
+
   struct Stats {
     uint64_t commits = 0;         // Store::Commit calls
     uint64_t batches = 0;         // batches written by them
@@ -68,6 +77,7 @@ class CommitQueue {
   struct Item {
     std::shared_ptr<const WriteBatch> batch;
     std::function<void(const Status&)> done;
+    uint64_t seq = 0;  // 1-based submission number
   };
 
   void Run();
@@ -81,6 +91,9 @@ class CommitQueue {
   uint64_t submitted_ = 0;  // batches ever submitted
   uint64_t completed_ = 0;  // batches whose callback ran
   bool stopping_ = false;
+  bool refusing_ = false;        // a transaction failed and ClearFailure() has not come
+  uint64_t refuse_through_ = 0;  // batches up to this seq are refused (see ClearFailure)
+  std::string failure_;          // the first error of the failure being refused after
   Stats stats_;
   std::thread writer_;  // last: starts after every other member is ready
 };

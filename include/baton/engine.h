@@ -42,6 +42,9 @@ class Committer {
   virtual void Flush() = 0;
   // Totals for metrics (zero for committers that do not group). Thread-safe.
   virtual CommitQueue::Stats stats() const { return {}; }
+  // After a refused batch a committer refuses every later one until this is called (see
+  // CommitQueue::ClearFailure); the engine calls it once it has dropped what diverged.
+  virtual void ClearFailure() {}
 };
 // Commits on the calling thread, one transaction per batch (tests, --ephemeral).
 std::unique_ptr<Committer> NewSyncCommitter(Store* store);

@@ -13,16 +13,26 @@ class SyncCommitter final : public Committer {
   explicit SyncCommitter(Store* store) : store_(store) {}
   void Submit(std::shared_ptr<const WriteBatch> batch,
               std::function<void(const Status&)> done) override {
-    done(store_->Commit(*batch));
+    done(Sticky(refusing_ ? Refused() : store_->Commit(*batch)));
   }
   void SubmitOwned(std::unique_ptr<WriteBatch> batch,
                    std::function<void(const Status&)> done) override {
-    done(store_->CommitOwned(std::move(*batch)));
+    done(Sticky(refusing_ ? Refused() : store_->CommitOwned(std::move(*batch))));
   }
   void Flush() override {}
+  void ClearFailure() override { refusing_ = false; }
 
  private:
+  // As CommitQueue: after a refused batch, every later one is refused until cleared.
+  Status Sticky(Status s) {
+    if (!s.ok()) refusing_ = true;
+    return s;
+  }
+  static Status Refused() {
+    return Status(errc::kStore, "not written: an earlier batch was refused");
+  }
   Store* store_;
+  bool refusing_ = false;  // the caller's thread only (commits are synchronous)
 };
 
 // Batches from many turns share one transaction and one fsync.
@@ -35,6 +45,7 @@ class GroupCommitter final : public Committer {
   }
   void Flush() override { queue_.Flush(); }
   CommitQueue::Stats stats() const override { return queue_.stats(); }
+  void ClearFailure() override { queue_.ClearFailure(); }
 
  private:
   CommitQueue queue_;

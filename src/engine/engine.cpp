@@ -138,10 +138,17 @@ void Engine::Impl::EndTurn() {
         // stayed `ready` after the disk had room again (issue 11, defect 4).
         // The runners are told at once, not through the outbox: no batch has to be
         // durable first, and the next one may be refused as well.
+        //
+        // Every execution in memory is dropped, not only this batch's: the committer
+        // refuses the batches submitted after this one (CommitQueue::ClearFailure), and
+        // any execution may have events in those. The store is the truth; the host
+        // re-adopts them from it (TakeAbandoned).
+        std::vector<ExecPtr> dropped = *execs;
+        for (const auto& [id, ex] : executions_) dropped.push_back(ex);
         std::vector<std::pair<Runner*, std::string>> cancels;
         {
           TurnGuard turn(this);  // its end dispatches what the freed slots allow
-          for (auto& ex : *execs) {
+          for (auto& ex : dropped) {
             for (int step = 0; step < static_cast<int>(ex->steps.size()); ++step) {
               CollectInFlight(*ex, step, &cancels);
               Release(ex, step);
@@ -155,6 +162,7 @@ void Engine::Impl::EndTurn() {
               abandoned_.push_back(ex->rec.id);
             }
           }
+          committer_->ClearFailure();  // batches submitted from now on may commit
         }
         for (const auto& [runner, assignment] : cancels) {
           const bool was_prepared =

@@ -29,8 +29,8 @@ void CommitQueue::Submit(std::shared_ptr<const WriteBatch> batch,
                          std::function<void(const Status&)> done) {
   {
     std::lock_guard lock(mu_);
-    queue_.push_back(Item{std::move(batch), std::move(done)});
     ++submitted_;
+    queue_.push_back(Item{std::move(batch), std::move(done), submitted_});
   }
   work_cv_.notify_one();
 }
@@ -39,6 +39,13 @@ void CommitQueue::Flush() {
   std::unique_lock lock(mu_);
   const uint64_t target = submitted_;
   done_cv_.wait(lock, [&] { return completed_ >= target; });
+}
+
+void CommitQueue::ClearFailure() {
+  std::lock_guard lock(mu_);
+  if (!refusing_) return;
+  refusing_ = false;
+  refuse_through_ = submitted_;
 }
 
 CommitQueue::Stats CommitQueue::stats() const {
@@ -60,12 +67,18 @@ void CommitQueue::Run() {
       work_cv_.wait_for(lock, options_.window,
                         [&] { return stopping_ || queue_.size() >= max_group; });
     }
-    const size_t n = std::min(queue_.size(), max_group);
+    // Batches behind a refused one are refused too (see ClearFailure): a group is all
+    // refused or all attempted.
+    const bool refuse = refusing_ || queue_.front().seq <= refuse_through_;
+    size_t n = 0;
     group.clear();
-    for (size_t i = 0; i < n; ++i) {
+    while (n < max_group && !queue_.empty() &&
+           (refuse == (refusing_ || queue_.front().seq <= refuse_through_))) {
       group.push_back(std::move(queue_.front()));
       queue_.pop_front();
+      ++n;
     }
+    const std::string earlier = failure_;
     lock.unlock();
 
     // Producers keep queueing while this commit (and its fsync) runs; that backlog is
@@ -73,7 +86,14 @@ void CommitQueue::Run() {
     ptrs.clear();
     for (const Item& item : group) ptrs.push_back(item.batch.get());
     const auto start = std::chrono::steady_clock::now();
-    const Status status = store_->Commit(ptrs);
+    const Status status =
+        refuse ? Status(errc::kStore, "not written: an earlier batch was refused (" + earlier + ")")
+               : store_->Commit(ptrs);
+    if (!status.ok() && !refuse) {
+      std::lock_guard failed(mu_);
+      refusing_ = true;
+      failure_ = status.message();
+    }
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     for (Item& item : group) {
@@ -82,7 +102,7 @@ void CommitQueue::Run() {
     group.clear();  // free the batches before taking the lock again
 
     lock.lock();
-    stats_.commits += 1;
+    if (!refuse) stats_.commits += 1;
     stats_.batches += n;
     stats_.max_group_seen = std::max<uint64_t>(stats_.max_group_seen, n);
     stats_.total_commit_ms += ms;

@@ -157,7 +157,43 @@ TEST(CommitQueue, FailureReachesEveryBatchOfTheGroupAndNothingIsStored) {
   for (const Status& s : results) EXPECT_EQ(s.code(), errc::kStore) << s.ToString();
   EXPECT_EQ(memory->GetEvents("e", 0, 0)->size(), 1u);
 
-  // The queue keeps working after a failed group.
+  // Batches behind a failed group are refused unwritten until the producer clears the
+  // failure (it has dropped what diverged from the store); then the queue works again.
+  Status refused = Status::Ok();
+  queue.Submit(OneEvent("e", 2), [&](const Status& s) { refused = s; });
+  queue.Flush();
+  EXPECT_EQ(refused.code(), errc::kStore);
+  EXPECT_NE(refused.message().find("an earlier batch was refused"), std::string::npos);
+  EXPECT_EQ(memory->GetEvents("e", 0, 0)->size(), 1u);
+  queue.ClearFailure();
+  Status later = Status(errc::kIo, "not called");
+  queue.Submit(OneEvent("e", 2), [&](const Status& s) { later = s; });
+  queue.Flush();
+  EXPECT_TRUE(later.ok()) << later.ToString();
+}
+
+// Regression (found by StoreFault.FailingEachCommitInTurnLosesNothingAndLeaksNothing): a
+// batch queued behind a refused one committed, leaving a gap in the event log. Batches
+// submitted before ClearFailure() stay refused even when the writer reaches them after.
+TEST(CommitQueue, BatchesQueuedBeforeTheFailureWasClearedStayRefused) {
+  auto memory = NewMemoryStore();
+  GatedStore store(memory.get());
+  CommitQueue queue(&store, {.max_group = 1});  // one batch per transaction
+  queue.Submit(OneEvent("e", 1), [](const Status& s) { EXPECT_TRUE(s.ok()); });
+  store.WaitUntilHeld();
+  Status duplicate, behind;
+  // The producer clears the failure as soon as it hears of it (the engine does, once
+  // it has dropped its state), before the writer reaches the batch queued behind.
+  queue.Submit(OneEvent("e", 1), [&](const Status& s) {
+    duplicate = s;
+    queue.ClearFailure();
+  });
+  queue.Submit(OneEvent("e", 3), [&](const Status& s) { behind = s; });
+  store.Release();
+  queue.Flush();
+  EXPECT_FALSE(duplicate.ok());
+  EXPECT_FALSE(behind.ok()) << "seq 3 was stored behind a refused batch";
+  EXPECT_EQ(memory->GetEvents("e", 0, 0)->size(), 1u);
   Status later = Status(errc::kIo, "not called");
   queue.Submit(OneEvent("e", 2), [&](const Status& s) { later = s; });
   queue.Flush();
