@@ -3,7 +3,14 @@
 #include "support/process_util.h"
 #include "support/server_process.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
+
+#include <chrono>
 
 #include <filesystem>
 
@@ -97,6 +104,66 @@ TEST_F(HostileInput, BillionLaughsGets400) {
   EXPECT_EQ(reply->status, 400) << reply->body.substr(0, 300);
   EXPECT_NE(reply->body.find("billion laughs"), std::string::npos) << reply->body.substr(0, 300);
   ExpectStillServing();
+}
+
+// Regression (issue 11, defect 9): a workflow name over 64 KiB was saved and then
+// aborted the server; `..` was accepted as a hook or namespace name.
+TEST_F(HostileInput, HugeNamesAndDotNamesAreRefused) {
+  auto admin = server_->Admin();
+  auto huge = admin.Send("POST", "/api/v1/workflows",
+                         "name: " + std::string(70000, 'a') + "\nsteps: [{id: a, type: noop}]\n",
+                         "application/yaml");
+  ASSERT_TRUE(huge.ok()) << huge.status().ToString() << "\n" << server_->log();
+  EXPECT_EQ(huge->status, 400);
+  EXPECT_NE(huge->body.find("at most 253 bytes"), std::string::npos) << huge->body.substr(0, 300);
+  EXPECT_LT(huge->body.size(), 4096u);  // the message abbreviates the name
+  auto step = admin.Send("POST", "/api/v1/workflows",
+                         "name: w\nsteps: [{id: " + std::string(300, 'b') + ", type: noop}]\n",
+                         "application/yaml");
+  ASSERT_TRUE(step.ok());
+  EXPECT_EQ(step->status, 400) << step->body.substr(0, 300);
+  ASSERT_EQ(admin
+                .Send("POST", "/api/v1/workflows", "name: w\nsteps: [{id: a, type: noop}]\n",
+                      "application/yaml")
+                ->status,
+            201);
+  for (const std::string& name : {std::string(".."), std::string(".")}) {
+    auto hook = admin.Send("POST", "/api/v1/hooks", Json{{"name", name}, {"workflow", "w"}}.dump());
+    ASSERT_TRUE(hook.ok());
+    EXPECT_EQ(hook->status, 400) << name << " " << hook->body;
+    auto token = admin.Send("POST", "/api/v1/tokens",
+                            Json{{"name", "t"}, {"scopes", {"read"}}, {"namespace", name}}.dump());
+    ASSERT_TRUE(token.ok());
+    EXPECT_EQ(token->status, 400) << name << " " << token->body;
+  }
+  ExpectStillServing();
+}
+
+// Regression (issue 11, defect 9): a header trickled in was given the 60 s idle timeout,
+// where the README promises the request timeout.
+TEST(HostileInputTimeouts, ATrickledHeaderGetsTheRequestTimeoutNotTheIdleOne) {
+  const std::string dir = MakeTempDir();
+  ServerProcess server(dir, {"--request-timeout", "1", "--idle-timeout", "60"});
+  ASSERT_TRUE(server.ok()) << server.log();
+  const int port = std::stoi(server.url().substr(server.url().rfind(':') + 1));
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const std::string start = "GET /health HTTP/1.1\r\nHost: x\r\n";  // never finished
+  ASSERT_EQ(write(fd, start.data(), start.size()), static_cast<ssize_t>(start.size()));
+  timeval tv{20, 0};  // far below the idle timeout, far above the request timeout
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  const auto began = std::chrono::steady_clock::now();
+  char buf[256];
+  const ssize_t n = read(fd, buf, sizeof buf);  // 0 (closed) once the deadline passes
+  const auto waited = std::chrono::steady_clock::now() - began;
+  close(fd);
+  EXPECT_LE(n, 0);
+  EXPECT_LT(waited, std::chrono::seconds(15)) << "the connection was held past the request timeout";
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
