@@ -9,7 +9,7 @@ export CCACHE_NOHASHDIR := 1
 # Without these ccache refuses every compilation that uses a precompiled header.
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 
-.PHONY: setup build release demo test test-plain test-tsan bench fuzz format clean
+.PHONY: setup build release demo test test-plain test-tsan bench fuzz soak format clean
 
 setup:
 	@bash scripts/setup.sh
@@ -51,6 +51,15 @@ bench: setup
 FUZZ_SECONDS ?= 60
 fuzz: setup
 	bash scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# The long variants CI has no time for: 60 crash-under-load rounds and the store-fault
+# test under ASan, then 30 minutes of each fuzz target.
+soak: setup
+	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DBATON_SANITIZE=address >/dev/null
+	ninja -C build-asan -j $(JOBS) baton baton_integration_tests
+	BATON_SOAK_ROUNDS=60 ./build-asan/tests/baton_integration_tests \
+	  --gtest_filter='CrashLoad.*:ServerStoreFault.*:CrashTest.*'
+	bash scripts/fuzz.sh 1800
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cpp')

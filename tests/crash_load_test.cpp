@@ -2,7 +2,8 @@
 // idempotency keys while it is killed again and again, at a named crash point and at
 // random moments. After a last restart every accepted execution must end, no step may
 // complete twice, event sequences must be gap-free, and each key must name one
-// execution. Bounded: six rounds of about a second each.
+// execution. Bounded: six rounds of about a second each (BATON_SOAK_ROUNDS for more:
+// `make soak`).
 #include "support/execution_checks.h"
 #include "support/process_util.h"
 #include "support/server_process.h"
@@ -10,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -44,7 +46,9 @@ TEST(CrashLoad, KilledRepeatedlyUnderLoadNothingIsLostOrDoneTwice) {
   std::mt19937 rng(20261124);
   std::map<std::string, std::string> key_to_id;  // every key a 2xx answered
   int next_key = 0;
-  for (int round = 0; round < 6; ++round) {
+  const char* soak = std::getenv("BATON_SOAK_ROUNDS");
+  const int rounds = soak != nullptr && std::atoi(soak) > 0 ? std::atoi(soak) : 6;
+  for (int round = 0; round < rounds; ++round) {
     // Even rounds die at a named point (a turn durable, its effects not yet run); odd
     // rounds are killed at a random moment.
     const bool named = round % 2 == 0;
