@@ -19,7 +19,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DBATON_FUZZ=ON -DBATON_SANITIZE=address -DBATON_WERROR=OFF >/dev/null
-ninja -C build-fuzz fuzz_targets >/dev/null
+ninja -C build-fuzz fuzz_targets | tail -3
 
 mkdir -p build-fuzz/artifacts
 for target in fuzz_workflow fuzz_json fuzz_expr fuzz_worker_protocol; do
