@@ -31,12 +31,15 @@ steps:
                                   R"(", run: 'touch started; sleep 3; echo done', timeout: 60s}
 )");
   WriteFile(dir + "/offset", "+0\n");
+  // Through env(1): it replaces variables the test runner set (ASAN_OPTIONS), where
+  // an appended duplicate would not win.
   pid_t pid = StartProcess(
-      {BatonBin(), "run", dir + "/wf.yaml", "--db", dir + "/s.db", "--json"}, dir + "/out.log",
-      {std::string("LD_PRELOAD=") + kFaketime, "FAKETIME_TIMESTAMP_FILE=" + dir + "/offset",
+      {"env", std::string("LD_PRELOAD=") + kFaketime, "FAKETIME_TIMESTAMP_FILE=" + dir + "/offset",
        "FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1",
        // The ASan runtime must come first unless told otherwise.
-       "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0"});
+       "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0", BatonBin(), "run", dir + "/wf.yaml",
+       "--db", dir + "/s.db", "--json"},
+      dir + "/out.log");
   ASSERT_GT(pid, 0);
   for (int i = 0; i < 800 && !fs::exists(dir + "/started"); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(25));

@@ -32,9 +32,16 @@ std::vector<char*> Argv(const std::vector<std::string>& argv) {
   return out;
 }
 
+// This process's environment with `extra` (NAME=value) added; an extra variable
+// replaces one of the same name (getenv would find the first of two).
 std::vector<std::string> Env(const std::vector<std::string>& extra) {
+  auto name_of = [](std::string_view kv) { return kv.substr(0, kv.find('=')); };
   std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  for (char** e = environ; *e; ++e) {
+    bool replaced = false;
+    for (const auto& x : extra) replaced |= name_of(x) == name_of(*e);
+    if (!replaced) env.emplace_back(*e);
+  }
   for (const auto& x : extra) env.push_back(x);
   return env;
 }
