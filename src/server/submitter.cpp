@@ -39,10 +39,9 @@ void Submitter::SubmitStored(const std::string& ns, const std::string& workflow,
 
 namespace {
 
-// Stripe's rule: a key names one request. Reused with another workflow, version or
-// input it is a client bug, answered 409 IDEMPOTENCY_MISMATCH, not the first execution.
-// (The version is not compared: a retry after a new version was saved is the same
-// request.)
+// Stripe's rule: a key names one request. Reused with another workflow or input it is a
+// client bug, answered 409 IDEMPOTENCY_MISMATCH, not the first execution. (The version
+// is not compared: a retry after a new version was saved is the same request.)
 Status KeyReused(const std::string& key, const std::string& id, const std::string& workflow,
                  const Json& input, const SubmitRequest& request) {
   std::string differs;
