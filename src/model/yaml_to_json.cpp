@@ -9,6 +9,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 
@@ -360,6 +361,21 @@ SourceDoc ParseSource(std::string_view text, const std::string& file) {
         Diagnostic{file, LineAt(text, bad), "", "", "invalid UTF-8 in the file"});
     doc.syntax_error = true;
     return doc;
+  }
+  // YAML (and JSON outside its strings' escapes) allows no C0 control character but tab,
+  // LF and CR, and no DEL. yaml-cpp loops, allocating without end, on some of them (a NUL
+  // found by fuzz_workflow), so they are refused before it sees the text.
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02x", c);
+      doc.diagnostics.push_back(Diagnostic{
+          file, LineAt(text, i), "", "",
+          std::string("control character ") + hex + " in the file (not allowed in YAML or JSON)"});
+      doc.syntax_error = true;
+      return doc;
+    }
   }
   size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string_view::npos && text[first] == '{') {

@@ -125,6 +125,19 @@ TEST(Source, BillionLaughsIsRefusedAfterAFewThousandNodes) {
   EXPECT_LT(parsed.lines.size(), 20000u);
 }
 
+// Regression (found by fuzz_workflow): a NUL byte made yaml-cpp allocate without end
+// (1.6 GB and still going after 15 s).
+TEST(Source, ControlCharactersAreRefusedBeforeYamlCppSeesThem) {
+  constexpr char kFound[] = "# a ->.b ->\0\0\0\1d: b\f ky`e: noop, depen`s_on: [a]}\n";
+  const std::string found(kFound, sizeof kFound - 1);
+  SourceDoc doc = ParseSource(found, "f.yaml");
+  ASSERT_TRUE(doc.syntax_error);
+  EXPECT_EQ(doc.diagnostics[0].message,
+            "control character 0x00 in the file (not allowed in YAML or JSON)");
+  EXPECT_TRUE(ParseSource(std::string("{\"a\": \"\x7f\"}"), "f.json").syntax_error);
+  EXPECT_FALSE(ParseSource("a:\t1\r\nb: 2\n", "f.yaml").syntax_error);
+}
+
 TEST(Source, MultipleDocuments) {
   SourceDoc doc = ParseSource("a: 1\n---\nb: 2\n", "f.yaml");
   ASSERT_TRUE(doc.syntax_error);
