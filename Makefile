@@ -50,7 +50,7 @@ bench: setup
 # FUZZ_SECONDS over its corpus; a crash fails and leaves its input in build-fuzz/artifacts.
 FUZZ_SECONDS ?= 60
 fuzz: setup
-	bash scripts/fuzz.sh $(FUZZ_SECONDS)
+	FUZZ_REPLAY_ONLY="$(FUZZ_REPLAY_ONLY)" bash scripts/fuzz.sh $(FUZZ_SECONDS)
 
 # The long variants CI has no time for: 60 crash-under-load rounds and the store-fault
 # test under ASan, then 30 minutes of each fuzz target.

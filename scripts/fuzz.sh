@@ -6,6 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
+# Targets named in FUZZ_REPLAY_ONLY only replay their corpus (seeds and regression
+# inputs) instead of mutating it: CI uses it for fuzz_workflow while yaml-cpp 0.7 has
+# hangs we have not guarded yet (fuzz/known-hangs/), so that a new one found by chance
+# does not block every landing. `make fuzz` and `make soak` mutate every target.
+replay_only=" ${FUZZ_REPLAY_ONLY:-} "
 pkgs=(clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
@@ -30,6 +35,17 @@ for target in fuzz_workflow fuzz_json fuzz_expr fuzz_worker_protocol; do
     for f in tests/scenarios/*/workflow.yaml examples/*.yaml; do
       [ -f "$f" ] && cp "$f" "$corpus/$(echo "$f" | tr '/' '_')"
     done
+  fi
+  if [[ "$replay_only" == *" $target "* ]]; then
+    echo "fuzz: $target replays its corpus only (FUZZ_REPLAY_ONLY)"
+    ASAN_OPTIONS=detect_leaks=1 "./build-fuzz/fuzz/$target" -runs=0 -timeout=10 \
+      -rss_limit_mb=2048 "$corpus" "$seeds" >"build-fuzz/$target.log" 2>&1 || {
+      tail -40 "build-fuzz/$target.log"
+      echo "fuzz: $target FAILED on a corpus input" >&2
+      exit 1
+    }
+    grep -E "INITED|DONE" "build-fuzz/$target.log" | sed "s/^/fuzz: $target /"
+    continue
   fi
   echo "fuzz: $target for ${seconds}s"
   # -timeout: one input taking longer is a finding (a hang); -rss_limit_mb: so is

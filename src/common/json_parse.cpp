@@ -170,7 +170,7 @@ Result<Json> ParseJsonText(std::string_view text, const std::string& what, JsonP
   return out;
 }
 
-size_t ScanYamlNestingDepth(std::string_view text) {
+size_t ScanYamlNestingDepth(std::string_view text, bool* unclosed) {
   size_t deepest = 0;
   std::vector<size_t> indents;  // block collections open at these indentations
   size_t flow = 0;              // open [ and { (they may span lines)
@@ -227,7 +227,7 @@ size_t ScanYamlNestingDepth(std::string_view text) {
       if (c == '#' && (prev == ' ' || i == indent)) break;
       if ((c == '"' || c == '\'') && at_token_start) {
         quote = c;
-      } else if (c == '[' || c == '{') {
+      } else if ((c == '[' || c == '{') && (at_token_start || prev == '-')) {
         ++flow;
         deepest = std::max(deepest, indents.size() + flow);
       } else if ((c == ']' || c == '}') && flow > 0) {
@@ -253,6 +253,7 @@ size_t ScanYamlNestingDepth(std::string_view text) {
     }
     if (end == text.size()) break;
   }
+  if (unclosed != nullptr) *unclosed = flow > 0;
   return deepest;
 }
 

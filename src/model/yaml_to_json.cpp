@@ -142,9 +142,17 @@ class YamlConverter {
 void ParseYaml(std::string_view text, const std::string& file, SourceDoc* doc) {
   // yaml-cpp parses by recursive descent: refuse deep nesting before it sees the text.
   const size_t max_depth = DefaultMaxJsonDepth();
-  if (size_t depth = ScanYamlNestingDepth(text); depth > max_depth) {
+  bool unclosed = false;
+  if (size_t depth = ScanYamlNestingDepth(text, &unclosed); depth > max_depth) {
     doc->diagnostics.push_back(Diagnostic{
         file, 0, "", "", "nesting deeper than " + std::to_string(max_depth) + " levels"});
+    doc->syntax_error = true;
+    return;
+  }
+  if (unclosed) {
+    doc->diagnostics.push_back(Diagnostic{
+        file, LineAt(text, text.size()), "", "",
+        "invalid YAML: a flow collection ('[' or '{') is not closed by the end of the file"});
     doc->syntax_error = true;
     return;
   }

@@ -138,6 +138,16 @@ TEST(Source, ControlCharactersAreRefusedBeforeYamlCppSeesThem) {
   EXPECT_FALSE(ParseSource("a:\t1\r\nb: 2\n", "f.yaml").syntax_error);
 }
 
+// Regression (found by fuzz_workflow): 41 bytes with an unclosed flow mapping made
+// yaml-cpp loop without end.
+TEST(Source, AnUnclosedFlowCollectionIsRefusedBeforeYamlCpp) {
+  SourceDoc doc = ParseSource(", it.\nname: validate--{id: oNUside, type:", "f.yaml");
+  ASSERT_TRUE(doc.syntax_error);
+  EXPECT_NE(doc.diagnostics[0].message.find("not closed"), std::string::npos);
+  // Brackets inside plain scalars are text, not collections.
+  EXPECT_FALSE(ParseSource("run: echo a[1 b{2\nx: [1, {y: 2}]\n", "f.yaml").syntax_error);
+}
+
 TEST(Source, MultipleDocuments) {
   SourceDoc doc = ParseSource("a: 1\n---\nb: 2\n", "f.yaml");
   ASSERT_TRUE(doc.syntax_error);
