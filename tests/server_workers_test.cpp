@@ -408,7 +408,8 @@ TEST_F(ServerWorkers, AWorkerRestartedUnderTheSameIdGetsItsWorkBackAtOnce) {
   std::string later = Submit();
   Json c2 = second.NextCommand();
   ASSERT_TRUE(second.Ack(c2["assignmentId"]).ok());
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // silent past 1 s
+  // Silent past its 1 s heartbeat timeout: wait for the server to say so, not a fixed time.
+  EXPECT_TRUE(WaitUntil([&] { return Get("/api/v1/workers/host-1")["status"] == "UNHEALTHY"; }));
   PollWorker third = Worker("host-1");
   third.session = "process-3";
   ASSERT_TRUE(third.Register().ok());
