@@ -1,5 +1,5 @@
-// What the server does with hostile input: malformed HTTP on a raw socket, and http
-// steps aimed at internal addresses (the egress guard).
+// What the server does with hostile input: malformed HTTP on a raw socket, http steps
+// aimed at internal addresses (the egress guard), shell steps on a server that runs none.
 #include "support/process_util.h"
 #include "support/server_process.h"
 
@@ -111,6 +111,25 @@ TEST_F(ServerGuard, HttpStepsToInternalAddressesAreRefused) {
               std::string::npos)
         << e["steps"][0]["error"].dump();
   }
+}
+
+// A server that only dispatches (`--no-local-shell`) never runs a shell step on its host:
+// the step fails at once with a reason, and the file the script would create is absent.
+TEST_F(ServerGuard, NoLocalShellFailsShellStepsAtOnceWithAReason) {
+  const std::string marker = MakeTempDir() + "/ran";
+  Start({}, {"--no-local-shell"});
+  auto admin = server_->Admin();
+  const std::string wf = "name: sh\nsteps:\n  - {id: a, type: shell, run: 'touch " + marker +
+                         "'}\n  - {id: b, type: noop, depends_on: [a]}\n";
+  auto created = admin.Send("POST", "/api/v1/workflows", wf, "application/yaml");
+  ASSERT_TRUE(created.ok() && created->status == 201) << (created.ok() ? created->body : "");
+  auto started = admin.Call("POST", "/api/v1/executions", {{"workflow", "sh"}});
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  Json e = testing::WaitForExecutionStatus(admin, (*started)["id"], "failed");
+  EXPECT_EQ(e["steps"][0]["error"]["code"], "UNSUPPORTED_STEP_TYPE") << e.dump(2);
+  EXPECT_NE(e["steps"][0]["error"]["message"].get<std::string>().find("--no-local-shell"),
+            std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(marker));
 }
 
 TEST_F(ServerGuard, AnAllowListOpensNamedRanges) {

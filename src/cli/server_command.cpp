@@ -118,6 +118,9 @@ void AddServerCommand(CLI::App& app, std::function<int()>* action) {
   cmd->add_option("-p,--parallel", args->options.parallel,
                   "Capacity of the in-process local worker: shell and http steps running at once "
                   "(default: number of cores)");
+  cmd->add_flag("--no-local-shell{false}", args->options.local_shell,
+                "Run no shell step on this host: each one fails at once with "
+                "UNSUPPORTED_STEP_TYPE (use `command` steps and remote workers instead)");
   cmd->add_option("--max-body", args->max_body_kib, "Largest request body, KiB")
       ->capture_default_str();
   cmd->add_option("--max-payload", args->max_payload_kib, "Largest execution input, KiB")

@@ -254,7 +254,8 @@ void AddExecutionRoutes(Router& router, ApiContext& ctx) {
     router.Add(
         "POST", std::string("/api/v1/executions/{id}/") + name, Scope::kWrite,
         std::string("Ask the engine to ") + name + " the execution",
-        [&ctx, op](const Call& call, Responder respond) { Control(ctx, call, respond, op); });
+        // A copy, not the binding: clang 14 cannot capture structured bindings.
+        [&ctx, op = op](const Call& call, Responder respond) { Control(ctx, call, respond, op); });
   }
 }
 

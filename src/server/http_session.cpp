@@ -1,6 +1,7 @@
 #include "server/http_session.h"
 
 #include "server/metrics.h"
+#include "server/request_reader.h"
 #include "server/websocket_session.h"
 #include "server/workers/worker_session.h"
 
@@ -89,26 +90,12 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   }
 
   void OnReadError(beast::error_code ec) {
-    if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
-        ec == net::error::operation_aborted || ec == net::error::connection_reset ||
-        ec == net::error::eof) {
-      return Close();
-    }
-    if (ec == http::error::body_limit) return TooLarge();
-    if (ec == http::error::header_limit) {
-      return Fail(ErrorResponse(
-          431, "HEADER_TOO_LARGE",
-          "request headers exceed " + std::to_string(limits().max_header_bytes) + " bytes"));
-    }
-    Fail(ErrorResponse(400, "BAD_REQUEST", "malformed HTTP request: " + ec.message()));
+    std::optional<HttpResponse> answer = ReadErrorResponse(ec, limits());
+    if (!answer) return Close();
+    Fail(std::move(*answer));
   }
 
-  void TooLarge() {
-    Fail(ErrorResponse(413, "PAYLOAD_TOO_LARGE",
-                       "request body exceeds " + std::to_string(limits().max_body_bytes) +
-                           " bytes (server --max-body)",
-                       {{"limit", limits().max_body_bytes}}));
-  }
+  void TooLarge() { Fail(BodyTooLarge(limits())); }
 
   // Answers and closes: the rest of the stream cannot be trusted to frame requests.
   void Fail(HttpResponse r) {
@@ -138,17 +125,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       return StartWorkerSession(stream_.release_socket(), parser_->release(), shared_->workers);
     }
     auto req = std::make_shared<HttpRequest>();
-    req->method = std::string(msg.method_string());
-    if (!PercentDecode(target.substr(0, q), &req->path, false) ||
-        (q != std::string_view::npos && !ParseQuery(target.substr(q + 1), &req->query))) {
-      return Fail(ErrorResponse(400, "BAD_REQUEST", "malformed percent-encoding in the URL"));
-    }
-    for (const auto& field : msg) {
-      std::string name(field.name_string());
-      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      req->headers[name] = std::string(field.value());
-    }
-    req->body = std::move(msg.body());
+    HttpResponse refusal;
+    if (!ToHttpRequest(msg, req.get(), &refusal)) return Fail(std::move(refusal));
     beast::error_code ec;
     auto ep = stream_.socket().remote_endpoint(ec);
     if (!ec) req->remote = ep.address().to_string();

@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include "runners/refusing_runner.h"
 #include "server/listener.h"
 #include "server/metrics.h"
 #include "server/submitter.h"
@@ -125,6 +126,7 @@ struct Server::Impl {
   ServerOptions options;
   std::unique_ptr<Store> store;
   RealClock clock;
+  std::unique_ptr<Runner> refused_shell;  // --no-local-shell; declared first: outlives the engine
   std::unique_ptr<EngineHost> engine;
   std::unique_ptr<TokenAuthority> auth;
   std::unique_ptr<Submitter> submitter;
@@ -298,9 +300,18 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
         LogStaleResult(engine_host, execution, step, std::move(details));
       });
   impl->engine->SetRunner(StepType::kCommand, impl->coordinator->runner());
-  // Shell and http steps: the same dispatch path, on the in-process local worker.
+  // Shell and http steps: the same dispatch path, on the in-process local worker; with
+  // --no-local-shell its shell runner fails each attempt at once, saying why.
+  Runner* shell = impl->engine->shell_runner();
+  if (!options.local_shell) {
+    impl->refused_shell = runners::MakeRefusingRunner(
+        Status(errc::kUnsupportedStepType,
+               "shell steps do not run on this server (started with --no-local-shell); use a "
+               "`command` step for a remote worker"));
+    shell = impl->refused_shell.get();
+  }
   impl->coordinator->AddLocalWorker(
-      LocalWorkerFor(engine_options, impl->engine->shell_runner(), impl->engine->http_runner()));
+      LocalWorkerFor(engine_options, shell, impl->engine->http_runner()));
   impl->engine->SetRunner(StepType::kShell, impl->coordinator->local_runner());
   impl->engine->SetRunner(StepType::kHttp, impl->coordinator->local_runner());
   Deliverer::Options delivery;
@@ -425,6 +436,10 @@ void Server::Run() {
   impl_->ioc.run();
   for (auto& t : threads) t.join();
   impl_->engine->Stop();
+}
+
+void Server::Handle(std::shared_ptr<const HttpRequest> request, Responder respond) const {
+  impl_->router->Handle(std::move(request), std::move(respond));
 }
 
 void Server::Stop() {

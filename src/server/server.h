@@ -20,6 +20,9 @@ struct ServerOptions {
   bool sync_normal = false;               // SQLite synchronous=NORMAL (see docs/storage.md)
   int io_threads = 2;
   int parallel = 0;  // local shell steps at once; 0 = cores
+  // False: shell steps never run on this host; each attempt fails at once with
+  // UNSUPPORTED_STEP_TYPE (a server that only dispatches to remote workers).
+  bool local_shell = true;
   ServerLimits limits;
   // Notifications and trigger starts that fail are tried again after 1, 2, 4 ... times
   // this, up to `delivery_attempts` attempts in all (triggers/deliverer.h).
@@ -49,6 +52,11 @@ class Server {
   // Serves until Stop(); then stops the engine (unfinished executions stay stored).
   void Run();
   void Stop();  // thread-safe, async-signal-unsafe
+
+  // Answers `request` as if it had arrived on a connection, through the same router,
+  // authentication and handlers, without a socket: for the HTTP fuzz target. Thread-safe
+  // once Open() returned; `respond` may be called later, from another thread.
+  void Handle(std::shared_ptr<const HttpRequest> request, Responder respond) const;
 
   struct Impl;
 
