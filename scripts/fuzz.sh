@@ -25,7 +25,7 @@ CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=
 ninja -C build-fuzz fuzz_targets | tail -3
 
 mkdir -p build-fuzz/artifacts
-for target in fuzz_workflow fuzz_json fuzz_expr fuzz_worker_protocol fuzz_http; do
+for target in fuzz_workflow fuzz_json fuzz_expr fuzz_worker_protocol fuzz_http fuzz_websocket; do
   corpus="build-fuzz/corpus/$target"
   mkdir -p "$corpus"
   seeds="fuzz/corpus/$target"

@@ -2,7 +2,7 @@
 # Installs the Debian packages Baton builds and tests with; only the missing ones.
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build ccache pkg-config
-      nlohmann-json3-dev libyaml-dev libcli11-dev libsqlite3-dev sqlite3
+      nlohmann-json3-dev libyaml-dev libre2-dev libcli11-dev libsqlite3-dev sqlite3
       libgtest-dev libgmock-dev libbenchmark-dev python3 util-linux
       libboost1.81-dev libssl-dev ca-certificates curl tzdata
       faketime)

@@ -4,6 +4,8 @@
 
 #include "expr/condition_ast.h"
 
+#include <re2/re2.h>
+
 #include <array>
 #include <utility>
 
@@ -146,14 +148,22 @@ std::string TypeName(const Json* value) {
   }
 }
 
-Result<std::shared_ptr<const std::regex>> CompileRegex(const std::string& pattern) {
-  try {
-    return std::shared_ptr<const std::regex>(
-        std::make_shared<std::regex>(pattern, std::regex::ECMAScript));
-  } catch (const std::regex_error& e) {
+// RE2, not std::regex: matching takes time linear in the subject and no recursion, so
+// neither a pattern taken from step output ("(a+)+$") nor a long subject can stall or
+// overflow the engine's thread; std::regex did both, and its compiler overflowed a
+// signed integer on a repetition count (found by fuzz_expr).
+constexpr int64_t kMaxRegexMemory = 8 << 20;
+
+Result<std::shared_ptr<const re2::RE2>> CompileRegex(const std::string& pattern) {
+  RE2::Options options;
+  options.set_log_errors(false);
+  options.set_max_mem(kMaxRegexMemory);
+  auto re = std::make_shared<const re2::RE2>(pattern, options);
+  if (!re->ok()) {
     return Status(errc::kConditionError,
-                  "invalid regex '" + pattern + "' for operator matches: " + e.what());
+                  "invalid regex '" + pattern + "' for operator matches: " + re->error());
   }
+  return std::shared_ptr<const re2::RE2>(std::move(re));
 }
 
 Result<NodePtr> MakeCompare(Op op, Operand lhs, std::optional<Operand> rhs) {

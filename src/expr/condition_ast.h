@@ -6,9 +6,12 @@
 
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string_view>
 #include <vector>
+
+namespace re2 {
+class RE2;
+}  // namespace re2
 
 namespace baton::expr {
 
@@ -62,7 +65,7 @@ struct ConditionNode {
   Operand lhs;                    // kTruthy, kCompare
   std::optional<Operand> rhs;     // kCompare, present iff OpTakesValue(op)
   // kMatches with a literal pattern: compiled once here rather than per evaluation.
-  std::shared_ptr<const std::regex> regex;
+  std::shared_ptr<const re2::RE2> regex;
 };
 
 // Builds a comparison node. A literal right operand is checked now (between needs
@@ -74,8 +77,9 @@ Result<NodePtr> MakeCompare(Op op, Operand lhs, std::optional<Operand> rhs);
 NodePtr MakeTruthy(Operand operand);
 NodePtr MakeGroup(ConditionNode::Kind kind, std::vector<NodePtr> children);
 
-// Compiles a regex; CONDITION_ERROR naming the pattern when invalid.
-Result<std::shared_ptr<const std::regex>> CompileRegex(const std::string& pattern);
+// Compiles a regex (RE2 syntax); CONDITION_ERROR naming the pattern when invalid or
+// when it would need more than kMaxRegexMemory to run.
+Result<std::shared_ptr<const re2::RE2>> CompileRegex(const std::string& pattern);
 
 // Whether `name` is a type_is type (string, number, integer, boolean, object, array, null).
 bool IsTypeName(std::string_view name);

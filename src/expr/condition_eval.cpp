@@ -5,6 +5,8 @@
 // user learns which path did not resolve instead of getting a silent false.
 #include "expr/condition_ast.h"
 
+#include <re2/re2.h>
+
 #include <compare>
 #include <cstdint>
 
@@ -177,18 +179,14 @@ class Evaluator {
 
   Result<bool> Matches() {
     if (!BothStrings()) return TypeError();
-    std::shared_ptr<const std::regex> re = node_.regex;
+    std::shared_ptr<const re2::RE2> re = node_.regex;
     if (!re) {  // pattern came from a path: compile now
       auto compiled = CompileRegex(b_->get<std::string>());
       if (!compiled.ok()) return compiled.status();
       re = std::move(compiled).value();
     }
-    try {
-      // Search, not full match: anchor with ^ and $ to match the whole string.
-      return std::regex_search(a_->get_ref<const std::string&>(), *re);
-    } catch (const std::regex_error& e) {  // e.g. error_complexity on huge inputs
-      return Status(errc::kConditionError, std::string("operator matches failed: ") + e.what());
-    }
+    // Search, not full match: anchor with ^ and $ to match the whole string.
+    return re2::RE2::PartialMatch(a_->get_ref<const std::string&>(), *re);
   }
 
   bool IsEmpty() const {

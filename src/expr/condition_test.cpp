@@ -292,3 +292,51 @@ TEST(IsTruthy, FalsyValues) {
 
 }  // namespace
 }  // namespace baton::expr
+
+namespace baton::expr {
+namespace {
+
+// Evaluates `pattern` (taken from data, as a step's output would give it) against
+// `subject`.
+Result<bool> MatchFromData(const std::string& subject, const std::string& pattern) {
+  Result<Condition> cond = CompileCondition(Json("inputs.s matches inputs.p"));
+  if (!cond.ok()) return cond.status();
+  const Json root{{"inputs", {{"s", subject}, {"p", pattern}}}};  // the scope refers to it
+  JsonScope scope(root);
+  return cond->Evaluate(scope);
+}
+
+// Regression (found by fuzz_expr): std::regex's compiler overflowed a signed integer on
+// a repetition count of 5555555555555555555 (UBSan). RE2 reads a count it cannot hold
+// as literal text, and refuses counts past 1000 with a clear error.
+TEST(Matches, RepetitionCountsAreBounded) {
+  Result<bool> r = MatchFromData("x", "a{5555555555555555555}");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(*r);
+  r = MatchFromData("x", "a{1001}");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), errc::kConditionError);
+  EXPECT_THAT(r.status().message(), HasSubstr("invalid regex 'a{1001}'"));
+}
+
+// Regression: with std::regex, "(a+)+$" against 40 a's and a b backtracked for hours on
+// the engine's thread. A pattern from data is matched in linear time now.
+TEST(Matches, CatastrophicBacktrackingPatternsRunInLinearTime) {
+  Result<bool> r = MatchFromData(std::string(40, 'a') + "b", "(a+)+$");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(*r);
+  r = MatchFromData(std::string(40, 'a'), "^(a|aa)+$");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(*r);
+}
+
+// Regression: std::regex recursed once per character, so a few hundred kilobytes of step
+// output overflowed the engine thread's stack.
+TEST(Matches, ALongSubjectDoesNotRecurse) {
+  Result<bool> r = MatchFromData(std::string(4 << 20, 'a') + "c", "^(a|b)*c$");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(*r);
+}
+
+}  // namespace
+}  // namespace baton::expr

@@ -1,0 +1,187 @@
+// libFuzzer target: WebSocket frames from a client into the real server's two WebSocket
+// endpoints, the workers' connection and the live feed. Each input is one connection
+// on loopback: a well-formed upgrade, then the frames the input describes (valid or
+// not: bad opcodes, reserved bits, unmasked, fragments, garbage), then a close.
+//
+// Input: the first byte picks the endpoint (even: /api/v1/workers/connect with a worker
+// token, odd: /api/v1/events). Then records of [header][length: 2 bytes LE][payload]:
+// header bits 0-3 are the opcode, bit 4 clears FIN (a fragment), bit 5 sets RSV1,
+// bit 6 sends the frame unmasked, bit 7 sends the payload as raw bytes, unframed.
+// Payloads are masked with a zero key, so seeds stay readable.
+//
+// Findings: a crash or sanitizer report in the server (it runs in this process), or a
+// server that no longer completes the next connection's handshake (a stuck I/O thread).
+#include "server/server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+
+namespace {
+
+using baton::Json;
+using namespace baton::server;
+
+struct Harness {
+  std::unique_ptr<Server> server;
+  uint16_t port = 0;
+  std::string admin;
+  std::string worker;
+  std::thread serving;
+};
+
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "fuzz_websocket: %s\n", what.c_str());
+  std::abort();
+}
+
+Harness& Get() {
+  static Harness* harness = [] {
+    auto* h = new Harness;
+    std::string dir =
+        (std::filesystem::temp_directory_path() / ("baton-fuzz-ws-" + std::to_string(::getpid())))
+            .string();
+    std::filesystem::create_directories(dir);
+    ServerOptions options;
+    options.listen = "127.0.0.1:0";
+    options.db_path = dir + "/baton.db";
+    options.credentials_path = dir + "/credentials.json";
+    options.local_shell = false;
+    options.limits.rate_per_second = 0;
+    auto opened = Server::Open(options);
+    if (!opened.ok()) Die(opened.status().message());
+    h->server = std::move(*opened);
+    h->port = h->server->port();
+    Server* server = h->server.get();
+    h->serving = std::thread([server] { server->Run(); });
+    std::ifstream creds(options.credentials_path);
+    h->admin = Json::parse(creds).at("token").get<std::string>();
+    auto request = std::make_shared<HttpRequest>();
+    request->method = "POST";
+    request->path = "/api/v1/tokens";
+    request->headers["authorization"] = "Bearer " + h->admin;
+    request->body = R"({"name": "fuzz-worker", "scopes": ["worker", "read"]})";
+    std::promise<HttpResponse> minted;
+    server->Handle(request, [&minted](HttpResponse r) { minted.set_value(std::move(r)); });
+    HttpResponse r = minted.get_future().get();
+    if (r.status != 201) Die("cannot mint a worker token: " + r.body);
+    h->worker = Json::parse(r.body).at("token").get<std::string>();
+    return h;
+  }();
+  return *harness;
+}
+
+class Connection {
+ public:
+  explicit Connection(uint16_t port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    if (connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) Die("cannot connect");
+    Wait(5);  // for the handshake: a server this slow to answer one is stuck
+    int one = 1;
+    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  }
+  ~Connection() { close(fd_); }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // False once the server has closed its side (a write then fails: not a finding).
+  bool Send(const std::string& bytes) {
+    return send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
+           static_cast<ssize_t>(bytes.size());
+  }
+  // Reads until the headers' end; "" on a timeout or close.
+  std::string ReadHead() {
+    std::string head;
+    char c;
+    while (head.size() < 16384 && recv(fd_, &c, 1, 0) == 1) {
+      head += c;
+      if (head.ends_with("\r\n\r\n")) return head;
+    }
+    return "";
+  }
+  void Wait(int seconds) {
+    timeval tv{seconds, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
+  // Reads and drops until the server closes or goes quiet for 2 s.
+  void Drain() {
+    Wait(2);
+    char buf[16384];
+    while (recv(fd_, buf, sizeof buf, 0) > 0) {
+    }
+  }
+  void ShutdownWrite() { shutdown(fd_, SHUT_WR); }
+
+ private:
+  int fd_ = -1;
+};
+
+std::string Frame(uint8_t header, std::string_view payload) {
+  std::string out;
+  uint8_t b0 = header & 0x0f;
+  if ((header & 0x10) == 0) b0 |= 0x80;  // FIN
+  if (header & 0x20) b0 |= 0x40;         // RSV1
+  out += static_cast<char>(b0);
+  const uint8_t mask = (header & 0x40) ? 0 : 0x80;
+  if (payload.size() < 126) {
+    out += static_cast<char>(mask | payload.size());
+  } else {
+    out += static_cast<char>(mask | 126);
+    out += static_cast<char>(payload.size() >> 8);
+    out += static_cast<char>(payload.size() & 0xff);
+  }
+  if (mask) out.append(4, '\0');  // a zero key: the payload goes as it is
+  out.append(payload);
+  return out;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  Harness& h = Get();
+  if (size == 0) return 0;
+  const bool workers = (data[0] & 1) == 0;
+  Connection conn(h.port);
+  std::string upgrade =
+      std::string("GET ") + (workers ? "/api/v1/workers/connect" : "/api/v1/events?after=0") +
+      " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+      "Authorization: Bearer " +
+      (workers ? h.worker : h.admin) + "\r\n\r\n";
+  if (!conn.Send(upgrade)) Die("cannot send the upgrade");
+  const std::string head = conn.ReadHead();
+  if (!head.starts_with("HTTP/1.1 101")) {
+    Die("the server did not complete a well-formed handshake: " + head.substr(0, 200));
+  }
+  size_t at = 1;
+  while (at + 3 <= size) {
+    const uint8_t header = data[at];
+    const size_t len = std::min<size_t>(data[at + 1] | (data[at + 2] << 8), size - at - 3);
+    std::string_view payload(reinterpret_cast<const char*>(data + at + 3), len);
+    at += 3 + len;
+    const bool sent =
+        (header & 0x80) ? conn.Send(std::string(payload)) : conn.Send(Frame(header, payload));
+    if (!sent) break;
+  }
+  (void)conn.Send(Frame(0x08, std::string("\x03\xe8", 2)));  // close, 1000
+  conn.ShutdownWrite();
+  conn.Drain();
+  return 0;
+}
