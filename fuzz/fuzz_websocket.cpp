@@ -12,6 +12,7 @@
 // Findings: a crash or sanitizer report in the server (it runs in this process), or a
 // server that no longer completes the next connection's handshake (a stuck I/O thread).
 #include "server/server.h"
+#include "server_harness.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -35,53 +36,9 @@ namespace {
 using baton::Json;
 using namespace baton::server;
 
-struct Harness {
-  std::unique_ptr<Server> server;
-  uint16_t port = 0;
-  std::string admin;
-  std::string worker;
-  std::thread serving;
-};
-
 [[noreturn]] void Die(const std::string& what) {
   std::fprintf(stderr, "fuzz_websocket: %s\n", what.c_str());
   std::abort();
-}
-
-Harness& Get() {
-  static Harness* harness = [] {
-    auto* h = new Harness;
-    std::string dir =
-        (std::filesystem::temp_directory_path() / ("baton-fuzz-ws-" + std::to_string(::getpid())))
-            .string();
-    std::filesystem::create_directories(dir);
-    ServerOptions options;
-    options.listen = "127.0.0.1:0";
-    options.db_path = dir + "/baton.db";
-    options.credentials_path = dir + "/credentials.json";
-    options.local_shell = false;
-    options.limits.rate_per_second = 0;
-    auto opened = Server::Open(options);
-    if (!opened.ok()) Die(opened.status().message());
-    h->server = std::move(*opened);
-    h->port = h->server->port();
-    Server* server = h->server.get();
-    h->serving = std::thread([server] { server->Run(); });
-    std::ifstream creds(options.credentials_path);
-    h->admin = Json::parse(creds).at("token").get<std::string>();
-    auto request = std::make_shared<HttpRequest>();
-    request->method = "POST";
-    request->path = "/api/v1/tokens";
-    request->headers["authorization"] = "Bearer " + h->admin;
-    request->body = R"({"name": "fuzz-worker", "scopes": ["worker", "read"]})";
-    std::promise<HttpResponse> minted;
-    server->Handle(request, [&minted](HttpResponse r) { minted.set_value(std::move(r)); });
-    HttpResponse r = minted.get_future().get();
-    if (r.status != 201) Die("cannot mint a worker token: " + r.body);
-    h->worker = Json::parse(r.body).at("token").get<std::string>();
-    return h;
-  }();
-  return *harness;
 }
 
 class Connection {
@@ -155,10 +112,10 @@ std::string Frame(uint8_t header, std::string_view payload) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  Harness& h = Get();
+  baton::fuzz::FuzzServer& h = baton::fuzz::SharedFuzzServer("fuzz-websocket");
   if (size == 0) return 0;
   const bool workers = (data[0] & 1) == 0;
-  Connection conn(h.port);
+  Connection conn(h.server->port());
   std::string upgrade =
       std::string("GET ") + (workers ? "/api/v1/workers/connect" : "/api/v1/events?after=0") +
       " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -170,17 +127,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!head.starts_with("HTTP/1.1 101")) {
     Die("the server did not complete a well-formed handshake: " + head.substr(0, 200));
   }
+  std::string frames;
   size_t at = 1;
   while (at + 3 <= size) {
     const uint8_t header = data[at];
     const size_t len = std::min<size_t>(data[at + 1] | (data[at + 2] << 8), size - at - 3);
     std::string_view payload(reinterpret_cast<const char*>(data + at + 3), len);
     at += 3 + len;
-    const bool sent =
-        (header & 0x80) ? conn.Send(std::string(payload)) : conn.Send(Frame(header, payload));
-    if (!sent) break;
+    frames += (header & 0x80) ? std::string(payload) : Frame(header, payload);
   }
-  (void)conn.Send(Frame(0x08, std::string("\x03\xe8", 2)));  // close, 1000
+  frames += Frame(0x08, std::string("\x03\xe8", 2));  // close, 1000
+  // One write: small writes one after another wait on the peer's delayed ACKs.
+  (void)conn.Send(frames);
   conn.ShutdownWrite();
   conn.Drain();
   return 0;
