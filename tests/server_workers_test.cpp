@@ -420,5 +420,39 @@ TEST_F(ServerWorkers, AWorkerRestartedUnderTheSameIdGetsItsWorkBackAtOnce) {
   EXPECT_EQ(WaitForStatus(later, "completed")["output"]["path"], "/third");
 }
 
+// Regression: sessions were not stored, so after a server restart the first process to
+// register under an id was taken for the one that held its work: with the worker and
+// the server both restarted (a host reboot), the work stayed booked on a process that
+// never had it until the heartbeat timeout, here 60 s.
+TEST_F(ServerWorkers, AfterAServerRestartANewWorkerProcessStillGetsTheWorkBack) {
+  Start({"--heartbeat-interval", "200ms", "--heartbeat-timeout", "60s"});
+  PollWorker first = Worker("host-1");
+  first.session = "process-1";
+  ASSERT_TRUE(first.Register().ok());
+  std::string id = Submit();
+  Json cmd = first.NextCommand();
+  const std::string held = cmd["assignmentId"];
+  ASSERT_TRUE(first.Ack(held).ok());
+  ASSERT_TRUE(first.Progress(held, 40, {{"bytes", 400}}).ok());
+  // Progress is group-committed after the answer: wait until the checkpoint is stored.
+  EXPECT_TRUE(WaitUntil([&] {
+    Json stored = Get("/api/v1/assignments?status=all&execution=" + id)["assignments"];
+    return stored.size() == 1 && stored[0]["checkpoint"].value("bytes", 0) == 400;
+  }));
+  // The host goes down: the server and the worker die together; both come back.
+  server_->Kill9();
+  server_->Restart();
+  ASSERT_TRUE(server_->ok()) << server_->log();
+  PollWorker second = Worker("host-1");
+  second.session = "process-2";
+  ASSERT_TRUE(second.Register().ok());
+  Json again = second.NextCommand();
+  ASSERT_EQ(again["assignmentId"], held + ".r1") << again.dump();
+  EXPECT_EQ(again["checkpoint"]["bytes"], 400);
+  ASSERT_TRUE(second.Ack(again["assignmentId"]).ok());
+  ASSERT_TRUE(second.Succeed(again["assignmentId"], {{"path", "/after-reboot"}}).ok());
+  EXPECT_EQ(WaitForStatus(id, "completed")["output"]["path"], "/after-reboot");
+}
+
 }  // namespace
 }  // namespace baton

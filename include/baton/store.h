@@ -243,6 +243,9 @@ struct WorkerRecord {
   std::vector<std::string> commands;
   std::vector<std::string> tags;
   std::string status;  // ONLINE | UNHEALTHY | OFFLINE | DRAINING
+  // The registered process's incarnation (its `sessionId`); "" when it sent none. Kept
+  // so that after a server restart a new process under the same id is still told apart.
+  std::string session;
   TimeMs registered_at = 0;
   TimeMs last_heartbeat = 0;  // as of the last write
   TimeMs updated_at = 0;

@@ -115,6 +115,7 @@ inline Json ToJson(const WorkerRecord& w) {
           {"commands", w.commands},
           {"tags", w.tags},
           {"status", w.status},
+          {"session", w.session},
           {"registered_at", w.registered_at},
           {"last_heartbeat", w.last_heartbeat},
           {"updated_at", w.updated_at}};

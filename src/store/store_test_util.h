@@ -100,6 +100,7 @@ inline WorkerRecord Worker(const std::string& ns, const std::string& id) {
   w.commands = {"train", "evaluate"};
   w.tags = {"gpu", "a100"};
   w.status = "ONLINE";
+  w.session = "process-" + id;
   w.registered_at = 100;
   w.last_heartbeat = 150;
   w.updated_at = 150;

@@ -30,6 +30,7 @@ Status Coordinator::Load(Store* store) {
     w.capacity = r.capacity;
     w.commands = r.commands;
     w.tags = r.tags;
+    w.session = r.session;
     w.registered_at = r.registered_at;
     w.last_seen = loop_->Now();
     WorkerEntry& entry = registry_.Register(std::move(w));
@@ -57,9 +58,9 @@ Result<protocol::Registered> Coordinator::Register(const std::string& ns,
     // old one is gone, and so is whatever it was running: place it again now, with its
     // checkpoint, rather than wait for a heartbeat timeout or keep it booked on the new
     // process. The new process may take it: what the old one lost does not count
-    // against it (issue 11, defect 5). A worker loaded from the store after a server
-    // restart has no session yet: its first registration is taken as the same process
-    // (sessions are not stored), so that running work re-attaches.
+    // against it (issue 11, defect 5). Sessions are stored with the worker, so this
+    // holds across a server restart too; a worker that sends no session (older
+    // workers) is taken as the same process, so that its running work re-attaches.
     if (!previous->held.empty()) {
       Reassign(m.worker_id, "worker " + m.worker_id + " restarted (a new process registered)");
     }

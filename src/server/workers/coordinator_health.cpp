@@ -31,6 +31,7 @@ void Coordinator::WriteWorker(const WorkerEntry& w) {
   r.commands = w.commands;
   r.tags = w.tags;
   r.status = ToString(w.state);
+  r.session = w.session;
   r.registered_at = w.registered_at;
   r.last_heartbeat = w.last_seen;
   r.updated_at = loop_->Now();

@@ -263,6 +263,11 @@ CREATE TABLE reassignments (
 CREATE INDEX reassignments_dispatch ON reassignments (dispatch_id, at, id);
 CREATE INDEX reassignments_at ON reassignments (at, id);
 )sql",
+    // 7 (kWorkerSessionsVersion): each worker's process incarnation, so that a restart
+    // of the server does not make a new worker process look like the old one.
+    R"sql(
+ALTER TABLE workers ADD COLUMN session TEXT NOT NULL DEFAULT '';
+)sql",
 };
 
 int64_t NowMs() {

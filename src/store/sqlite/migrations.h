@@ -18,6 +18,8 @@ int LatestSchemaVersion();
 inline constexpr int kEventPositionsVersion = 5;
 // The migration that adds the workers, assignments and reassignments tables.
 inline constexpr int kWorkersVersion = 6;
+// The migration that adds workers.session.
+inline constexpr int kWorkerSessionsVersion = 7;
 
 // Applies every migration newer than the database's version, each in its own
 // transaction. Fails (errc::kStore) when the database is newer than this build.

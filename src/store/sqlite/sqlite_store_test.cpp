@@ -220,7 +220,7 @@ INSERT INTO events (execution_id, seq, type, step_id, data, time, position)
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     EXPECT_EQ(RawQuery(path, kTables), "3");
     EXPECT_EQ(RawQuery(path, "SELECT MAX(version) FROM schema_migrations"),
-              std::to_string(sqlite::kWorkersVersion));
+              std::to_string(sqlite::LatestSchemaVersion()));
     EXPECT_EQ((*store)->GetExecution("e")->status, ExecutionStatus::kRunning);
     EXPECT_EQ(*(*store)->LastEventPosition(), 1);
     EXPECT_TRUE((*store)->ListWorkers("")->empty());

@@ -7,16 +7,16 @@ namespace baton::sqlite {
 
 const char* const kUpsertWorker =
     "INSERT INTO workers (id, ns, node, host, version, capacity, commands, tags, status, "
-    "registered_at, last_heartbeat, updated_at) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+    "registered_at, last_heartbeat, updated_at, session) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
     "ON CONFLICT (id) DO UPDATE SET ns = excluded.ns, node = excluded.node, "
     "host = excluded.host, version = excluded.version, capacity = excluded.capacity, "
     "commands = excluded.commands, tags = excluded.tags, status = excluded.status, "
     "registered_at = excluded.registered_at, last_heartbeat = excluded.last_heartbeat, "
-    "updated_at = excluded.updated_at";
+    "updated_at = excluded.updated_at, session = excluded.session";
 const char* const kSelectWorkers =
     "SELECT id, ns, node, host, version, capacity, commands, tags, status, registered_at, "
-    "last_heartbeat, updated_at FROM workers";
+    "last_heartbeat, updated_at, session FROM workers";
 
 const char* const kUpsertAssignment =
     "INSERT INTO assignments (dispatch_id, id, ns, execution_id, step_id, attempt, command, "
@@ -56,6 +56,7 @@ Status Write(Stmt& q, const WorkerRecord& w) {
   q.Bind(10, w.registered_at);
   q.Bind(11, w.last_heartbeat);
   q.Bind(12, w.updated_at);
+  q.Bind(13, w.session);
   Status s = q.Run();
   return s.ok() ? s : Context(s, "writing worker " + w.id);
 }
@@ -71,6 +72,7 @@ bool Read(const Stmt& q, WorkerRecord* w) {
   w->registered_at = q.Int(9);
   w->last_heartbeat = q.Int(10);
   w->updated_at = q.Int(11);
+  w->session = q.Text(12);
   return ReadStrings(q, 6, &w->commands) && ReadStrings(q, 7, &w->tags);
 }
 
