@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -41,6 +42,13 @@ using namespace baton::server;
   std::abort();
 }
 
+// How many descriptors the process has open: server sessions that never end show here.
+std::string OpenFds() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  return " (" + std::to_string(n) + " descriptors open)";
+}
+
 class Connection {
  public:
   explicit Connection(uint16_t port) {
@@ -49,7 +57,10 @@ class Connection {
     addr.sin_family = AF_INET;
     addr.sin_port = htons(port);
     inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-    if (connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) Die("cannot connect");
+    if (fd_ < 0) Die(std::string("socket(): ") + std::strerror(errno) + OpenFds());
+    if (connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      Die(std::string("cannot connect: ") + std::strerror(errno) + OpenFds());
+    }
     Wait(5);  // for the handshake: a server this slow to answer one is stuck
     int one = 1;
     setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
