@@ -78,15 +78,17 @@ class Connection {
     return send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
            static_cast<ssize_t>(bytes.size());
   }
-  // Reads until the headers' end; "" on a timeout or close.
+  // Reads until the headers' end; on a timeout or close, what was read and why it stopped.
   std::string ReadHead() {
     std::string head;
     char c;
-    while (head.size() < 16384 && recv(fd_, &c, 1, 0) == 1) {
+    ssize_t got = 0;
+    while (head.size() < 16384 && (got = recv(fd_, &c, 1, 0)) == 1) {
       head += c;
       if (head.ends_with("\r\n\r\n")) return head;
     }
-    return "";
+    return head +
+           (got == 0 ? "[closed by the server]" : "[" + std::string(std::strerror(errno)) + "]");
   }
   void Wait(int seconds) {
     timeval tv{seconds, 0};
@@ -147,7 +149,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::fprintf(stderr, "fuzz_websocket: slow handshake: %lld ms\n",
                  static_cast<long long>(waited));
   if (!head.starts_with("HTTP/1.1 101")) {
-    Die("the server did not complete a well-formed handshake: " + head.substr(0, 200));
+    Die("the server did not complete a well-formed handshake after " + std::to_string(waited) +
+        " ms: " + head.substr(0, 200) + OpenFds());
   }
   std::string frames;
   size_t at = 1;

@@ -5,7 +5,7 @@
 #include "common/json_parse.h"
 #include "runners/http_runner.h"
 #include "server/views.h"
-#include "server/workers/coordinator.h"
+#include "workers/coordinator.h"
 
 #include <baton/engine.h>
 #include <baton/event_loop.h>
@@ -86,8 +86,8 @@ int Drive(const RunArgs& args, Session& session,
   Engine engine(&loop, committer.get(), options);
   // Shell and http steps run on the in-process local worker, through the same
   // coordinator (queue, placement, assignments) as a server's; no remote workers here.
-  server::Coordinator coordinator(&loop, committer.get(), server::CoordinatorOptions{});
-  coordinator.AddLocalWorker(server::LocalWorkerFor(options, shell.get(), http.get()));
+  workers::Coordinator coordinator(&loop, committer.get(), workers::CoordinatorOptions{});
+  coordinator.AddLocalWorker(workers::LocalWorkerFor(options, shell.get(), http.get()));
   engine.SetRunner(StepType::kShell, coordinator.local_runner());
   engine.SetRunner(StepType::kHttp, coordinator.local_runner());
 

@@ -59,7 +59,7 @@ int ServerMain(ServerArgs& args) {
     std::fprintf(stderr, "baton server: --delivery-attempts must be at least 1\n");
     return 2;
   }
-  server::CoordinatorOptions& c = o.coordinator;
+  workers::CoordinatorOptions& c = o.coordinator;
   if (!DurationFlag("--heartbeat-interval", args.heartbeat_interval, false,
                     &c.heartbeat_interval) ||
       !DurationFlag("--heartbeat-timeout", args.heartbeat_timeout, false, &c.heartbeat_timeout) ||

@@ -14,6 +14,10 @@
 #include <string>
 #include <vector>
 
+namespace baton::workers {
+class Coordinator;
+}  // namespace baton::workers
+
 namespace baton::server {
 
 struct ServerLimits {
@@ -34,7 +38,6 @@ class ServerMetrics;
 class Scheduler;
 class FollowUps;
 class Deliverer;
-class Coordinator;
 
 // What handlers share. Everything here outlives the router.
 struct ApiContext {
@@ -43,10 +46,10 @@ struct ApiContext {
   TokenAuthority* auth = nullptr;
   Submitter* submitter = nullptr;
   ServerMetrics* metrics = nullptr;
-  Scheduler* scheduler = nullptr;      // engine thread only: reach it through engine->Post
-  FollowUps* follow_ups = nullptr;     // engine thread only
-  Deliverer* deliverer = nullptr;      // engine thread only
-  Coordinator* coordinator = nullptr;  // engine thread only
+  Scheduler* scheduler = nullptr;               // engine thread only: reach it through engine->Post
+  FollowUps* follow_ups = nullptr;              // engine thread only
+  Deliverer* deliverer = nullptr;               // engine thread only
+  workers::Coordinator* coordinator = nullptr;  // engine thread only
   ServerLimits limits;
   std::mutex workflow_versions;  // serialises "read latest version, write the next"
   std::atomic<bool> store_ok{true};

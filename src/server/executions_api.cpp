@@ -2,7 +2,7 @@
 #include "server/api.h"
 #include "server/submitter.h"
 #include "server/views.h"
-#include "server/workers/coordinator.h"
+#include "workers/coordinator.h"
 
 #include <baton/workflow.h>
 

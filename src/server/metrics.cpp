@@ -77,7 +77,7 @@ void ServerMetrics::SetDeliveryStats(const Deliverer::Stats& stats) {
   deliveries_ = stats;
 }
 
-void ServerMetrics::SetCoordinatorStats(const CoordinatorStats& stats,
+void ServerMetrics::SetCoordinatorStats(const workers::CoordinatorStats& stats,
                                         std::map<std::string, int> workers, size_t waiting) {
   std::lock_guard lock(mu_);
   coordinator_ = stats;
@@ -172,10 +172,10 @@ std::string ServerMetrics::Render() const {
   help("baton_dispatch_latency_seconds", "histogram",
        "A command step's start (its dispatch durable) to its worker's accepted ack.");
   uint64_t cumulative = 0;
-  for (size_t i = 0; i < std::size(CoordinatorStats::kLatencyBucketsUs); ++i) {
+  for (size_t i = 0; i < std::size(workers::CoordinatorStats::kLatencyBucketsUs); ++i) {
     cumulative += coordinator_.latency_counts[i];
     o << "baton_dispatch_latency_seconds_bucket{le=\""
-      << CoordinatorStats::kLatencyBucketsUs[i] / 1e6 << "\"} " << cumulative << '\n';
+      << workers::CoordinatorStats::kLatencyBucketsUs[i] / 1e6 << "\"} " << cumulative << '\n';
   }
   o << "baton_dispatch_latency_seconds_bucket{le=\"+Inf\"} " << coordinator_.latency_total << '\n'
     << "baton_dispatch_latency_seconds_sum " << coordinator_.latency_sum_us / 1e6 << '\n'

@@ -8,7 +8,7 @@
 #include <baton/engine.h>
 
 #include "server/triggers/deliverer.h"
-#include "server/workers/coordinator.h"
+#include "workers/coordinator.h"
 
 #include <array>
 #include <atomic>
@@ -29,8 +29,8 @@ class ServerMetrics final : public ExecutionObserver {
   void SetEngineStats(const EngineStats& stats, const CommitQueue::Stats& commits, TimeMs now);
   void SetDeliveryStats(const Deliverer::Stats& stats);
   // The coordinator's counters and its workers by status ("ONLINE" -> n).
-  void SetCoordinatorStats(const CoordinatorStats& stats, std::map<std::string, int> workers,
-                           size_t waiting);
+  void SetCoordinatorStats(const workers::CoordinatorStats& stats,
+                           std::map<std::string, int> workers, size_t waiting);
   // HTTP requests by status class, counted by sessions.
   void CountRequest(int status);
 
@@ -59,7 +59,7 @@ class ServerMetrics final : public ExecutionObserver {
   EngineStats engine_;
   CommitQueue::Stats commits_;
   Deliverer::Stats deliveries_;
-  CoordinatorStats coordinator_;
+  workers::CoordinatorStats coordinator_;
   std::map<std::string, int> workers_;
   size_t waiting_assignments_ = 0;
   TimeMs engine_report_at_ = 0;

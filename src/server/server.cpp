@@ -8,9 +8,9 @@
 #include "server/triggers/follow_ups.h"
 #include "server/triggers/scheduler.h"
 #include "server/websocket_session.h"
-#include "server/workers/coordinator.h"
 #include "server/workers/worker_session.h"
 #include "store/fault_injection.h"
+#include "workers/coordinator.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
@@ -130,10 +130,11 @@ struct Server::Impl {
   std::unique_ptr<EngineHost> engine;
   std::unique_ptr<TokenAuthority> auth;
   std::unique_ptr<Submitter> submitter;
-  std::unique_ptr<FollowUps> follow_ups;     // engine thread; outlives the engine
-  std::unique_ptr<Deliverer> deliverer;      // engine thread; destroyed after the engine stops
-  std::unique_ptr<Scheduler> scheduler;      // engine thread; destroyed after the engine stops
-  std::unique_ptr<Coordinator> coordinator;  // engine thread; destroyed after the engine stops
+  std::unique_ptr<FollowUps> follow_ups;  // engine thread; outlives the engine
+  std::unique_ptr<Deliverer> deliverer;   // engine thread; destroyed after the engine stops
+  std::unique_ptr<Scheduler> scheduler;   // engine thread; destroyed after the engine stops
+  std::unique_ptr<workers::Coordinator>
+      coordinator;  // engine thread; destroyed after the engine stops
   ServerMetrics metrics;
   EventHub hub;
   ApiContext ctx;
@@ -278,8 +279,8 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   impl->submitter = std::make_unique<Submitter>(impl->engine.get());
   // Command steps go to remote workers. What workers held when the previous process
   // stopped is loaded before recovery, which re-attaches their steps.
-  impl->coordinator = std::make_unique<Coordinator>(impl->engine->loop(), impl->engine->committer(),
-                                                    options.coordinator);
+  impl->coordinator = std::make_unique<workers::Coordinator>(
+      impl->engine->loop(), impl->engine->committer(), options.coordinator);
   if (Status s = impl->coordinator->Load(impl->store.get()); !s.ok()) return s;
   EngineHost* engine_host = impl->engine.get();
   // A worker that keeps sending for work it lost must not grow the event log without
@@ -311,7 +312,7 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
     shell = impl->refused_shell.get();
   }
   impl->coordinator->AddLocalWorker(
-      LocalWorkerFor(engine_options, shell, impl->engine->http_runner()));
+      workers::LocalWorkerFor(engine_options, shell, impl->engine->http_runner()));
   impl->engine->SetRunner(StepType::kShell, impl->coordinator->local_runner());
   impl->engine->SetRunner(StepType::kHttp, impl->coordinator->local_runner());
   Deliverer::Options delivery;
@@ -385,7 +386,7 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
     deliverer->Add(std::move(unsent));
   });
   ServerMetrics* metrics = &impl->metrics;
-  Coordinator* coordinator = impl->coordinator.get();
+  workers::Coordinator* coordinator = impl->coordinator.get();
   host->Every(Duration(500), [host, metrics, deliverer, coordinator](Engine& engine) {
     // Executions a refused batch dropped come back from their stored state, so the
     // engine heals without a restart once the store takes writes again (a running step
@@ -399,9 +400,10 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
     }
     metrics->SetEngineStats(engine.Stats(), host->commit_stats(), host->clock().Now());
     metrics->SetDeliveryStats(deliverer->stats());
-    std::map<std::string, int> workers;
-    for (const WorkerEntry* w : coordinator->registry().List("")) ++workers[ToString(w->state)];
-    metrics->SetCoordinatorStats(coordinator->stats(), std::move(workers),
+    std::map<std::string, int> by_state;
+    for (const workers::WorkerEntry* w : coordinator->registry().List(""))
+      ++by_state[ToString(w->state)];
+    metrics->SetCoordinatorStats(coordinator->stats(), std::move(by_state),
                                  coordinator->WaitingCount());
   });
 

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "server/api.h"
-#include "server/workers/coordinator.h"
+#include "workers/coordinator.h"
 
 #include <baton/status.h>
 
@@ -29,7 +29,7 @@ struct ServerOptions {
   Duration delivery_retry_base{1000};
   int delivery_attempts = 8;
   // Remote workers: heartbeats, failure detection, reassignment (workers/coordinator.h).
-  CoordinatorOptions coordinator;
+  workers::CoordinatorOptions coordinator;
   // Tests only: the server's clock starts at this time (0 = the system clock) and runs
   // `clock_rate` times as fast, so schedules fire within seconds.
   TimeMs clock_start = 0;

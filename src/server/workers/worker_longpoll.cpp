@@ -7,7 +7,7 @@
 // registration of the same worker closes the old mailbox (a poll parked on it gets 409).
 // Every mailbox lives on the engine thread, like the coordinator that sends into it.
 #include "server/api.h"
-#include "server/workers/coordinator.h"
+#include "workers/coordinator.h"
 
 #include <deque>
 #include <map>
@@ -19,7 +19,7 @@ constexpr int64_t kDefaultWaitMs = 25'000;
 constexpr int64_t kMaxWaitMs = 60'000;
 constexpr size_t kMaxQueued = 10'000;
 
-class Mailbox final : public WorkerChannel {
+class Mailbox final : public workers::WorkerChannel {
  public:
   explicit Mailbox(EventLoop* loop) : loop_(loop) {}
   ~Mailbox() override {
@@ -122,7 +122,7 @@ void AddWorkerLongPollRoutes(Router& router, ApiContext& ctx) {
       if (!m.ok()) return respond(ErrorResponse(m.status()));
       ctx.engine->Post([&ctx, mailboxes, respond, ok, ns = call.principal.ns, id = call.Param("id"),
                         message = std::move(*m)](Engine&) {
-        const WorkerEntry* w = ctx.coordinator->registry().Find(id);
+        const workers::WorkerEntry* w = ctx.coordinator->registry().Find(id);
         if (w == nullptr || w->ns != ns) {
           return respond(ErrorResponse(404, errc::kNotFound,
                                        "worker '" + id + "' is not registered; register again"));
@@ -157,7 +157,7 @@ void AddWorkerLongPollRoutes(Router& router, ApiContext& ctx) {
              [&ctx, mailboxes](const Call& call, Responder respond) {
                ctx.engine->Post([&ctx, mailboxes, respond, ns = call.principal.ns,
                                  id = call.Param("id")](Engine&) {
-                 const WorkerEntry* w = ctx.coordinator->registry().Find(id);
+                 const workers::WorkerEntry* w = ctx.coordinator->registry().Find(id);
                  if (w == nullptr || w->ns != ns) {
                    return respond(ErrorResponse(404, errc::kNotFound, "no worker '" + id + "'"));
                  }
@@ -188,7 +188,7 @@ void AddWorkerLongPollRoutes(Router& router, ApiContext& ctx) {
                }
                ctx.engine->Post([&ctx, mailboxes, respond, wait, ns = call.principal.ns,
                                  id = call.Param("id")](Engine&) {
-                 const WorkerEntry* w = ctx.coordinator->registry().Find(id);
+                 const workers::WorkerEntry* w = ctx.coordinator->registry().Find(id);
                  auto box = mailboxes->find(id);
                  if (w == nullptr || w->ns != ns || box == mailboxes->end()) {
                    return respond(ErrorResponse(

@@ -4,7 +4,7 @@
 #include "server/engine_host.h"
 #include "server/http_types.h"
 #include "server/upgrade.h"
-#include "server/workers/coordinator.h"
+#include "workers/coordinator.h"
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
@@ -29,7 +29,7 @@ class WorkerSession;
 
 // The coordinator's handle on the session: thread-safe, and harmless once the session
 // is gone.
-class SessionChannel final : public WorkerChannel {
+class SessionChannel final : public workers::WorkerChannel {
  public:
   SessionChannel(std::weak_ptr<WorkerSession> session, net::any_io_executor executor)
       : session_(std::move(session)), executor_(std::move(executor)) {}
@@ -135,7 +135,7 @@ class WorkerSession : public std::enable_shared_from_this<WorkerSession> {
     // To the coordinator, in order (one engine loop), and the answer back on this strand.
     std::weak_ptr<WorkerSession> weak = weak_from_this();
     auto executor = ws_.get_executor();
-    Coordinator* coordinator = ctx_->coordinator;
+    workers::Coordinator* coordinator = ctx_->coordinator;
     ctx_->engine->Post([weak, executor, coordinator, ns = ns_, worker = worker_id_,
                         channel = channel_, message = std::move(message), assignment,
                         deregister](Engine&) {
@@ -194,7 +194,7 @@ class WorkerSession : public std::enable_shared_from_this<WorkerSession> {
     if (ended_) return;
     ended_ = true;
     if (worker_id_.empty() || !channel_) return;
-    Coordinator* coordinator = ctx_->coordinator;
+    workers::Coordinator* coordinator = ctx_->coordinator;
     ctx_->engine->Post([coordinator, worker = worker_id_, channel = channel_](Engine&) {
       coordinator->Disconnected(worker, channel.get());
     });

@@ -22,15 +22,18 @@
 
 #include <memory>
 
+namespace baton::workers {
+class Coordinator;
+}  // namespace baton::workers
+
 namespace baton::server {
 
 class EngineHost;
-class Coordinator;
 
 struct WorkerSessionContext {
   TokenAuthority* auth = nullptr;
   EngineHost* engine = nullptr;
-  Coordinator* coordinator = nullptr;  // engine thread only
+  workers::Coordinator* coordinator = nullptr;  // engine thread only
   size_t max_message_bytes = 1 << 20;
   size_t max_queued = 10'000;
 };

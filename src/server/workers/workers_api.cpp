@@ -4,8 +4,8 @@
 // history from the store. Field names are camelCase, as in the seed and the protocol.
 #include "server/api.h"
 #include "server/views.h"
-#include "server/workers/coordinator.h"
 #include "server/workers/workers_views.h"
+#include "workers/coordinator.h"
 
 #include <set>
 
@@ -22,7 +22,7 @@ void OnEngine(ApiContext& ctx, Responder respond, std::function<HttpResponse()> 
 Json ListWorkers(ApiContext& ctx, const std::string& ns, const std::string& only) {
   Json out = Json::array();
   std::set<std::string> seen;
-  for (const WorkerEntry* w : ctx.coordinator->registry().List(ns)) {
+  for (const workers::WorkerEntry* w : ctx.coordinator->registry().List(ns)) {
     seen.insert(w->id);
     if (!only.empty() && w->id != only) continue;
     Json j = WorkerJson(*w);
@@ -170,7 +170,7 @@ void AddWorkerRoutes(Router& router, ApiContext& ctx) {
                  all.limit = 0;
                  auto moved = ctx.store->ListReassignments(all);
                  h["reassignmentEvents"] = moved.ok() ? moved->size() : 0;
-                 const CoordinatorStats s = ctx.coordinator->stats();
+                 const workers::CoordinatorStats s = ctx.coordinator->stats();
                  int waiting = 0;
                  for (const auto& a : ctx.coordinator->Active(ns, ""))
                    waiting += a.status == "waiting";

@@ -4,7 +4,7 @@
 
 namespace baton::server {
 
-Json WorkerJson(const WorkerEntry& w) {
+Json WorkerJson(const workers::WorkerEntry& w) {
   Json held = Json::array();
   for (const std::string& id : w.held) held.push_back(id);
   return {{"workerId", w.id},
@@ -69,24 +69,24 @@ Json ReassignmentJson(const ReassignmentRecord& r) {
           {"checkpoint", r.checkpoint}};
 }
 
-Json CoordinatorHealthJson(const std::vector<const WorkerEntry*>& workers) {
+Json CoordinatorHealthJson(const std::vector<const workers::WorkerEntry*>& workers) {
   int online = 0, unhealthy = 0, draining = 0, offline = 0, capacity = 0, used = 0;
-  for (const WorkerEntry* w : workers) {
+  for (const workers::WorkerEntry* w : workers) {
     switch (w->state) {
-      case WorkerState::kOnline:
+      case workers::WorkerState::kOnline:
         ++online;
         break;
-      case WorkerState::kUnhealthy:
+      case workers::WorkerState::kUnhealthy:
         ++unhealthy;
         break;
-      case WorkerState::kDraining:
+      case workers::WorkerState::kDraining:
         ++draining;
         break;
-      case WorkerState::kOffline:
+      case workers::WorkerState::kOffline:
         ++offline;
         break;
     }
-    if (w->state == WorkerState::kOnline || w->state == WorkerState::kDraining) {
+    if (w->state == workers::WorkerState::kOnline || w->state == workers::WorkerState::kDraining) {
       capacity += w->capacity;
     }
     used += static_cast<int>(w->held.size());

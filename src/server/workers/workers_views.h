@@ -3,7 +3,7 @@
 
 #include <baton/store.h>
 
-#include "server/workers/registry.h"
+#include "workers/registry.h"
 
 #include <vector>
 
@@ -11,7 +11,7 @@ namespace baton::server {
 
 // {"workerId","namespace","nodeId","host","status","capacity","currentLoad",
 //  "reportedLoad","commands","tags","lastHeartbeat","registeredAt","assignments"}
-Json WorkerJson(const WorkerEntry& w);
+Json WorkerJson(const workers::WorkerEntry& w);
 // A stored worker this process has not seen: no load, no assignments.
 Json WorkerJson(const WorkerRecord& w);
 // {"assignmentId","dispatchId","executionId","stepId","attempt","command","workerId",
@@ -23,6 +23,6 @@ Json ReassignmentJson(const ReassignmentRecord& r);
 // {"totalWorkers","onlineWorkers","unhealthyWorkers","drainingWorkers","offlineWorkers",
 //  "totalCapacity","usedCapacity"} over the workers given (capacity of ONLINE and
 // DRAINING ones).
-Json CoordinatorHealthJson(const std::vector<const WorkerEntry*>& workers);
+Json CoordinatorHealthJson(const std::vector<const workers::WorkerEntry*>& workers);
 
 }  // namespace baton::server

@@ -16,10 +16,10 @@
 #include <utility>
 #include <vector>
 
-#include "server/workers/coordinator.h"
 #include "support/held_committer.h"
+#include "workers/coordinator.h"
 
-namespace baton::server::testing {
+namespace baton::workers::testing {
 
 inline constexpr TimeMs kStart = 1'767'607'200'000;
 inline constexpr const char* kCommand = "model.download";
@@ -273,4 +273,4 @@ class CoordinatorFixture {
   CoordinatorOptions options_;
 };
 
-}  // namespace baton::server::testing
+}  // namespace baton::workers::testing

@@ -1,8 +1,8 @@
 // The in-process local worker in virtual time: shell and http steps go through the
 // coordinator's queue, placement and assignments, and its built-in runner does the work.
-#include "server/workers/coordinator_test_util.h"
+#include "workers/coordinator_test_util.h"
 
-namespace baton::server {
+namespace baton::workers {
 namespace {
 
 using testing::CoordinatorFixture;
@@ -219,4 +219,4 @@ TEST_F(LocalWorkerTest, LocalStepsDoNotMakeABacklogOfCommandsBeScannedAgain) {
 }
 
 }  // namespace
-}  // namespace baton::server
+}  // namespace baton::workers

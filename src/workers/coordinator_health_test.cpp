@@ -1,9 +1,9 @@
 // The coordinator's health side in virtual time, over a memory store: seed 003's detection
 // timeline with the default options, the reassignment grace, max_reassignments, drain,
 // deregistration, and a restart that re-attaches running work.
-#include "server/workers/coordinator_test_util.h"
+#include "workers/coordinator_test_util.h"
 
-namespace baton::server {
+namespace baton::workers {
 namespace {
 
 using testing::CoordinatorFixture;
@@ -481,4 +481,4 @@ TEST(CoordinatorRestart, ADispatchWithNoStoredRecordIsPlacedLikeANewOne) {
 }
 
 }  // namespace
-}  // namespace baton::server
+}  // namespace baton::workers

@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-namespace baton::server {
+namespace baton::workers {
 
 enum class WorkerState { kOnline, kUnhealthy, kDraining, kOffline };
 const char* ToString(WorkerState s);  // "ONLINE", "UNHEALTHY", "DRAINING", "OFFLINE"
@@ -89,4 +89,4 @@ class Registry {
   uint64_t selects_ = 0;
 };
 
-}  // namespace baton::server
+}  // namespace baton::workers

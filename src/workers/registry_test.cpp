@@ -1,10 +1,10 @@
 // Worker selection: capacity, load ratio, round-robin, node pinning, tags, namespaces,
 // and the reasons given when nobody fits.
-#include "server/workers/registry.h"
+#include "workers/registry.h"
 
 #include <gtest/gtest.h>
 
-namespace baton::server {
+namespace baton::workers {
 namespace {
 
 WorkerEntry Worker(const std::string& id, int capacity, std::vector<std::string> commands = {"dl"},
@@ -145,4 +145,4 @@ TEST(Registry, ARegisteringAgainWorkerKeepsWhatItHolds) {
 }
 
 }  // namespace
-}  // namespace baton::server
+}  // namespace baton::workers

@@ -1,11 +1,11 @@
 // The engine's side of a dispatch: Prepare() places it in the engine's turn so that its
 // assignment commits with the step's dispatch, Start() sends it (or queues it), Cancel()
 // ends it; and the latency figures measured from them.
-#include "server/workers/coordinator_internal.h"
+#include "workers/coordinator_internal.h"
 
 #include <algorithm>
 
-namespace baton::server {
+namespace baton::workers {
 
 void Coordinator::Prepare(const RunRequest& request, WriteBatch& batch) {
   auto d = std::make_unique<Dispatch>();
@@ -119,4 +119,4 @@ std::pair<int64_t, int64_t> Coordinator::LatencyWindow::Quantiles() const {
   return {p50, at(0.99)};
 }
 
-}  // namespace baton::server
+}  // namespace baton::workers

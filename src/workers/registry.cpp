@@ -1,8 +1,8 @@
-#include "server/workers/registry.h"
+#include "workers/registry.h"
 
 #include <algorithm>
 
-namespace baton::server {
+namespace baton::workers {
 namespace {
 
 void SortUnique(std::vector<std::string>& v) {
@@ -149,4 +149,4 @@ WorkerEntry* Registry::Select(const Placement& p, std::string* why) {
   return chosen;
 }
 
-}  // namespace baton::server
+}  // namespace baton::workers

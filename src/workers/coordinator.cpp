@@ -1,11 +1,11 @@
 // The worker side of the coordinator: registration, the messages workers send, drain
 // and deregistration, and loading the state a previous process left.
-#include "server/workers/coordinator_internal.h"
+#include "workers/coordinator_internal.h"
 
 #include <algorithm>
 #include <tuple>
 
-namespace baton::server {
+namespace baton::workers {
 
 Status Coordinator::Load(Store* store) {
   AssignmentFilter active;
@@ -257,4 +257,4 @@ Status Coordinator::OnMessage(const std::string& worker_id, const protocol::Work
   return Status::Ok();
 }
 
-}  // namespace baton::server
+}  // namespace baton::workers

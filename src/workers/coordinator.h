@@ -47,7 +47,7 @@
 #include <baton/store.h>
 
 #include "protocol/worker_protocol.h"
-#include "server/workers/registry.h"
+#include "workers/registry.h"
 
 #include <chrono>
 #include <deque>
@@ -59,7 +59,7 @@
 #include <utility>
 #include <vector>
 
-namespace baton::server {
+namespace baton::workers {
 
 struct CoordinatorOptions {
   Duration heartbeat_interval{30'000};  // told to workers at registration
@@ -259,4 +259,4 @@ class Coordinator {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
-}  // namespace baton::server
+}  // namespace baton::workers

@@ -2,9 +2,9 @@
 // placed in the engine's turn is recorded in the engine's batch (no write of its own) and
 // goes out only at Start(); Cancel() before Start() frees the slot; with no room it falls
 // back to the queue; a worker lost or gone between Prepare() and Start().
-#include "server/workers/coordinator_test_util.h"
+#include "workers/coordinator_test_util.h"
 
-namespace baton::server {
+namespace baton::workers {
 namespace {
 
 using testing::CoordinatorFixture;
@@ -201,4 +201,4 @@ TEST(CoordinatorPrepare, AnAttemptLostBeforeStartGetsItsResultAtStart) {
 }
 
 }  // namespace
-}  // namespace baton::server
+}  // namespace baton::workers

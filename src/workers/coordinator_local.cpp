@@ -1,10 +1,10 @@
 // The in-process local worker: shell and http steps through the coordinator's queue,
 // placement and assignments, run by the engine's built-in runners.
-#include "server/workers/coordinator_internal.h"
+#include "workers/coordinator_internal.h"
 
 #include <unistd.h>
 
-namespace baton::server {
+namespace baton::workers {
 
 void Coordinator::LocalRunner::Start(const RunRequest& request, RunCallbacks callbacks) {
   auto runner = c_->local_.runners.find(request.type);
@@ -117,4 +117,4 @@ void Coordinator::OnLocalDone(const std::string& current_id, RunResult result) {
   Finish(*d, std::move(result), status);
 }
 
-}  // namespace baton::server
+}  // namespace baton::workers

@@ -2,9 +2,9 @@
 // persisted before the command goes out; acks, progress and results reach the runner's
 // callbacks and the store; fencing; selection; rejection; reconnection; cancel; latency.
 // Failure detection, drain and restarts: coordinator_health_test.cpp.
-#include "server/workers/coordinator_test_util.h"
+#include "workers/coordinator_test_util.h"
 
-namespace baton::server {
+namespace baton::workers {
 namespace {
 
 using testing::CoordinatorFixture;
@@ -438,4 +438,4 @@ TEST(Coordinator, CancelOfAWaitingDispatchSendsNothing) {
 }
 
 }  // namespace
-}  // namespace baton::server
+}  // namespace baton::workers

@@ -1,11 +1,11 @@
 // What the coordinator's source files share: the state of one dispatch.
 #pragma once
 
-#include "server/workers/coordinator.h"
+#include "workers/coordinator.h"
 
 #include <chrono>
 
-namespace baton::server {
+namespace baton::workers {
 
 // One attempt of a `command` step (or a local worker's step), from Prepare() (or
 // Start()) until its end.
@@ -50,4 +50,4 @@ class Coordinator::LocalRunner final : public Runner {
   Coordinator* c_;
 };
 
-}  // namespace baton::server
+}  // namespace baton::workers

@@ -1,8 +1,8 @@
 // The health half of the coordinator: per-worker deadlines, UNHEALTHY, reassignment with
 // the last checkpoint (or WORKER_LOST), and the coordinator's writes.
-#include "server/workers/coordinator_internal.h"
+#include "workers/coordinator_internal.h"
 
-namespace baton::server {
+namespace baton::workers {
 
 void Coordinator::Write(std::unique_ptr<WriteBatch> batch,
                         std::function<void(const Status&)> then) {
@@ -159,4 +159,4 @@ void Coordinator::ResendUnacknowledged(WorkerEntry& w) {
   }
 }
 
-}  // namespace baton::server
+}  // namespace baton::workers

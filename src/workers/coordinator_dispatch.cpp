@@ -1,10 +1,10 @@
 // The dispatch half of the coordinator: the queue, placement, the command sent once its
 // assignment is durable, fencing, and the end of a dispatch.
-#include "server/workers/coordinator_internal.h"
+#include "workers/coordinator_internal.h"
 
 #include <algorithm>
 
-namespace baton::server {
+namespace baton::workers {
 
 class Coordinator::RemoteRunner final : public Runner {
  public:
@@ -365,4 +365,4 @@ std::string Coordinator::WaitingReason(const std::string& execution_id) const {
   return "";
 }
 
-}  // namespace baton::server
+}  // namespace baton::workers
