@@ -144,6 +144,20 @@ struct DeadLetterRecord {
   TimeMs created_at = 0;
 };
 
+// A signal sent to an execution (a `wait` step with `signal: NAME` takes it as its
+// output). Kept from arrival, so a signal sent before its step waits is not lost; the
+// step that consumes it is recorded in the same commit as that step's completion.
+struct SignalRecord {
+  std::string execution_id;
+  int64_t seq = 0;  // per execution, from 1, in arrival order
+  std::string ns = kDefaultNamespace;
+  std::string name;
+  Json payload;
+  TimeMs sent_at = 0;
+  std::string consumed_by;  // the step id that took it; "" while pending
+  TimeMs consumed_at = 0;
+};
+
 // An API token. Only a hash of the secret is stored; the secret is shown once.
 struct TokenRecord {
   std::string id;  // public handle, e.g. "tok_01jd3k5x7q4f9a2"
@@ -327,11 +341,12 @@ struct WriteBatch {
   std::vector<WorkerRecord> workers;              // upserts keyed by id
   std::vector<AssignmentRecord> assignments;      // upserts keyed by dispatch_id
   std::vector<ReassignmentRecord> reassignments;  // appended (ids are unique)
+  std::vector<SignalRecord> signals;              // upserts keyed by execution + seq
   bool empty() const {
     return workflows.empty() && executions.empty() && steps.empty() && attempts.empty() &&
            events.empty() && dead_letters.empty() && tokens.empty() && schedules.empty() &&
            hooks.empty() && triggers.empty() && deliveries.empty() && workers.empty() &&
-           assignments.empty() && reassignments.empty();
+           assignments.empty() && reassignments.empty() && signals.empty();
   }
 };
 
@@ -444,6 +459,8 @@ class Store {
   virtual Result<AssignmentRecord> GetAssignment(const std::string& id) = 0;
   virtual Result<std::vector<ReassignmentRecord>> ListReassignments(
       const ReassignmentFilter& f) = 0;
+  // The execution's signals, by seq (pending and consumed).
+  virtual Result<std::vector<SignalRecord>> ListSignals(const std::string& execution_id) = 0;
 };
 
 // Forwards every call to another store; tests derive from it to intercept a few calls
@@ -536,6 +553,9 @@ class StoreWrapper : public Store {
   }
   Result<std::vector<ReassignmentRecord>> ListReassignments(const ReassignmentFilter& f) override {
     return target_->ListReassignments(f);
+  }
+  Result<std::vector<SignalRecord>> ListSignals(const std::string& execution_id) override {
+    return target_->ListSignals(execution_id);
   }
 
  private:

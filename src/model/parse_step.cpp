@@ -1,6 +1,7 @@
 // One step: common fields, defaults inheritance, and the fields of its type.
 #include "model/builder.h"
 #include "model/http_status.h"
+#include "model/payload_schema.h"
 #include "model/shell_template.h"
 
 #include <algorithm>
@@ -20,7 +21,7 @@ const std::vector<std::string>& TypeFields(StepType type) {
   static const std::vector<std::string> kShell = {"run",   "args",       "env",    "cwd",
                                                   "stdin", "max_output", "memory", "cpu_time"};
   static const std::vector<std::string> kHttp = {"request", "accept"};
-  static const std::vector<std::string> kWait = {"duration", "until"};
+  static const std::vector<std::string> kWait = {"duration", "until", "signal", "schema"};
   static const std::vector<std::string> kCommand = {"command", "resource", "target", "data"};
   static const std::vector<std::string> kWorkflow = {"workflow", "input"};
   switch (type) {
@@ -60,6 +61,15 @@ bool IsStepId(std::string_view s) {
   if (s.empty() || s.size() > kMaxNameBytes) return false;
   for (char c : s) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') return false;
+  }
+  return true;
+}
+
+bool IsSignalName(std::string_view s) {
+  if (s.empty() || s.size() > kMaxNameBytes || s == "." || s == "..") return false;
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.')
+      return false;
   }
   return true;
 }
@@ -207,15 +217,27 @@ void CheckHttp(const Json& s, Diags& d, const Where& w) {
 }
 
 void CheckWait(const Json& s, Diags& d, const Where& w) {
-  bool has_duration = s.contains("duration");
-  bool has_until = s.contains("until");
-  if (has_duration == has_until) {
-    d.Add(has_duration ? w.Key("until") : w,
-          has_duration ? "a wait step takes 'duration' or 'until', not both"
-                       : "a wait step needs 'duration' or 'until'");
+  const bool has_duration = s.contains("duration");
+  const bool has_until = s.contains("until");
+  const bool has_signal = s.contains("signal");
+  if (has_duration + has_until + has_signal != 1) {
+    d.Add(has_duration + has_until + has_signal == 0 ? w : w.Key(has_signal ? "signal" : "until"),
+          has_duration + has_until + has_signal == 0
+              ? "a wait step needs 'duration', 'until' or 'signal'"
+              : "a wait step takes one of 'duration', 'until' and 'signal'");
   }
   if (has_duration) CheckSpecDuration(s["duration"], d, w.Key("duration"), false);
   if (has_until) GetString(s["until"], d, w.Key("until"));
+  if (has_signal) {
+    if (auto name = GetString(s["signal"], d, w.Key("signal")); name && !IsSignalName(*name)) {
+      d.Add(w.Key("signal"), "a signal name is 1 to " + std::to_string(kMaxNameBytes) +
+                                 " letters, digits, '_', '-' or '.' (not a template)");
+    }
+  }
+  if (s.contains("schema")) {
+    if (!has_signal) d.Add(w.Key("schema"), "'schema' describes a signal's payload: add 'signal'");
+    if (std::string e = CheckPayloadSchema(s["schema"]); !e.empty()) d.Add(w.Key("schema"), e);
+  }
 }
 
 void CheckCommand(const Json& s, Diags& d, const Where& w) {

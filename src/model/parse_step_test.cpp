@@ -131,10 +131,39 @@ TEST(ParseStep, WaitStep) {
       "  - {id: a, type: wait}\n"
       "  - {id: b, type: wait, duration: 1s, until: x}\n"
       "  - {id: c, type: wait, duration: 1y}\n");
-  EXPECT_DIAG(out, 3, "a", "", "a wait step needs 'duration' or 'until'");
-  EXPECT_DIAG(out, 4, "b", "until", "a wait step takes 'duration' or 'until', not both");
+  EXPECT_DIAG(out, 3, "a", "", "a wait step needs 'duration', 'until' or 'signal'");
+  EXPECT_DIAG(out, 4, "b", "until", "a wait step takes one of 'duration', 'until' and 'signal'");
   EXPECT_DIAG(out, 5, "c", "duration",
               "bad duration '1y' (expected e.g. 250ms, 30s, 5m, 1h30m or seconds)");
+}
+
+TEST(ParseStep, SignalWaitStep) {
+  WorkflowDef wf = MustParse(
+      "name: x\nsteps:\n"
+      "  - id: approve\n    type: wait\n    signal: approve.prod\n    timeout: 1h\n"
+      "    schema: {type: object, required: [by], properties: {by: {type: string}}}\n");
+  EXPECT_EQ(wf.steps[0].spec["signal"], Json("approve.prod"));
+  EXPECT_EQ(wf.steps[0].spec["schema"]["required"][0], Json("by"));
+  ParseOutcome out = Parse(
+      "name: x\nsteps:\n"
+      "  - {id: a, type: wait, signal: go, duration: 1s}\n"
+      "  - {id: b, type: wait, signal: '{{ inputs.name }}'}\n"
+      "  - {id: c, type: wait, duration: 1s, schema: {type: object}}\n"
+      "  - {id: d, type: wait, signal: go, schema: {type: text}}\n"
+      "  - {id: e, type: wait, signal: go, schema: {type: object, pattern: x}}\n");
+  EXPECT_DIAG(out, 3, "a", "signal", "a wait step takes one of 'duration', 'until' and 'signal'");
+  EXPECT_DIAG(out, 4, "b", "signal",
+              "a signal name is 1 to 253 letters, digits, '_', '-' or '.' (not a template)");
+  EXPECT_DIAG(out, 5, "c", "schema", "'schema' describes a signal's payload: add 'signal'");
+  EXPECT_DIAG(out, 6, "d", "schema",
+              "/type: unknown type \"text\" (object, array, string, number, integer, boolean, "
+              "null)");
+  EXPECT_DIAG(out, 7, "e", "schema",
+              "/pattern: unknown schema keyword (supported: type, properties, required, "
+              "additionalProperties, items, enum, minLength, maxLength, minimum, maximum, "
+              "minItems, maxItems, description, title)");
+  EXPECT_DIAG(Parse("name: x\nsteps:\n  - {id: f, type: wait, signal: ..}\n"), 3, "f", "signal",
+              "a signal name is 1 to 253 letters, digits, '_', '-' or '.' (not a template)");
 }
 
 TEST(ParseStep, CommandStep) {

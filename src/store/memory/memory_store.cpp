@@ -429,6 +429,15 @@ class MemoryStore final : public Store {
     std::lock_guard lock(mu_);
     return workers_.ListReassignments(f);
   }
+  Result<std::vector<SignalRecord>> ListSignals(const std::string& execution_id) override {
+    std::lock_guard lock(mu_);
+    std::vector<SignalRecord> out;
+    for (auto it = signals_.lower_bound({execution_id, 0});
+         it != signals_.end() && it->first.first == execution_id; ++it) {
+      out.push_back(it->second);
+    }
+    return out;
+  }
 
  private:
   // Event seqs and reassignment ids are the only records that can be rejected, so
@@ -587,6 +596,7 @@ class MemoryStore final : public Store {
       }
     }
     for (auto& d : b.dead_letters) dead_letters_.push_back(Take(d));
+    for (auto& sg : b.signals) signals_[{sg.execution_id, sg.seq}] = Take(sg);
     workers_.Apply(b);
   }
 
@@ -609,6 +619,7 @@ class MemoryStore final : public Store {
   std::unordered_map<std::string, ExecutionEntry> executions_;
   std::unordered_map<std::string, ExecutionData> data_;
   std::vector<DeadLetterRecord> dead_letters_;
+  std::map<std::pair<std::string, int64_t>, SignalRecord> signals_;  // by execution, seq
   // Every event with a position, ascending: where ListEvents reads.
   struct PositionEntry {
     int64_t position;

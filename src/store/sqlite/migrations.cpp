@@ -268,6 +268,20 @@ CREATE INDEX reassignments_at ON reassignments (at, id);
     R"sql(
 ALTER TABLE workers ADD COLUMN session TEXT NOT NULL DEFAULT '';
 )sql",
+    // 8 (kSignalsVersion): signals sent to executions, kept until a step consumes them.
+    R"sql(
+CREATE TABLE signals (
+  execution_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  ns TEXT NOT NULL,
+  name TEXT NOT NULL,
+  payload TEXT,
+  sent_at INTEGER NOT NULL,
+  consumed_by TEXT NOT NULL,
+  consumed_at INTEGER NOT NULL,
+  PRIMARY KEY (execution_id, seq)
+);
+)sql",
 };
 
 int64_t NowMs() {

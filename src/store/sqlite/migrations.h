@@ -20,6 +20,8 @@ inline constexpr int kEventPositionsVersion = 5;
 inline constexpr int kWorkersVersion = 6;
 // The migration that adds workers.session.
 inline constexpr int kWorkerSessionsVersion = 7;
+// The migration that adds the signals table.
+inline constexpr int kSignalsVersion = 8;
 
 // Applies every migration newer than the database's version, each in its own
 // transaction. Fails (errc::kStore) when the database is newer than this build.

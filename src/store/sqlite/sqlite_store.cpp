@@ -49,7 +49,7 @@ class SqliteStore final : public Store {
     for (const WriteBatch* b : batches) any = any || !b->empty();
     if (!any) return Status::Ok();
     std::lock_guard lock(mu_);
-    Stmt *begin, *commit, *wf, *ex, *st, *at, *ev, *dl, *tk, *sc, *hk, *tg, *dv, *wk, *as, *rs;
+    Stmt *begin, *commit, *wf, *ex, *st, *at, *ev, *dl, *tk, *sc, *hk, *tg, *dv, *wk, *as, *rs, *sg;
     for (auto [stmt, sql] : {std::pair{&begin, "BEGIN IMMEDIATE"},
                              {&commit, "COMMIT"},
                              {&wf, sqlite::kUpsertWorkflow},
@@ -65,7 +65,8 @@ class SqliteStore final : public Store {
                              {&dv, sqlite::kUpsertDelivery},
                              {&wk, sqlite::kUpsertWorker},
                              {&as, sqlite::kUpsertAssignment},
-                             {&rs, sqlite::kInsertReassignment}}) {
+                             {&rs, sqlite::kInsertReassignment},
+                             {&sg, sqlite::kUpsertSignal}}) {
       if (Status s = Cached(sql, stmt); !s.ok()) return Context(s, "commit");
     }
     const bool coalesce = batches.size() > 1;
@@ -95,7 +96,7 @@ class SqliteStore final : public Store {
           !(s = AppendAll(*hk, b->hooks)).ok() || !(s = AppendAll(*tg, b->triggers)).ok() ||
           !(s = AppendAll(*dv, b->deliveries)).ok() || !(s = AppendAll(*wk, b->workers)).ok() ||
           !(s = AppendAll(*as, b->assignments)).ok() ||
-          !(s = AppendAll(*rs, b->reassignments)).ok()) {
+          !(s = AppendAll(*rs, b->reassignments)).ok() || !(s = AppendAll(*sg, b->signals)).ok()) {
         break;
       }
     }
@@ -408,6 +409,12 @@ class SqliteStore final : public Store {
     std::lock_guard lock(mu_);
     return Query<ReassignmentRecord>(sqlite::SelectReassignments(f), "reassignments",
                                      [&](Stmt& q) { sqlite::Bind(q, f); });
+  }
+  Result<std::vector<SignalRecord>> ListSignals(const std::string& execution_id) override {
+    std::lock_guard lock(mu_);
+    return Query<SignalRecord>(
+        std::string(sqlite::kSelectSignals) + " WHERE execution_id = ?1 ORDER BY seq", "signals",
+        [&](Stmt& q) { q.Bind(1, execution_id); });
   }
 
  private:
