@@ -17,6 +17,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -59,7 +60,10 @@ class Connection {
     addr.sin_port = htons(port);
     inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
     if (fd_ < 0) Die(std::string("socket(): ") + std::strerror(errno) + OpenFds());
-    if (connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    // libFuzzer's timers interrupt system calls (SIGALRM): every call here retries on
+    // EINTR, and an interrupted connect completes in the background.
+    if (connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 &&
+        !(errno == EINTR && Connected())) {
       Die(std::string("cannot connect: ") + std::strerror(errno) + OpenFds());
     }
     // For the handshake: a server that takes this long to answer one is stuck. (Under
@@ -75,15 +79,21 @@ class Connection {
 
   // False once the server has closed its side (a write then fails: not a finding).
   bool Send(const std::string& bytes) {
-    return send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
-           static_cast<ssize_t>(bytes.size());
+    size_t sent = 0;
+    while (sent < bytes.size()) {
+      const ssize_t n = send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      sent += static_cast<size_t>(n);
+    }
+    return true;
   }
   // Reads until the headers' end; on a timeout or close, what was read and why it stopped.
   std::string ReadHead() {
     std::string head;
     char c;
     ssize_t got = 0;
-    while (head.size() < 16384 && (got = recv(fd_, &c, 1, 0)) == 1) {
+    while (head.size() < 16384 && (got = Recv(&c, 1)) == 1) {
       head += c;
       if (head.ends_with("\r\n\r\n")) return head;
     }
@@ -98,12 +108,34 @@ class Connection {
   void Drain() {
     Wait(2);
     char buf[16384];
-    while (recv(fd_, buf, sizeof buf, 0) > 0) {
+    while (Recv(buf, sizeof buf) > 0) {
     }
   }
   void ShutdownWrite() { shutdown(fd_, SHUT_WR); }
 
  private:
+  ssize_t Recv(char* buf, size_t size) {
+    ssize_t n;
+    while ((n = recv(fd_, buf, size, 0)) < 0 && errno == EINTR) {
+    }
+    return n;
+  }
+  // After an interrupted connect: waits for it to finish; false (errno set) on failure.
+  bool Connected() {
+    pollfd p{fd_, POLLOUT, 0};
+    int ready;
+    while ((ready = poll(&p, 1, 30000)) < 0 && errno == EINTR) {
+    }
+    if (ready != 1) {
+      errno = ready == 0 ? ETIMEDOUT : errno;
+      return false;
+    }
+    int error = 0;
+    socklen_t len = sizeof error;
+    getsockopt(fd_, SOL_SOCKET, SO_ERROR, &error, &len);
+    errno = error;
+    return error == 0;
+  }
   int fd_ = -1;
 };
 
