@@ -138,15 +138,28 @@ class Engine {
   // Begins an execution; returns its id. The start is committed before any step runs.
   Result<std::string> Start(StartRequest request);
   // Continues an execution from its stored state after a restart (see recovery.cpp).
+  // `signals`: the execution's stored signals (Store::ListSignals).
   Status Recover(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
-                 const std::vector<AttemptRecord>& attempts, int64_t last_event_seq);
+                 const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,
+                 const std::vector<SignalRecord>& signals = {});
 
   // Runs a failed, timed-out or cancelled execution again from its stored state: steps
   // that completed (or were cached) keep their outputs; every other step is reset to
   // pending with a fresh retry budget (attempt numbers continue). CONFLICT for any other
   // status, or while the execution is still in memory.
   Status Retry(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
-               const std::vector<AttemptRecord>& attempts, int64_t last_event_seq);
+               const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,
+               const std::vector<SignalRecord>& signals = {});
+
+  // Delivers a signal to a running execution (`type: wait` with `signal: NAME`): kept
+  // durably, and taken by the first step that waits for that name -- now, if one is
+  // waiting, else when one does; its payload becomes that step's output. The signal is
+  // committed in this turn; WhenDurable() tells when. Errors: NOT_FOUND (not in this
+  // engine), CONFLICT (finished), VALIDATION (no step of the workflow waits for `name`,
+  // or the payload does not match that step's `schema`), TOO_MANY_SIGNALS.
+  static constexpr size_t kMaxPendingSignals = 1000;
+  Result<SignalRecord> Signal(const std::string& execution_id, const std::string& name,
+                              Json payload);
   Status Cancel(const std::string& execution_id, const std::string& reason);
   Status Pause(const std::string& execution_id);
   // A remote worker answered for an assignment that is no longer current (fencing): the

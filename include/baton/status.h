@@ -36,6 +36,8 @@ inline constexpr const char* kStore = "STORE_ERROR";
 inline constexpr const char* kSpawn = "SPAWN_ERROR";
 inline constexpr const char* kInvalidArgument = "INVALID_ARGUMENT";
 inline constexpr const char* kConflict = "CONFLICT";
+// An execution holds as many unconsumed signals as it may (Engine::kMaxPendingSignals).
+inline constexpr const char* kTooManySignals = "TOO_MANY_SIGNALS";
 }  // namespace errc
 
 class Status {

@@ -219,6 +219,57 @@ void AddClientCommands(CLI::App& app, std::function<int()>* action) {
       };
     });
   }
+  // signal
+  {
+    struct Args {
+      Common c;
+      std::string id, name, data, data_file;
+    };
+    auto a = std::make_shared<Args>();
+    auto* cmd = app.add_subcommand(
+        "signal",
+        "Send a signal to a running execution on the server. A `type: wait` step with "
+        "`signal: NAME` completes with the payload as its output; a signal sent before its "
+        "step waits is kept until the step takes it.");
+    cmd->add_option("execution_id", a->id, "Execution id")->required();
+    cmd->add_option("name", a->name, "Signal name (the wait step's `signal`)")->required();
+    cmd->add_option("-d,--data", a->data, "The payload, as JSON (default: null)");
+    cmd->add_option("--data-file", a->data_file, "Read the payload (JSON) from this file")
+        ->excludes(cmd->get_option("--data"));
+    AddCommon(cmd, &a->c);
+    cmd->callback([a, action] {
+      *action = [a]() -> int {
+        std::string text = a->data;
+        if (!a->data_file.empty()) {
+          auto read = ReadFile(a->data_file);
+          if (!read.ok()) return Finish(a->c, read.status(), {});
+          text = *read;
+        }
+        Json payload = nullptr;
+        if (!text.empty()) {
+          payload = Json::parse(text, nullptr, false);
+          if (payload.is_discarded()) {
+            std::fprintf(stderr, "baton signal: the payload %s is not valid JSON\n",
+                         a->data_file.empty() ? "(--data)" : ("in " + a->data_file).c_str());
+            return 2;
+          }
+        }
+        return Finish(
+            a->c,
+            a->c.Client().Call(
+                "POST", "/api/v1/executions/" + UrlEncode(a->id) + "/signals/" + UrlEncode(a->name),
+                payload),
+            [](const Json& r) {
+              const Json& s = r["signal"];
+              std::printf("signal %s #%s sent to %s%s\n", Str(s, "name").c_str(),
+                          Str(s, "seq").c_str(), Str(s, "execution_id").c_str(),
+                          s["taken_by"].is_null()
+                              ? " (kept until a step waits for it)"
+                              : (", taken by step " + Str(s, "taken_by")).c_str());
+            });
+      };
+    });
+  }
 }
 
 // `baton resume ID` on a server (see the resume command's help for the local form).

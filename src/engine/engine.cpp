@@ -435,12 +435,18 @@ Result<std::string> Engine::Start(StartRequest request) {
   return impl_->Start(std::move(request));
 }
 Status Engine::Recover(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
-                       const std::vector<AttemptRecord>& attempts, int64_t last_event_seq) {
-  return impl_->Recover(execution, steps, attempts, last_event_seq);
+                       const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,
+                       const std::vector<SignalRecord>& signals) {
+  return impl_->Recover(execution, steps, attempts, last_event_seq, signals);
 }
 Status Engine::Retry(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
-                     const std::vector<AttemptRecord>& attempts, int64_t last_event_seq) {
-  return impl_->Retry(execution, steps, attempts, last_event_seq);
+                     const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,
+                     const std::vector<SignalRecord>& signals) {
+  return impl_->Retry(execution, steps, attempts, last_event_seq, signals);
+}
+Result<SignalRecord> Engine::Signal(const std::string& execution_id, const std::string& name,
+                                    Json payload) {
+  return impl_->Signal(execution_id, name, std::move(payload));
 }
 Status Engine::Cancel(const std::string& id, const std::string& reason) {
   return impl_->Cancel(id, reason);

@@ -118,15 +118,25 @@ class Engine::Impl {
 
   // --- recovery.cpp -----------------------------------------------------------
   Status Recover(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
-                 const std::vector<AttemptRecord>& attempts, int64_t last_event_seq);
+                 const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,
+                 const std::vector<SignalRecord>& signals);
   // Loads stored state into memory and carries on; `reset_steps` set: a retry (below).
   Status Continue(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
                   const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,
+                  const std::vector<SignalRecord>& signals,
                   const std::vector<std::string>* reset_steps);
 
   // --- retry.cpp --------------------------------------------------------------
   Status Retry(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
-               const std::vector<AttemptRecord>& attempts, int64_t last_event_seq);
+               const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,
+               const std::vector<SignalRecord>& signals);
+
+  // --- signals.cpp ------------------------------------------------------------
+  Result<SignalRecord> Signal(const std::string& id, const std::string& name, Json payload);
+  // A dispatched `wait` step on a signal: running from now, done when a signal comes.
+  void BeginSignalWait(const ExecPtr& ex, int step);
+  // Completes a waiting step with the oldest pending signal of its name, if any.
+  bool TakeSignal(const ExecPtr& ex, int step);
 
   // --- state ------------------------------------------------------------------
   EventLoop* loop_;

@@ -91,6 +91,9 @@ struct ExecState {
   std::vector<int> layer_open;  // non-terminal steps per layer
   int current_layer = 0;        // first layer with open steps
   bool dirty = false;           // record changed in the open turn
+  // Signals sent to the execution, by seq (taken ones keep consumed_by); see signals.cpp.
+  std::vector<SignalRecord> signals;
+  size_t pending_signals = 0;
 
   bool paused() const { return rec.status == ExecutionStatus::kPaused; }
 };

@@ -15,14 +15,16 @@ using engine::ExecState;
 using engine::StepState;
 
 Status Engine::Impl::Recover(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
-                             const std::vector<AttemptRecord>& attempts, int64_t last_event_seq) {
+                             const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,
+                             const std::vector<SignalRecord>& signals) {
   if (IsTerminal(execution.status)) return Status::Ok();
-  return Continue(execution, steps, attempts, last_event_seq, nullptr);
+  return Continue(execution, steps, attempts, last_event_seq, signals, nullptr);
 }
 
 Status Engine::Impl::Continue(const ExecutionRecord& execution,
                               const std::vector<StepRecord>& steps,
                               const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,
+                              const std::vector<SignalRecord>& signals,
                               const std::vector<std::string>* reset_steps) {
   if (executions_.count(execution.id)) {
     return Status(errc::kConflict, "execution '" + execution.id + "' is already running");
@@ -37,6 +39,8 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
   ex->rec = execution;
   ex->next_seq = last_event_seq + 1;
   if (Status st = BuildGraph(*ex); !st.ok()) return st;
+  ex->signals = signals;
+  for (const SignalRecord& sg : signals) ex->pending_signals += sg.consumed_by.empty();
 
   std::unordered_map<std::string, const StepRecord*> stored;
   for (const auto& s : steps) stored[s.step_id] = &s;
@@ -141,6 +145,23 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
 bool Engine::Impl::ReattachStep(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
   const StepDef& def = *st.def;
+  if (def.type == StepType::kWait && def.spec.contains("signal") && def.for_each.is_null()) {
+    // Nothing ran outside the engine: the step simply waits again (and its timeout, if
+    // any, still counts from its first dispatch).
+    st.in_flight = true;
+    if (st.rec.assignment_id.empty()) {
+      st.rec.assignment_id = ex->rec.id + "/" + def.id + "/" + std::to_string(st.rec.attempts);
+    }
+    if (st.rec.deadline) {
+      std::string id = ex->rec.id, assignment = st.rec.assignment_id;
+      st.timer = loop_->ScheduleAt(
+          std::max(st.rec.deadline, loop_->Now()),
+          [this, id, step, assignment] { OnAttemptTimeout(id, step, assignment); });
+    }
+    Emit(*ex, "step.reattached", step, {{"signal", def.spec["signal"]}}, st.rec.attempts);
+    BeginSignalWait(ex, step);
+    return true;
+  }
   if (!def.for_each.is_null() || st.rec.assignment_id.empty()) return false;
   auto it = runners_.find(def.type);
   if (it == runners_.end() || it->second == nullptr || !it->second->CanReattach()) return false;
@@ -212,7 +233,11 @@ Result<std::vector<std::string>> RecoverExecutions(Store* store, Engine* engine,
     if (!attempts.ok()) return attempts.status();
     auto last_seq = LastEventSeq(store, ex.id);
     if (!last_seq.ok()) return last_seq.status();
-    if (Status st = engine->Recover(ex, *steps, *attempts, *last_seq); !st.ok()) return st;
+    auto signals = store->ListSignals(ex.id);
+    if (!signals.ok()) return signals.status();
+    if (Status st = engine->Recover(ex, *steps, *attempts, *last_seq, *signals); !st.ok()) {
+      return st;
+    }
     ids.push_back(ex.id);
   }
   return ids;

@@ -5,7 +5,8 @@
 namespace baton {
 
 Status Engine::Impl::Retry(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
-                           const std::vector<AttemptRecord>& attempts, int64_t last_event_seq) {
+                           const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,
+                           const std::vector<SignalRecord>& signals) {
   const ExecutionStatus was = execution.status;
   if (was != ExecutionStatus::kFailed && was != ExecutionStatus::kTimeout &&
       was != ExecutionStatus::kCancelled) {
@@ -40,7 +41,7 @@ Status Engine::Impl::Retry(const ExecutionRecord& execution, const std::vector<S
     fresh.attempt_base = s.attempts;  // a fresh retry budget; attempt numbers continue
     s = std::move(fresh);
   }
-  return Continue(ex, reset, attempts, last_event_seq, &reset_ids);
+  return Continue(ex, reset, attempts, last_event_seq, signals, &reset_ids);
 }
 
 }  // namespace baton

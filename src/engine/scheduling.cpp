@@ -212,6 +212,10 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
         st.rec.deadline, [this, id, step, assignment] { OnAttemptTimeout(id, step, assignment); });
   }
   if (fan_out) return BeginFanOut(ex, step, runner);
+  if (def.type == StepType::kWait && spec.contains("signal")) {
+    st.resolved_input = std::move(spec);
+    return BeginSignalWait(ex, step);
+  }
   ArmHeartbeat(ex, step);
 
   st.resolved_input = spec;  // kept for the dead-letter record should the step fail

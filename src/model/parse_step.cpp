@@ -435,6 +435,10 @@ StepDef ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSit
     }
     CheckTypeFields(*type, s, d, w);
     if (*type == StepType::kShell) MoveShellTemplatesToArgs(&step.spec);
+    if (*type == StepType::kWait && s.contains("signal") && s.contains("for_each")) {
+      // One signal completes one step; instances of a fan-out would race for it.
+      d.Add(w.Key("for_each"), "a wait step on a signal cannot fan out");
+    }
   }
   if (s.contains("with")) step.spec["with"] = s["with"];
   return step;

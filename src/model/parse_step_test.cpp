@@ -164,6 +164,9 @@ TEST(ParseStep, SignalWaitStep) {
               "minItems, maxItems, description, title)");
   EXPECT_DIAG(Parse("name: x\nsteps:\n  - {id: f, type: wait, signal: ..}\n"), 3, "f", "signal",
               "a signal name is 1 to 253 letters, digits, '_', '-' or '.' (not a template)");
+  EXPECT_DIAG(Parse("name: x\nsteps:\n"
+                    "  - {id: g, type: wait, signal: go, for_each: '{{ inputs.xs }}'}\n"),
+              3, "g", "for_each", "a wait step on a signal cannot fan out");
 }
 
 TEST(ParseStep, CommandStep) {

@@ -1,4 +1,5 @@
 // /api/v1/executions: submit, list, get, events, and control.
+#include "common/json_parse.h"
 #include "server/api.h"
 #include "server/submitter.h"
 #include "server/views.h"
@@ -204,6 +205,33 @@ void Control(ApiContext& ctx, const Call& call, const Responder& respond, Contro
   });
 }
 
+// POST /executions/{id}/signals/{name}: the body is the payload (any JSON; none = null).
+void SendSignal(ApiContext& ctx, const Call& call, const Responder& respond) {
+  auto e = Visible(ctx, call);
+  if (!e.ok()) return respond(ErrorResponse(e.status()));
+  const std::string& name = call.Param("name");
+  Json payload = nullptr;
+  if (!call.request->body.empty()) {
+    Result<Json> parsed = ParseJsonText(call.request->body, "the signal's payload");
+    if (!parsed.ok()) return respond(ErrorResponse(parsed.status()));
+    payload = std::move(parsed).value();
+  }
+  ctx.submitter->Signal(e->id, name, std::move(payload), [respond](Result<SignalRecord> sent) {
+    if (!sent.ok()) return respond(ErrorResponse(sent.status()));
+    respond(JsonResponse(202, {{"signal", SignalJson(*sent)}}));
+  });
+}
+
+void ListSignals(ApiContext& ctx, const Call& call, const Responder& respond) {
+  auto e = Visible(ctx, call);
+  if (!e.ok()) return respond(ErrorResponse(e.status()));
+  auto signals = ctx.store->ListSignals(e->id);
+  if (!signals.ok()) return respond(ErrorResponse(signals.status()));
+  Json items = Json::array();
+  for (const SignalRecord& s : *signals) items.push_back(SignalJson(s));
+  respond(JsonResponse(200, {{"signals", items}}));
+}
+
 }  // namespace
 
 void AddExecutionRoutes(Router& router, ApiContext& ctx) {
@@ -248,6 +276,13 @@ void AddExecutionRoutes(Router& router, ApiContext& ctx) {
                  RespondWithExecution(ctx, id, 200, respond);
                });
              });
+  router.Add("POST", "/api/v1/executions/{id}/signals/{name}", Scope::kWrite,
+             "Send a signal to a running execution; the body (any JSON) is its payload, which "
+             "becomes the output of the wait step that takes it",
+             [&ctx](const Call& call, Responder respond) { SendSignal(ctx, call, respond); });
+  router.Add("GET", "/api/v1/executions/{id}/signals", Scope::kRead,
+             "The signals sent to an execution, and the step that took each",
+             [&ctx](const Call& call, Responder respond) { ListSignals(ctx, call, respond); });
   for (auto [name, op] :
        {std::pair{"cancel", ControlOp::kCancel}, std::pair{"pause", ControlOp::kPause},
         std::pair{"resume", ControlOp::kResume}}) {

@@ -40,7 +40,8 @@ int HttpStatusFor(const std::string& code) {
       {errc::kConditionError, 400},  {"UNAUTHORIZED", 401},         {"FORBIDDEN", 403},
       {errc::kNotFound, 404},        {"METHOD_NOT_ALLOWED", 405},   {errc::kConflict, 409},
       {errc::kStaleAssignment, 409}, {"IDEMPOTENCY_MISMATCH", 409}, {"PAYLOAD_TOO_LARGE", 413},
-      {"RATE_LIMITED", 429},         {errc::kStore, 503},           {"UNAVAILABLE", 503},
+      {"RATE_LIMITED", 429},         {errc::kTooManySignals, 429},  {errc::kStore, 503},
+      {"UNAVAILABLE", 503},
   };
   auto it = kStatus.find(code);
   return it == kStatus.end() ? 500 : it->second;

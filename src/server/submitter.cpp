@@ -153,15 +153,41 @@ void Submitter::Retry(const std::string& execution_id, std::function<void(Status
   if (!attempts.ok()) return done(attempts.status());
   auto last = LastEventSeq(store, execution_id);
   if (!last.ok()) return done(last.status());
+  auto signals = store->ListSignals(execution_id);
+  if (!signals.ok()) return done(signals.status());
   const int64_t last_seq = *last;
-  auto state = std::make_shared<
-      std::tuple<ExecutionRecord, std::vector<StepRecord>, std::vector<AttemptRecord>>>(
-      std::move(execution.value()), std::move(steps.value()), std::move(attempts.value()));
+  auto state = std::make_shared<std::tuple<ExecutionRecord, std::vector<StepRecord>,
+                                           std::vector<AttemptRecord>, std::vector<SignalRecord>>>(
+      std::move(execution.value()), std::move(steps.value()), std::move(attempts.value()),
+      std::move(signals.value()));
   host_->Post([state, last_seq, done = std::move(done)](Engine& engine) {
-    auto& [e, s, a] = *state;
-    Status st = engine.Retry(e, s, a, last_seq);
+    auto& [e, s, a, sg] = *state;
+    Status st = engine.Retry(e, s, a, last_seq, sg);
     if (!st.ok()) return done(st);
     engine.WhenDurable([done](const Status& durable) { done(durable); });
+  });
+}
+
+void Submitter::Signal(const std::string& execution_id, const std::string& name, Json payload,
+                       std::function<void(Result<SignalRecord>)> done) {
+  host_->Post([this, execution_id, name, payload = std::move(payload),
+               done = std::move(done)](Engine& engine) mutable {
+    Result<SignalRecord> sent = engine.Signal(execution_id, name, std::move(payload));
+    if (!sent.ok()) {
+      if (sent.status().code() == errc::kNotFound) {
+        auto stored = host_->store()->GetExecution(execution_id);
+        if (stored.ok() && IsTerminal(stored->status)) {
+          return done(Status(errc::kConflict, "execution '" + execution_id + "' is already " +
+                                                  baton::ToString(stored->status) +
+                                                  "; signals go to running executions"));
+        }
+      }
+      return done(sent.status());
+    }
+    engine.WhenDurable([done, record = std::move(sent.value())](const Status& durable) {
+      if (!durable.ok()) return done(durable);
+      done(record);
+    });
   });
 }
 

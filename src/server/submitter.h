@@ -49,6 +49,10 @@ class Submitter {
                std::function<void(Status)> done);
   // Engine::Retry over the stored execution (read here, on the caller's thread).
   void Retry(const std::string& execution_id, std::function<void(Status)> done);
+  // Engine::Signal; `done` gets the signal once it is durable (or the error). CONFLICT
+  // when the execution is already terminal.
+  void Signal(const std::string& execution_id, const std::string& name, Json payload,
+              std::function<void(Result<SignalRecord>)> done);
 
  private:
   EngineHost* host_;

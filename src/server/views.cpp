@@ -167,6 +167,16 @@ Json EventJson(const EventRecord& e) {
   return j;
 }
 
+Json SignalJson(const SignalRecord& s) {
+  return {{"execution_id", s.execution_id},
+          {"seq", s.seq},
+          {"name", s.name},
+          {"payload", s.payload},
+          {"sent_at", IsoTime(s.sent_at)},
+          {"taken_by", s.consumed_by.empty() ? Json(nullptr) : Json(s.consumed_by)},
+          {"taken_at", TimeOrNull(s.consumed_at)}};
+}
+
 Json WorkflowJson(const WorkflowRecord& w, bool with_definition) {
   Json j = {{"name", w.name},
             {"version", w.version},

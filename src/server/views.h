@@ -22,6 +22,7 @@ Result<Json> ExecutionDetailJson(Store* store, const ExecutionRecord& execution)
 // One line of a list: no steps.
 Json ExecutionSummaryJson(const ExecutionRecord& e);
 Json EventJson(const EventRecord& e);
+Json SignalJson(const SignalRecord& s);
 Json WorkflowJson(const WorkflowRecord& w, bool with_definition);
 
 // Exit code for a final status: 0 completed, 1 otherwise.

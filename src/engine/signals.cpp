@@ -1,0 +1,118 @@
+// Signals: `type: wait` with `signal: NAME` waits until a signal of that name is sent to
+// the execution (Engine::Signal); its payload becomes the step's output. A signal is
+// committed when it arrives, so one sent before its step waits is kept, and the step
+// that takes it is recorded in the same batch as that step's completion: a crash
+// between the two repeats nothing and loses nothing.
+#include "engine/engine_impl.h"
+
+#include "model/payload_schema.h"
+
+namespace baton {
+
+using engine::ExecState;
+using engine::StepState;
+
+namespace {
+
+// The signal a step waits for, or null for any other step.
+const std::string* WaitsFor(const StepDef& def) {
+  if (def.type != StepType::kWait || !def.for_each.is_null()) return nullptr;
+  auto it = def.spec.find("signal");
+  return it != def.spec.end() && it->is_string() ? &it->get_ref<const std::string&>() : nullptr;
+}
+
+}  // namespace
+
+Result<SignalRecord> Engine::Impl::Signal(const std::string& id, const std::string& name,
+                                          Json payload) {
+  ExecPtr ex = Find(id);
+  if (!ex) return Status(errc::kNotFound, "execution '" + id + "' is not running here");
+  if (ex->finished) {
+    return Status(errc::kConflict, "execution '" + id + "' is " + ToString(ex->rec.status) +
+                                       "; signals go to running executions");
+  }
+  // The name must be one the workflow waits for (a typo would otherwise wait forever),
+  // and the payload must suit every step that may take it.
+  bool expected = false;
+  std::string names;
+  for (const StepState& st : ex->steps) {
+    const std::string* waits = WaitsFor(*st.def);
+    if (waits == nullptr) continue;
+    if (*waits != name) {
+      names += (names.empty() ? "" : ", ") + *waits;
+      continue;
+    }
+    expected = true;
+    if (auto schema = st.def->spec.find("schema"); schema != st.def->spec.end()) {
+      if (std::string e = model::MatchPayloadSchema(*schema, payload); !e.empty()) {
+        return Status(
+            errc::kValidation,
+            "signal '" + name + "' does not match the schema of step '" + st.def->id + "': " + e);
+      }
+    }
+  }
+  if (!expected) {
+    return Status(errc::kValidation, "workflow '" + ex->rec.workflow +
+                                         "' has no step waiting for signal '" + name + "'" +
+                                         (names.empty() ? "" : " (it waits for: " + names + ")"));
+  }
+  if (ex->pending_signals >= Engine::kMaxPendingSignals) {
+    return Status(errc::kTooManySignals, "execution '" + id + "' already holds " +
+                                             std::to_string(Engine::kMaxPendingSignals) +
+                                             " signals no step has taken");
+  }
+  TurnGuard turn(this);
+  SignalRecord& sg = ex->signals.emplace_back();
+  sg.execution_id = id;
+  sg.seq = static_cast<int64_t>(
+      ex->signals.size() == 1 ? 1 : ex->signals[ex->signals.size() - 2].seq + 1);
+  sg.ns = ex->rec.ns;
+  sg.name = name;
+  sg.payload = std::move(payload);
+  sg.sent_at = loop_->Now();
+  ++ex->pending_signals;
+  batch_.signals.push_back(sg);
+  const size_t sent = ex->signals.size() - 1;
+  Emit(*ex, "signal.received", -1, {{"name", name}, {"seq", sg.seq}});
+  for (size_t i = 0; i < ex->steps.size(); ++i) {
+    const StepState& st = ex->steps[i];
+    const std::string* waits = WaitsFor(*st.def);
+    if (waits && *waits == name && st.in_flight && st.rec.status == StepStatus::kRunning) {
+      TakeSignal(ex, static_cast<int>(i));
+      break;
+    }
+  }
+  return ex->signals[sent];  // with consumed_by set when a waiting step took it
+}
+
+void Engine::Impl::BeginSignalWait(const ExecPtr& ex, int step) {
+  StepState& st = ex->steps[step];
+  if (st.rec.status != StepStatus::kRunning) {
+    st.rec.status = StepStatus::kRunning;
+    MarkStepDirty(ex, step);
+    Emit(*ex, "step.started", step, nullptr, st.rec.attempts);
+  }
+  if (TakeSignal(ex, step)) return;
+  Emit(*ex, "step.waiting", step, {{"signal", st.def->spec["signal"]}}, st.rec.attempts);
+}
+
+bool Engine::Impl::TakeSignal(const ExecPtr& ex, int step) {
+  StepState& st = ex->steps[step];
+  const std::string* name = WaitsFor(*st.def);
+  if (name == nullptr) return false;
+  for (SignalRecord& sg : ex->signals) {
+    if (!sg.consumed_by.empty() || sg.name != *name) continue;
+    sg.consumed_by = st.def->id;
+    sg.consumed_at = loop_->Now();
+    --ex->pending_signals;
+    batch_.signals.push_back(sg);
+    Emit(*ex, "signal.consumed", step, {{"name", sg.name}, {"seq", sg.seq}}, st.rec.attempts);
+    RunResult taken;
+    taken.output = sg.payload;
+    ApplyResult(ex, step, std::move(taken));
+    return true;
+  }
+  return false;
+}
+
+}  // namespace baton
