@@ -215,6 +215,20 @@ TEST_F(ServerApi, RetryRunsFailedStepsAgainAndKeepsCompletedOnes) {
   EXPECT_EQ(e["steps"][2]["status"], "completed");
   auto again = admin.Send("POST", "/api/v1/executions/" + id + "/retry", "{}");
   EXPECT_EQ(again->status, 409);  // completed executions are not retried
+
+  // ...except from a step: `baton retry --from a` reruns a and everything after it.
+  auto unknown = admin.Send("POST", "/api/v1/executions/" + id + "/retry", R"({"from":"z"})");
+  EXPECT_EQ(unknown->status, 400);
+  EXPECT_NE(unknown->body.find("has no step 'z' to run again from"), std::string::npos);
+  auto typo = admin.Send("POST", "/api/v1/executions/" + id + "/retry", R"({"form":"a"})");
+  EXPECT_EQ(typo->status, 400);
+  testing::ProcessResult cli = testing::RunProcess(
+      {testing::BatonBin(), "retry", id, "--from", "a", "--json"}, "",
+      {"BATON_SERVER=" + server_->url(), "BATON_TOKEN=" + server_->admin_token()});
+  ASSERT_EQ(cli.exit_code, 0) << cli.out << cli.err;
+  e = WaitForStatus(admin, id, "completed");
+  EXPECT_EQ(testing::ReadFile(count), "a\na\n");
+  EXPECT_EQ(e["steps"][1]["attempts"], 3);
 }
 
 TEST_F(ServerApi, TokensScopesAndNamespaces) {

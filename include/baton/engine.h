@@ -145,11 +145,14 @@ class Engine {
 
   // Runs a failed, timed-out or cancelled execution again from its stored state: steps
   // that completed (or were cached) keep their outputs; every other step is reset to
-  // pending with a fresh retry budget (attempt numbers continue). CONFLICT for any other
-  // status, or while the execution is still in memory.
+  // pending with a fresh retry budget (attempt numbers continue). With `from_step`, that
+  // step and every step downstream of it run again too, completed or not, and a
+  // completed execution may be run again this way (Conductor's rerun from a task);
+  // VALIDATION when the workflow has no such step. CONFLICT for any other status, or
+  // while the execution is still in memory.
   Status Retry(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
                const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,
-               const std::vector<SignalRecord>& signals = {});
+               const std::vector<SignalRecord>& signals = {}, const std::string& from_step = "");
 
   // Delivers a signal to a running execution (`type: wait` with `signal: NAME`): kept
   // durably, and taken by the first step that waits for that name -- now, if one is

@@ -197,7 +197,7 @@ void AddClientCommands(CLI::App& app, std::function<int()>* action) {
   for (const char* verb : {"cancel", "pause", "retry"}) {
     struct Args {
       Common c;
-      std::string id;
+      std::string id, from;
     };
     auto a = std::make_shared<Args>();
     static const std::map<std::string, std::string> kHelp = {
@@ -206,16 +206,23 @@ void AddClientCommands(CLI::App& app, std::function<int()>* action) {
         {"retry", "Run a failed execution again on the server, keeping completed steps"}};
     auto* cmd = app.add_subcommand(verb, kHelp.at(verb));
     cmd->add_option("execution_id", a->id, "Execution id")->required();
-    AddCommon(cmd, &a->c);
     std::string v = verb;
+    if (v == "retry") {
+      cmd->add_option("--from", a->from,
+                      "Run this step and everything downstream of it again too, keeping the "
+                      "outputs of the rest (also for a completed execution)");
+    }
+    AddCommon(cmd, &a->c);
     cmd->callback([a, action, v] {
       *action = [a, v] {
-        return Finish(a->c,
-                      a->c.Client().Call("POST", "/api/v1/executions/" + UrlEncode(a->id) + "/" + v,
-                                         Json::object()),
-                      [](const Json& e) {
-                        std::printf("%s %s\n", Str(e, "id").c_str(), Str(e, "status").c_str());
-                      });
+        Json body = Json::object();
+        if (!a->from.empty()) body["from"] = a->from;
+        return Finish(
+            a->c,
+            a->c.Client().Call("POST", "/api/v1/executions/" + UrlEncode(a->id) + "/" + v, body),
+            [](const Json& e) {
+              std::printf("%s %s\n", Str(e, "id").c_str(), Str(e, "status").c_str());
+            });
       };
     });
   }

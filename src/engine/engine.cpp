@@ -441,8 +441,8 @@ Status Engine::Recover(const ExecutionRecord& execution, const std::vector<StepR
 }
 Status Engine::Retry(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
                      const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,
-                     const std::vector<SignalRecord>& signals) {
-  return impl_->Retry(execution, steps, attempts, last_event_seq, signals);
+                     const std::vector<SignalRecord>& signals, const std::string& from_step) {
+  return impl_->Retry(execution, steps, attempts, last_event_seq, signals, from_step);
 }
 Result<SignalRecord> Engine::Signal(const std::string& execution_id, const std::string& name,
                                     Json payload) {

@@ -129,7 +129,7 @@ class Engine::Impl {
   // --- retry.cpp --------------------------------------------------------------
   Status Retry(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
                const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,
-               const std::vector<SignalRecord>& signals);
+               const std::vector<SignalRecord>& signals, const std::string& from_step);
 
   // --- signals.cpp ------------------------------------------------------------
   Result<SignalRecord> Signal(const std::string& id, const std::string& name, Json payload);

@@ -2,19 +2,64 @@
 // runs again.
 #include "engine/engine_impl.h"
 
+#include <unordered_set>
+
 namespace baton {
+namespace {
+
+// `from` and every step that depends on it, directly or not. A template may only name
+// upstream steps (ParseWorkflow), so this is everything whose inputs `from` can change.
+Result<std::unordered_set<std::string>> Downstream(const WorkflowDef& def,
+                                                   const std::string& from) {
+  std::unordered_set<std::string> out;
+  for (const StepDef& s : def.steps) {
+    if (s.id == from) out.insert(from);
+  }
+  if (out.empty()) {
+    return Status(errc::kValidation,
+                  "workflow '" + def.name + "' has no step '" + from + "' to run again from");
+  }
+  // Steps are in definition order, not topological order: repeat until nothing is added.
+  for (size_t added = 1; added != 0;) {
+    added = 0;
+    for (const StepDef& s : def.steps) {
+      if (out.count(s.id)) continue;
+      for (const std::string& dep : s.depends_on) {
+        if (out.count(dep)) {
+          out.insert(s.id);
+          ++added;
+          break;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 Status Engine::Impl::Retry(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
                            const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,
-                           const std::vector<SignalRecord>& signals) {
+                           const std::vector<SignalRecord>& signals, const std::string& from_step) {
   const ExecutionStatus was = execution.status;
   if (was != ExecutionStatus::kFailed && was != ExecutionStatus::kTimeout &&
-      was != ExecutionStatus::kCancelled) {
-    return Status(errc::kConflict, "execution '" + execution.id + "' is " + ToString(was) +
-                                       "; only failed, timed-out or cancelled ones are retried");
+      was != ExecutionStatus::kCancelled &&
+      (from_step.empty() || was != ExecutionStatus::kCompleted)) {
+    return Status(errc::kConflict,
+                  "execution '" + execution.id + "' is " + ToString(was) +
+                      (from_step.empty() ? "; only failed, timed-out or cancelled ones are retried"
+                                         : "; only finished ones are run again from a step"));
   }
   if (executions_.count(execution.id)) {
     return Status(errc::kConflict, "execution '" + execution.id + "' is still finishing");
+  }
+  auto def = WorkflowFromSnapshot(execution.definition, execution.workflow);
+  if (!def.ok()) return def.status();
+  std::unordered_set<std::string> rerun;  // from_step and everything downstream of it
+  if (!from_step.empty()) {
+    auto downstream = Downstream(*def, from_step);
+    if (!downstream.ok()) return downstream.status();
+    rerun = std::move(downstream).value();
   }
   const TimeMs now = loop_->Now();
   ExecutionRecord ex = execution;
@@ -24,14 +69,14 @@ Status Engine::Impl::Retry(const ExecutionRecord& execution, const std::vector<S
   ex.completed_at = 0;
   ex.deadline = 0;
   // The execution timeout restarts with the retry.
-  if (auto def = WorkflowFromSnapshot(execution.definition, execution.workflow);
-      def.ok() && def->timeout) {
-    ex.deadline = now + def->timeout->count();
-  }
+  if (def->timeout) ex.deadline = now + def->timeout->count();
   std::vector<StepRecord> reset = steps;
   std::vector<std::string> reset_ids;
   for (StepRecord& s : reset) {
-    if (s.status == StepStatus::kCompleted || s.status == StepStatus::kCached) continue;
+    if ((s.status == StepStatus::kCompleted || s.status == StepStatus::kCached) &&
+        !rerun.count(s.step_id)) {
+      continue;
+    }
     reset_ids.push_back(s.step_id);
     StepRecord fresh;
     fresh.execution_id = s.execution_id;

@@ -66,7 +66,7 @@ void EngineHost::Every(Duration period, std::function<void(Engine&)> task) {
     if (auto again = weak.lock()) loop_.ScheduleAfter(period, *again);
   };
   periodic_.push_back(tick);
-  loop_.Post([this, tick] { (*tick)(); });
+  loop_.Post([tick] { (*tick)(); });
 }
 
 void EngineHost::Post(std::function<void(Engine&)> task) {

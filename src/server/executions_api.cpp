@@ -205,6 +205,30 @@ void Control(ApiContext& ctx, const Call& call, const Responder& respond, Contro
   });
 }
 
+// POST /executions/{id}/retry, optionally {"from": STEP}.
+void Retry(ApiContext& ctx, const Call& call, const Responder& respond) {
+  auto e = Visible(ctx, call);
+  if (!e.ok()) return respond(ErrorResponse(e.status()));
+  std::string from;
+  if (!call.request->body.empty()) {
+    auto body = ParseJsonBody(*call.request);
+    if (!body.ok()) return respond(ErrorResponse(body.status()));
+    if (auto bad = UnknownField(*body, {"from"})) return respond(*bad);
+    if (body->contains("from")) {
+      const Json& f = (*body)["from"];
+      if (!f.is_string() || f.get<std::string>().empty()) {
+        return respond(FieldError("from", "a step id of the execution's workflow"));
+      }
+      from = f.get<std::string>();
+    }
+  }
+  std::string id = e->id;
+  ctx.submitter->Retry(id, from, [&ctx, id, respond](Status st) {
+    if (!st.ok()) return respond(ErrorResponse(st));
+    RespondWithExecution(ctx, id, 200, respond);
+  });
+}
+
 // POST /executions/{id}/signals/{name}: the body is the payload (any JSON; none = null).
 void SendSignal(ApiContext& ctx, const Call& call, const Responder& respond) {
   auto e = Visible(ctx, call);
@@ -266,16 +290,10 @@ void AddExecutionRoutes(Router& router, ApiContext& ctx) {
              "An execution's events by seq, with positions: ?after=SEQ&limit=N",
              [&ctx](const Call& call, Responder respond) { Events(ctx, call, respond); });
   router.Add("POST", "/api/v1/executions/{id}/retry", Scope::kWrite,
-             "Run a failed, timed-out or cancelled execution again, keeping completed steps",
-             [&ctx](const Call& call, Responder respond) {
-               auto e = Visible(ctx, call);
-               if (!e.ok()) return respond(ErrorResponse(e.status()));
-               std::string id = e->id;
-               ctx.submitter->Retry(id, [&ctx, id, respond](Status st) {
-                 if (!st.ok()) return respond(ErrorResponse(st));
-                 RespondWithExecution(ctx, id, 200, respond);
-               });
-             });
+             "Run a failed, timed-out or cancelled execution again, keeping completed steps; "
+             "with {\"from\": STEP}, that step and everything downstream of it run again "
+             "(a completed execution too)",
+             [&ctx](const Call& call, Responder respond) { Retry(ctx, call, respond); });
   router.Add("POST", "/api/v1/executions/{id}/signals/{name}", Scope::kWrite,
              "Send a signal to a running execution; the body (any JSON) is its payload, which "
              "becomes the output of the wait step that takes it",

@@ -143,7 +143,8 @@ void Submitter::Control(const std::string& execution_id, ControlOp op, std::stri
   });
 }
 
-void Submitter::Retry(const std::string& execution_id, std::function<void(Status)> done) {
+void Submitter::Retry(const std::string& execution_id, const std::string& from_step,
+                      std::function<void(Status)> done) {
   Store* store = host_->store();
   auto execution = store->GetExecution(execution_id);
   if (!execution.ok()) return done(execution.status());
@@ -160,9 +161,9 @@ void Submitter::Retry(const std::string& execution_id, std::function<void(Status
                                            std::vector<AttemptRecord>, std::vector<SignalRecord>>>(
       std::move(execution.value()), std::move(steps.value()), std::move(attempts.value()),
       std::move(signals.value()));
-  host_->Post([state, last_seq, done = std::move(done)](Engine& engine) {
+  host_->Post([state, last_seq, from_step, done = std::move(done)](Engine& engine) {
     auto& [e, s, a, sg] = *state;
-    Status st = engine.Retry(e, s, a, last_seq, sg);
+    Status st = engine.Retry(e, s, a, last_seq, sg, from_step);
     if (!st.ok()) return done(st);
     engine.WhenDurable([done](const Status& durable) { done(durable); });
   });

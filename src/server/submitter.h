@@ -47,8 +47,10 @@ class Submitter {
   // hold it. The caller checked that it exists in the caller's namespace.
   void Control(const std::string& execution_id, ControlOp op, std::string reason,
                std::function<void(Status)> done);
-  // Engine::Retry over the stored execution (read here, on the caller's thread).
-  void Retry(const std::string& execution_id, std::function<void(Status)> done);
+  // Engine::Retry over the stored execution (read here, on the caller's thread);
+  // `from_step` ("" = none) as there.
+  void Retry(const std::string& execution_id, const std::string& from_step,
+             std::function<void(Status)> done);
   // Engine::Signal; `done` gets the signal once it is durable (or the error). CONFLICT
   // when the execution is already terminal.
   void Signal(const std::string& execution_id, const std::string& name, Json payload,
