@@ -121,6 +121,32 @@ struct EngineStats {
   size_t active_executions = 0;
 };
 
+// What a step that has not finished waits for (Engine::Why). `kind` is one of:
+//   upstream      steps that must finish first (`steps`)
+//   paused        the execution is paused
+//   max_parallel  the workflow's max_parallel (`limit`) is reached (`steps`: running)
+//   capacity      every local worker slot (`limit`) is busy
+//   retry_backoff attempt `attempt` of `max_attempts` failed (`error`); next at `until`
+//   signal        a signal named `signal` (`until`: the step's timeout, if any)
+//   timer         a wait step's time (`until`)
+//   instances     a for_each: `done` of `total` items finished
+//   running       attempt `attempt` runs since `since` (`until`: its timeout, if any)
+//   scheduling    ready, and starts on the engine's next turn
+struct StepWait {
+  std::string step_id;
+  StepStatus status = StepStatus::kPending;
+  std::string kind;
+  std::vector<std::string> steps;
+  std::string signal;
+  Json error;
+  int attempt = 0;
+  int max_attempts = 0;
+  int limit = 0;
+  size_t done = 0, total = 0;
+  TimeMs since = 0;
+  TimeMs until = 0;  // 0 = not known / none
+};
+
 class Engine {
  public:
   Engine(EventLoop* loop, Committer* committer, EngineOptions options = {});
@@ -163,6 +189,9 @@ class Engine {
   static constexpr size_t kMaxPendingSignals = 1000;
   Result<SignalRecord> Signal(const std::string& execution_id, const std::string& name,
                               Json payload);
+  // For every step of a running execution that has not finished, what it waits for,
+  // in definition order. NOT_FOUND when the execution is not running in this engine.
+  Result<std::vector<StepWait>> Why(const std::string& execution_id) const;
   Status Cancel(const std::string& execution_id, const std::string& reason);
   Status Pause(const std::string& execution_id);
   // A remote worker answered for an assignment that is no longer current (fencing): the

@@ -32,6 +32,18 @@ Result<std::string> ReadFile(const std::string& path) {
   return ss.str();
 }
 
+// Step id -> what it waits for (GET .../why), for an execution still going; empty
+// when it finished or the server cannot say.
+std::map<std::string, std::string> WaitReasons(const ApiClient& api, const Json& execution) {
+  std::map<std::string, std::string> out;
+  const std::string status = Str(execution, "status");
+  if (status != "running" && status != "paused" && status != "pending") return out;
+  auto why = api.Call("GET", "/api/v1/executions/" + UrlEncode(Str(execution, "id")) + "/why");
+  if (!why.ok()) return out;
+  for (const Json& w : (*why)["steps"]) out[Str(w, "step_id")] = Str(w, "reason");
+  return out;
+}
+
 }  // namespace
 
 void AddClientCommands(CLI::App& app, std::function<int()>* action) {
@@ -107,14 +119,18 @@ void AddClientCommands(CLI::App& app, std::function<int()>* action) {
     cmd->callback([a, action] {
       *action = [a] {
         if (a->watch) return FollowExecution(a->id, a->c.Client().endpoint(), false, true);
-        return Finish(a->c, a->c.Client().Call("GET", "/api/v1/executions/" + UrlEncode(a->id)),
-                      [](const Json& e) {
+        ApiClient api = a->c.Client();
+        return Finish(a->c, api.Call("GET", "/api/v1/executions/" + UrlEncode(a->id)),
+                      [&api](const Json& e) {
                         std::printf("%s  %s  %s@%s  progress %s%%\n", Str(e, "id").c_str(),
                                     Str(e, "status").c_str(), Str(e, "workflow").c_str(),
                                     Str(e, "version").c_str(), Str(e, "progress").c_str());
+                        std::map<std::string, std::string> why = WaitReasons(api, e);
                         for (const Json& s : e["steps"]) {
-                          std::printf("  %-24s %-13s attempts %s\n", Str(s, "id").c_str(),
-                                      Str(s, "status").c_str(), Str(s, "attempts").c_str());
+                          auto reason = why.find(Str(s, "id"));
+                          std::printf("  %-24s %-13s attempts %s%s\n", Str(s, "id").c_str(),
+                                      Str(s, "status").c_str(), Str(s, "attempts").c_str(),
+                                      reason == why.end() ? "" : ("  " + reason->second).c_str());
                         }
                         if (e.contains("waiting")) {
                           std::printf("waiting: %s\n", Str(e, "waiting").c_str());
@@ -222,6 +238,34 @@ void AddClientCommands(CLI::App& app, std::function<int()>* action) {
             a->c.Client().Call("POST", "/api/v1/executions/" + UrlEncode(a->id) + "/" + v, body),
             [](const Json& e) {
               std::printf("%s %s\n", Str(e, "id").c_str(), Str(e, "status").c_str());
+            });
+      };
+    });
+  }
+  // why
+  {
+    struct Args {
+      Common c;
+      std::string id;
+    };
+    auto a = std::make_shared<Args>();
+    auto* cmd = app.add_subcommand(
+        "why",
+        "Say what each step of an execution that has not finished waits for: upstream "
+        "steps, a retry backoff, a signal, a timer, a free slot, a worker, a pause");
+    cmd->add_option("execution_id", a->id, "Execution id")->required();
+    AddCommon(cmd, &a->c);
+    cmd->callback([a, action] {
+      *action = [a] {
+        return Finish(
+            a->c, a->c.Client().Call("GET", "/api/v1/executions/" + UrlEncode(a->id) + "/why"),
+            [](const Json& r) {
+              std::printf("%s  %s\n", Str(r, "execution_id").c_str(), Str(r, "status").c_str());
+              if (r["steps"].empty()) std::printf("  nothing waits: the execution has finished\n");
+              for (const Json& w : r["steps"]) {
+                std::printf("  %-24s %-13s %s\n", Str(w, "step_id").c_str(),
+                            Str(w, "status").c_str(), Str(w, "reason").c_str());
+              }
             });
       };
     });

@@ -18,7 +18,8 @@ class NoopRunner final : public Runner {
   void Cancel(const std::string&) override {}
 };
 
-// Parses "2026-01-02T03:04:05Z" (optionally with .fff) into ms since the epoch.
+}  // namespace
+
 std::optional<TimeMs> ParseUtcTime(const std::string& s) {
   std::tm tm{};
   int ms = 0;
@@ -35,6 +36,8 @@ std::optional<TimeMs> ParseUtcTime(const std::string& s) {
   tm.tm_mon -= 1;
   return static_cast<TimeMs>(timegm(&tm)) * 1000 + ms;
 }
+
+namespace {
 
 // Runs on the engine's loop: a wait is a timer there, so in tests it passes in virtual
 // time.

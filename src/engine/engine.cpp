@@ -444,6 +444,9 @@ Status Engine::Retry(const ExecutionRecord& execution, const std::vector<StepRec
                      const std::vector<SignalRecord>& signals, const std::string& from_step) {
   return impl_->Retry(execution, steps, attempts, last_event_seq, signals, from_step);
 }
+Result<std::vector<StepWait>> Engine::Why(const std::string& execution_id) const {
+  return impl_->Why(execution_id);
+}
 Result<SignalRecord> Engine::Signal(const std::string& execution_id, const std::string& name,
                                     Json payload) {
   return impl_->Signal(execution_id, name, std::move(payload));

@@ -131,6 +131,9 @@ class Engine::Impl {
                const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,
                const std::vector<SignalRecord>& signals, const std::string& from_step);
 
+  // --- why.cpp ----------------------------------------------------------------
+  Result<std::vector<StepWait>> Why(const std::string& id) const;
+
   // --- signals.cpp ------------------------------------------------------------
   Result<SignalRecord> Signal(const std::string& id, const std::string& name, Json payload);
   // A dispatched `wait` step on a signal: running from now, done when a signal comes.
@@ -195,6 +198,9 @@ class Engine::Impl {
 
 // Built-in runners (builtin_runners.cpp).
 std::unique_ptr<Runner> NewNoopRunner();
+// Parses a wait step's `until`, "2026-01-02T03:04:05Z" (optionally with .fff), into ms
+// since the epoch.
+std::optional<TimeMs> ParseUtcTime(const std::string& s);
 std::unique_ptr<Runner> NewWaitRunner(EventLoop* loop);
 
 // Template scope over an execution's state (scope.cpp).

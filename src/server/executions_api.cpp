@@ -229,6 +229,38 @@ void Retry(ApiContext& ctx, const Call& call, const Responder& respond) {
   });
 }
 
+// GET /executions/{id}/why: what each open step waits for, from the engine's live state
+// and, for a step waiting for a remote worker, the coordinator's.
+void Why(ApiContext& ctx, const Call& call, const Responder& respond) {
+  auto e = Visible(ctx, call);
+  if (!e.ok()) return respond(ErrorResponse(e.status()));
+  Json head = {{"execution_id", e->id}, {"status", ToString(e->status)}};
+  if (IsTerminal(e->status)) {
+    head["steps"] = Json::array();
+    return respond(JsonResponse(200, head));
+  }
+  ctx.engine->Post([&ctx, respond, head = std::move(head)](Engine& engine) mutable {
+    const std::string id = head["execution_id"].get<std::string>();
+    auto waits = engine.Why(id);
+    if (!waits.ok() && waits.status().code() == errc::kNotFound) {
+      // It finished since the store was read.
+      if (auto now = ctx.store->GetExecution(id); now.ok()) head["status"] = ToString(now->status);
+      head["steps"] = Json::array();
+      return respond(JsonResponse(200, head));
+    }
+    if (!waits.ok()) return respond(ErrorResponse(waits.status()));
+    std::map<std::string, std::string> no_worker;
+    if (ctx.coordinator != nullptr) no_worker = ctx.coordinator->WaitingReasons(id);
+    Json steps = Json::array();
+    for (const StepWait& w : *waits) {
+      auto it = no_worker.find(w.step_id);
+      steps.push_back(StepWaitJson(w, id, it == no_worker.end() ? "" : it->second));
+    }
+    head["steps"] = std::move(steps);
+    respond(JsonResponse(200, head));
+  });
+}
+
 // POST /executions/{id}/signals/{name}: the body is the payload (any JSON; none = null).
 void SendSignal(ApiContext& ctx, const Call& call, const Responder& respond) {
   auto e = Visible(ctx, call);
@@ -286,6 +318,10 @@ void AddExecutionRoutes(Router& router, ApiContext& ctx) {
           respond(JsonResponse(200, detail));
         });
       });
+  router.Add("GET", "/api/v1/executions/{id}/why", Scope::kRead,
+             "What each step that has not finished waits for: upstream steps, a retry "
+             "backoff, a signal, a timer, a slot, a worker, a pause",
+             [&ctx](const Call& call, Responder respond) { Why(ctx, call, respond); });
   router.Add("GET", "/api/v1/executions/{id}/events", Scope::kRead,
              "An execution's events by seq, with positions: ?after=SEQ&limit=N",
              [&ctx](const Call& call, Responder respond) { Events(ctx, call, respond); });

@@ -177,6 +177,69 @@ Json SignalJson(const SignalRecord& s) {
           {"taken_at", TimeOrNull(s.consumed_at)}};
 }
 
+namespace {
+
+std::string Quoted(const std::vector<std::string>& ids) {
+  std::string out;
+  for (const std::string& id : ids) out += (out.empty() ? "'" : ", '") + id + "'";
+  return out;
+}
+
+std::string WaitSentence(const StepWait& w, const std::string& execution_id,
+                         const std::string& no_worker) {
+  const std::string timeout = w.until ? "; times out at " + IsoTime(w.until) : "";
+  if (!no_worker.empty()) return "waits for a worker: " + no_worker;
+  if (w.kind == "upstream") {
+    return (w.steps.size() == 1 ? "waits for step " : "waits for steps ") + Quoted(w.steps) +
+           " to finish";
+  }
+  if (w.kind == "paused") {
+    return "the execution is paused: `baton resume " + execution_id + "` lets it go on";
+  }
+  if (w.kind == "max_parallel") {
+    return "the workflow's max_parallel (" + std::to_string(w.limit) +
+           ") is reached: " + Quoted(w.steps) + (w.steps.size() == 1 ? " is" : " are") + " running";
+  }
+  if (w.kind == "capacity") {
+    return "every local worker slot (" + std::to_string(w.limit) + ") is busy";
+  }
+  if (w.kind == "retry_backoff") {
+    std::string error = w.error.is_object() ? w.error.value("code", "") : "";
+    if (w.error.is_object() && w.error.contains("message") && w.error["message"].is_string()) {
+      error += ": " + w.error["message"].get<std::string>().substr(0, 200);
+    }
+    return "attempt " + std::to_string(w.attempt) + " of " + std::to_string(w.max_attempts) +
+           " failed (" + error + "); the next starts at " + IsoTime(w.until);
+  }
+  if (w.kind == "signal") {
+    return "waits for signal '" + w.signal + "' (`baton signal " + execution_id + " " + w.signal +
+           " --data JSON`)" + timeout;
+  }
+  if (w.kind == "timer") return w.until ? "waits until " + IsoTime(w.until) : "waits";
+  if (w.kind == "instances") {
+    return std::to_string(w.done) + " of " + std::to_string(w.total) + " items finished" + timeout;
+  }
+  if (w.kind == "running") {
+    return "attempt " + std::to_string(w.attempt) + " running since " + IsoTime(w.since) + timeout;
+  }
+  return "ready: starts on the engine's next turn";
+}
+
+}  // namespace
+
+Json StepWaitJson(const StepWait& w, const std::string& execution_id,
+                  const std::string& no_worker) {
+  Json j = {{"step_id", w.step_id},
+            {"status", ToString(w.status)},
+            {"kind", no_worker.empty() ? w.kind : "worker"},
+            {"reason", WaitSentence(w, execution_id, no_worker)},
+            {"since", TimeOrNull(w.since)},
+            {"until", TimeOrNull(w.until)}};
+  if (!w.steps.empty()) j["steps"] = w.steps;
+  if (!w.signal.empty()) j["signal"] = w.signal;
+  return j;
+}
+
 Json WorkflowJson(const WorkflowRecord& w, bool with_definition) {
   Json j = {{"name", w.name},
             {"version", w.version},

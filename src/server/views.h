@@ -2,6 +2,7 @@
 // server's API, so both print the same thing.
 #pragma once
 
+#include <baton/engine.h>
 #include <baton/store.h>
 
 #include <string>
@@ -23,6 +24,10 @@ Result<Json> ExecutionDetailJson(Store* store, const ExecutionRecord& execution)
 Json ExecutionSummaryJson(const ExecutionRecord& e);
 Json EventJson(const EventRecord& e);
 Json SignalJson(const SignalRecord& s);
+// One step of GET /executions/{id}/why: {step_id, status, kind, reason, since, until,
+// steps?, signal?}. `no_worker`: the coordinator's account of why no worker takes the step
+// ("" when it is not waiting for one); it overrides the engine's kind ("worker").
+Json StepWaitJson(const StepWait& w, const std::string& execution_id, const std::string& no_worker);
 Json WorkflowJson(const WorkflowRecord& w, bool with_definition);
 
 // Exit code for a final status: 0 completed, 1 otherwise.

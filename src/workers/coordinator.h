@@ -170,6 +170,8 @@ class Coordinator {
   std::vector<AssignmentRecord> Active(const std::string& ns, const std::string& worker_id) const;
   // Why a step of this execution waits for a worker ("" when none waits).
   std::string WaitingReason(const std::string& execution_id) const;
+  // The same for every such step: step id -> why no worker takes it.
+  std::map<std::string, std::string> WaitingReasons(const std::string& execution_id) const;
   // Dispatches waiting for a worker, in every namespace.
   size_t WaitingCount() const { return queue_.size() + local_queue_.size(); }
   // Counters, with the latency quantiles computed now.

@@ -352,17 +352,25 @@ std::vector<AssignmentRecord> Coordinator::Active(const std::string& ns,
 }
 
 std::string Coordinator::WaitingReason(const std::string& execution_id) const {
+  auto reasons = WaitingReasons(execution_id);
+  if (reasons.empty()) return "";
+  return "step '" + reasons.begin()->first + "': " + reasons.begin()->second;
+}
+
+std::map<std::string, std::string> Coordinator::WaitingReasons(
+    const std::string& execution_id) const {
+  std::map<std::string, std::string> out;
   for (const auto* queue : {&queue_, &local_queue_}) {
     for (const std::string& id : *queue) {
       auto it = dispatches_.find(id);
       if (it != dispatches_.end() && it->second->request.execution_id == execution_id) {
         const Dispatch& d = *it->second;
         // Asked now, not remembered from the last placement attempt: it stays true.
-        return "step '" + d.request.step_id + "': " + registry_.Explain(PlacementFor(d));
+        out.emplace(d.request.step_id, registry_.Explain(PlacementFor(d)));
       }
     }
   }
-  return "";
+  return out;
 }
 
 }  // namespace baton::workers

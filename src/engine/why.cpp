@@ -1,0 +1,100 @@
+// Why is it waiting: for each open step of a running execution, the one thing that
+// holds it, read off the live state (the store cannot say whether a ready step waits
+// for a slot, or which signal a running wait step lacks).
+#include "engine/engine_impl.h"
+
+namespace baton {
+
+using engine::ExecState;
+using engine::StepState;
+
+namespace {
+
+bool IsSignalWait(const StepDef& def) {
+  return def.type == StepType::kWait && def.spec.contains("signal") && def.for_each.is_null();
+}
+
+// When a `wait` step on a duration or a time ends; 0 when not known.
+TimeMs TimerEnd(const StepState& st) {
+  const Json& spec = st.resolved_input.is_object() ? st.resolved_input : st.def->spec;
+  if (auto d = spec.find("duration"); d != spec.end()) {
+    Result<Duration> parsed = ParseDuration(*d);
+    return parsed.ok() && st.rec.started_at ? st.rec.started_at + parsed->count() : 0;
+  }
+  if (auto u = spec.find("until"); u != spec.end() && u->is_string()) {
+    return ParseUtcTime(u->get<std::string>()).value_or(0);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Result<std::vector<StepWait>> Engine::Impl::Why(const std::string& id) const {
+  ExecPtr ex = Find(id);
+  if (!ex || ex->finished) return Status(errc::kNotFound, "execution '" + id + "' is not running");
+  std::vector<std::string> running;
+  for (const StepState& st : ex->steps) {
+    if (st.in_flight && st.uses_capacity)
+      running.push_back(st.def->id);  // what max_parallel counts
+  }
+  std::vector<StepWait> out;
+  for (size_t i = 0; i < ex->steps.size(); ++i) {
+    const StepState& st = ex->steps[i];
+    if (IsTerminal(st.rec.status)) continue;
+    StepWait& w = out.emplace_back();
+    w.step_id = st.def->id;
+    w.status = st.rec.status;
+    w.attempt = st.rec.attempts;
+    w.max_attempts = st.def->retry.max_attempts;
+    switch (st.rec.status) {
+      case StepStatus::kPending:
+        w.kind = "upstream";
+        for (int up : ex->graph.Upstream(static_cast<int>(i))) {
+          if (!IsTerminal(ex->steps[up].rec.status)) w.steps.push_back(ex->steps[up].def->id);
+        }
+        if (w.steps.empty()) w.kind = ex->paused() ? "paused" : "scheduling";
+        break;
+      case StepStatus::kReady:
+        if (ex->paused()) {
+          w.kind = "paused";
+        } else if (ex->def->max_parallel > 0 && ex->in_flight >= ex->def->max_parallel) {
+          w.kind = "max_parallel";
+          w.limit = ex->def->max_parallel;
+          w.steps = running;
+        } else if (capacity_used_ >= capacity_) {
+          w.kind = "capacity";
+          w.limit = capacity_;
+        } else {
+          w.kind = "scheduling";
+        }
+        break;
+      case StepStatus::kWaitingRetry:
+        w.kind = ex->paused() ? "paused" : "retry_backoff";
+        w.error = st.rec.error;
+        w.until = st.rec.retry_at;
+        // The budget counts attempts since the last retry of the execution.
+        w.attempt = st.rec.attempts - st.rec.attempt_base;
+        break;
+      default:  // dispatched or running: an attempt is out
+        w.since = st.rec.started_at;
+        w.until = st.rec.deadline;
+        if (st.fan) {
+          w.kind = "instances";
+          w.done = st.fan->done;
+          w.total = st.fan->items.is_array() ? st.fan->items.size() : 0;
+        } else if (IsSignalWait(*st.def)) {
+          w.kind = "signal";
+          w.signal = st.def->spec["signal"].get<std::string>();
+        } else if (st.def->type == StepType::kWait) {
+          w.kind = "timer";
+          w.until = TimerEnd(st);
+        } else {
+          w.kind = "running";
+        }
+        break;
+    }
+  }
+  return out;
+}
+
+}  // namespace baton

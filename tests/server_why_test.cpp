@@ -1,0 +1,136 @@
+// "Why is it waiting": GET /api/v1/executions/{id}/why, `baton why` and `baton status`
+// against the real server, one blocked step of each kind.
+#include "support/process_util.h"
+#include "support/server_process.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace baton {
+namespace {
+
+using client::ApiClient;
+using testing::ProcessResult;
+using testing::ServerProcess;
+using testing::WaitUntil;
+
+// busy takes max_parallel's one place, so later is held back (wait steps hold no
+// place: they run nothing); ship waits for approve.
+constexpr const char* kBlocked = R"(
+name: blocked
+max_parallel: 1
+steps:
+  - {id: nap, type: wait, duration: 1h}
+  - {id: approve, type: wait, signal: approve, timeout: 2h}
+  - {id: busy, type: shell, run: 'sleep 30'}
+  - {id: later, type: shell, run: 'sleep 30'}
+  - {id: ship, type: noop, depends_on: [approve]}
+)";
+
+constexpr const char* kElsewhere = R"(
+name: elsewhere
+steps:
+  - {id: flaky, type: shell, run: 'echo broken >&2; exit 3',
+     retry: {max_attempts: 3, initial_delay: 1h}}
+  - {id: download, type: command, command: model.download}
+)";
+
+class ServerWhy : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::MakeTempDir();
+    server_ = std::make_unique<ServerProcess>(dir_);
+    ASSERT_TRUE(server_->ok()) << server_->log();
+    for (const char* yaml : {kBlocked, kElsewhere}) {
+      auto r = server_->Admin().Send("POST", "/api/v1/workflows", yaml, "application/yaml");
+      ASSERT_TRUE(r.ok() && r->status == 201) << (r.ok() ? r->body : r.status().ToString());
+    }
+  }
+  void TearDown() override {
+    server_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  std::string Submit(const std::string& workflow) {
+    auto r = server_->Admin().Call("POST", "/api/v1/executions", {{"workflow", workflow}});
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? r->value("id", "") : "";
+  }
+  // Waits until /why has an entry of `kind` for `step`; returns it (null if it never came).
+  Json WaitForKind(const std::string& id, const std::string& step, const std::string& kind) {
+    Json found;
+    WaitUntil([&] {
+      auto why = server_->Admin().Call("GET", "/api/v1/executions/" + id + "/why");
+      if (!why.ok()) return false;
+      for (const Json& w : (*why)["steps"]) {
+        if (w["step_id"] == step && w["kind"] == kind) found = w;
+      }
+      return !found.is_null();
+    });
+    EXPECT_FALSE(found.is_null()) << step << " never waited for " << kind;
+    return found;
+  }
+  ProcessResult Cli(std::vector<std::string> args) {
+    args.insert(args.begin(), testing::BatonBin());
+    return testing::RunProcess(
+        args, "", {"BATON_SERVER=" + server_->url(), "BATON_TOKEN=" + server_->admin_token()});
+  }
+
+  std::string dir_;
+  std::unique_ptr<ServerProcess> server_;
+};
+
+TEST_F(ServerWhy, NamesWhatEachOpenStepWaitsFor) {
+  std::string id = Submit("blocked");
+  Json nap = WaitForKind(id, "nap", "timer");
+  EXPECT_EQ(nap["status"], "running");
+  EXPECT_NE(nap["reason"].get<std::string>().find("waits until 20"), std::string::npos) << nap;
+  EXPECT_FALSE(nap["until"].is_null());
+  Json approve = WaitForKind(id, "approve", "signal");
+  EXPECT_EQ(approve["reason"], "waits for signal 'approve' (`baton signal " + id +
+                                   " approve --data JSON`); times out at " +
+                                   approve["until"].get<std::string>());
+  Json busy = WaitForKind(id, "busy", "running");
+  EXPECT_EQ(busy["reason"], "attempt 1 running since " + busy["since"].get<std::string>());
+  Json later = WaitForKind(id, "later", "max_parallel");
+  EXPECT_EQ(later["reason"], "the workflow's max_parallel (1) is reached: 'busy' is running");
+  Json ship = WaitForKind(id, "ship", "upstream");
+  EXPECT_EQ(ship["reason"], "waits for step 'approve' to finish");
+
+  // The same sentences on the command line.
+  ProcessResult why = Cli({"why", id});
+  ASSERT_EQ(why.exit_code, 0) << why.err;
+  EXPECT_NE(why.out.find("waits for step 'approve' to finish"), std::string::npos) << why.out;
+  ProcessResult status = Cli({"status", id});
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_NE(status.out.find("the workflow's max_parallel (1) is reached"), std::string::npos)
+      << status.out;
+
+  ASSERT_TRUE(server_->Admin().Call("POST", "/api/v1/executions/" + id + "/cancel", {}).ok());
+  testing::WaitForExecutionStatus(server_->Admin(), id, "cancelled");
+  ProcessResult done = Cli({"why", id, "--json"});
+  ASSERT_EQ(done.exit_code, 0) << done.err;
+  EXPECT_EQ(Json::parse(done.out)["steps"], Json::array());
+}
+
+TEST_F(ServerWhy, NamesARetryBackoffAMissingWorkerAndAPause) {
+  std::string id = Submit("elsewhere");
+  Json flaky = WaitForKind(id, "flaky", "retry_backoff");
+  EXPECT_EQ(flaky["status"], "waiting_retry");
+  const std::string reason = flaky["reason"];
+  EXPECT_EQ(reason.rfind("attempt 1 of 3 failed (EXIT_NONZERO", 0), 0u) << reason;
+  EXPECT_NE(reason.find("the next starts at " + flaky["until"].get<std::string>()),
+            std::string::npos)
+      << reason;
+  Json download = WaitForKind(id, "download", "worker");
+  EXPECT_EQ(download["reason"], "waits for a worker: no ONLINE worker handles model.download");
+
+  ASSERT_TRUE(server_->Admin().Call("POST", "/api/v1/executions/" + id + "/pause", {}).ok());
+  flaky = WaitForKind(id, "flaky", "paused");
+  EXPECT_EQ(flaky["reason"], "the execution is paused: `baton resume " + id + "` lets it go on");
+  auto other = server_->Admin().Send("GET", "/api/v1/executions/nope/why");
+  EXPECT_EQ(other->status, 404);
+}
+
+}  // namespace
+}  // namespace baton
