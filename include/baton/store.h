@@ -88,6 +88,9 @@ struct ExecutionRecord {
   TimeMs deadline = 0;  // execution timeout, 0 = none
   std::string ns = kDefaultNamespace;
   std::string idempotency_key;  // empty = none; unique per namespace otherwise
+  // Variables set while it runs (steps' set_vars), by name; null until one is set. They
+  // shadow the definition's `vars` of the same name.
+  Json vars;
 };
 
 struct StepRecord {

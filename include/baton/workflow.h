@@ -90,6 +90,10 @@ struct StepDef {
   Json spec = Json::object();
   Json for_each;  // null, or a template string that yields an array
   std::optional<CacheSpec> cache;
+  // null, or {name: value-or-template}: when the step completes, each value is rendered
+  // (the step's own output is `steps.<id>.output`) and becomes the execution variable
+  // `vars.<name>` for the steps that start after it.
+  Json set_vars;
   int line = 0;  // line in the source file, 0 when unknown (e.g. rebuilt from a snapshot)
 };
 

@@ -131,6 +131,11 @@ class Engine::Impl {
                const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,
                const std::vector<SignalRecord>& signals, const std::string& from_step);
 
+  // --- vars.cpp ---------------------------------------------------------------
+  // Renders the completing step's set_vars into the execution's variables, one
+  // `vars.set` event per value that changed. TEMPLATE_ERROR or VALIDATION (too big).
+  Status SetVars(const ExecPtr& ex, int step);
+
   // --- why.cpp ----------------------------------------------------------------
   Result<std::vector<StepWait>> Why(const std::string& id) const;
 

@@ -86,6 +86,12 @@ void Engine::Impl::ApplyResult(const ExecPtr& ex, int step, RunResult result) {
 
 void Engine::Impl::CompleteAttempt(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
+  if (st.def->set_vars.is_object()) {
+    // A variable that cannot be rendered fails the attempt, as a bad template would.
+    if (Status set = SetVars(ex, step); !set.ok()) {
+      return FailAttempt(ex, step, StepStatus::kFailed, set, nullptr);
+    }
+  }
   Release(ex, step);
   st.rec.error = nullptr;
   st.rec.completed_at = loop_->Now();

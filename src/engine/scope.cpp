@@ -7,7 +7,14 @@ const Json* ExecScope::Find(const expr::Path& path) const {
   const std::string& root = path.root();
   if (root == "inputs") return expr::Walk(ex_.rec.input, path, 1);
   if (root == "execution") return expr::Walk(ex_.execution_json, path, 1);
-  if (root == "vars") return expr::Walk(ex_.def->vars, path, 1);
+  if (root == "vars") {
+    // A variable a step set shadows the definition's constant of the same name.
+    if (path.segments.size() >= 2 && ex_.rec.vars.is_object() &&
+        ex_.rec.vars.contains(path.segments[1].key)) {
+      return expr::Walk(ex_.rec.vars, path, 1);
+    }
+    return expr::Walk(ex_.def->vars, path, 1);
+  }
   if (root == "item") return item_ ? expr::Walk(*item_, path, 1) : nullptr;
   if (root == "item_index") {
     return item_ && path.segments.size() == 1 ? &temporaries_.emplace_back(item_index_) : nullptr;

@@ -12,9 +12,9 @@ namespace baton::model {
 namespace {
 
 const std::vector<std::string> kCommonFields = {
-    "id",    "name",         "description", "type",     "depends_on",
-    "when",  "trigger_rule", "optional",    "timeout",  "heartbeat_timeout",
-    "retry", "priority",     "with",        "for_each", "cache"};
+    "id",       "name",    "description",       "type",  "depends_on", "when", "trigger_rule",
+    "optional", "timeout", "heartbeat_timeout", "retry", "priority",   "with", "for_each",
+    "cache",    "set_vars"};
 
 const std::vector<std::string>& TypeFields(StepType type) {
   static const std::vector<std::string> kNoop;
@@ -214,6 +214,30 @@ void CheckHttp(const Json& s, Diags& d, const Where& w) {
       }
     }
   }
+}
+
+// A runtime variable's name: what `{{ vars.NAME }}` can reach.
+bool IsVarName(const std::string& name) {
+  if (name.empty() || name.size() > 64 || std::isdigit(static_cast<unsigned char>(name[0]))) {
+    return false;
+  }
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+void ParseSetVars(const Json& v, Diags& d, const Where& w, StepDef* step) {
+  if (!ExpectObject(v, d, w)) return;
+  if (v.empty()) return d.Add(w, "expected at least one variable");
+  for (const auto& [name, value] : v.items()) {
+    if (!IsVarName(name)) {
+      d.Add(w.Key(name),
+            "a variable name is 1 to 64 letters, digits or '_', not starting "
+            "with a digit");
+    }
+  }
+  step->set_vars = v;
 }
 
 void CheckWait(const Json& s, Diags& d, const Where& w) {
@@ -429,6 +453,7 @@ StepDef ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSit
     }
   }
   if (s.contains("cache")) ParseCache(s["cache"], d, w.Key("cache"), &step);
+  if (s.contains("set_vars")) ParseSetVars(s["set_vars"], d, w.Key("set_vars"), &step);
   if (type) {
     for (const std::string& key : TypeFields(*type)) {
       if (s.contains(key)) step.spec[key] = s[key];

@@ -247,7 +247,7 @@ TEST(Parse, FieldOfAnotherStepTypeIsUnknown) {
   EXPECT_DIAG(out, 6, "a", "run",
               "unknown field 'run' for step type 'http' (valid: accept, cache, depends_on, "
               "description, for_each, heartbeat_timeout, id, name, optional, priority, request, "
-              "retry, timeout, trigger_rule, type, when, with)");
+              "retry, set_vars, timeout, trigger_rule, type, when, with)");
 }
 
 TEST(Parse, StepIdAndType) {

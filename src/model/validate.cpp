@@ -134,10 +134,17 @@ class ReferenceChecker {
       // Fields that hold no templates, or are checked below.
       if (key == "id" || key == "type" || key == "depends_on" || key == "when" ||
           key == "trigger_rule" || key == "optional" || key == "timeout" ||
-          key == "heartbeat_timeout" || key == "retry" || key == "priority" || key == "for_each") {
+          key == "heartbeat_timeout" || key == "retry" || key == "priority" || key == "for_each" ||
+          key == "set_vars") {
         continue;
       }
       CheckValue(value, w.Key(key), idx, item);
+    }
+    if (s.contains("set_vars")) {
+      // Rendered once the step has completed: its own output is there to read.
+      self_allowed_ = true;
+      CheckValue(s["set_vars"], w.Key("set_vars"), idx, item);
+      self_allowed_ = false;
     }
     if (s.contains("for_each") && s["for_each"].is_string()) {
       CheckValue(s["for_each"], w.Key("for_each"), idx, ItemUse::kInForEach);
@@ -199,8 +206,9 @@ class ReferenceChecker {
       CheckStepPath(p, kind, step, w);
     } else if (root == "vars") {
       const std::string* name = SecondKey(p);
-      if (name && !wf_.vars.contains(*name)) {
-        d_.Add(w, kind + " references undeclared var '" + *name + "'");
+      if (name && !wf_.vars.contains(*name) && !SetByAStep(*name)) {
+        d_.Add(w, kind + " references undeclared var '" + *name +
+                      "' (declare it in vars, or set it with a step's set_vars)");
       }
     } else if (root == "item" || root == "item_index") {
       if (item == ItemUse::kNotAllowed) {
@@ -227,13 +235,20 @@ class ReferenceChecker {
     }
     if (step < 0) return;
     if (it->second == step) {
-      d_.Add(w, kind + " references step '" + *target + "' itself");
+      if (!self_allowed_) d_.Add(w, kind + " references step '" + *target + "' itself");
       return;
     }
     if (!IsUpstream(step, it->second)) {
       d_.Add(w, kind + " references step '" + *target + "', which is not upstream of '" +
                     wf_.steps[step].id + "' (add it to depends_on)");
     }
+  }
+
+  bool SetByAStep(const std::string& name) const {
+    for (const StepDef& s : wf_.steps) {
+      if (s.set_vars.is_object() && s.set_vars.contains(name)) return true;
+    }
+    return false;
   }
 
   bool IsUpstream(int step, int target) {
@@ -258,6 +273,7 @@ class ReferenceChecker {
   }
 
   const WorkflowDef& wf_;
+  bool self_allowed_ = false;  // checking set_vars: a step may read its own output
   const std::vector<StepSite>& sites_;
   bool inputs_declared_;
   Diags& d_;

@@ -147,7 +147,9 @@ TEST(Validate, TemplateRootsAndDeclarations) {
               "item, item_index)");
   EXPECT_DIAG(out, 12, "c", "with[1]",
               "template references undeclared input 'modle' (declared: model)");
-  EXPECT_DIAG(out, 13, "c", "with[2]", "template references undeclared var 'zone'");
+  EXPECT_DIAG(out, 13, "c", "with[2]",
+              "template references undeclared var 'zone' "
+              "(declare it in vars, or set it with a step's set_vars)");
   EXPECT_DIAG(out, 14, "c", "with[3]", "'item' is only valid in a step with for_each");
   EXPECT_DIAG(out, 15, "c", "with[4]",
               "template reference 'steps' must name a step, e.g. steps.ID.output");

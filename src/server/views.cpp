@@ -42,6 +42,7 @@ Result<Json> ExecutionJson(Store* store, const std::string& id) {
               {"started_at", TimeOrNull(ex->started_at)},
               {"completed_at", TimeOrNull(ex->completed_at)},
               {"steps", Json::array()}};
+  if (ex->vars.is_object()) out["vars"] = ex->vars;  // set by steps' set_vars
   int64_t sum = 0;
   for (const auto& s : *steps) {
     sum += IsTerminal(s.status) ? 100 : s.progress;

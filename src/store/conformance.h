@@ -54,7 +54,8 @@ inline Json ToJson(const ExecutionRecord& e) {
           {"completed_at", e.completed_at},
           {"deadline", e.deadline},
           {"ns", e.ns},
-          {"idempotency_key", e.idempotency_key}};
+          {"idempotency_key", e.idempotency_key},
+          {"vars", e.vars}};
 }
 inline Json ToJson(const TokenRecord& t) {
   return {{"id", t.id},

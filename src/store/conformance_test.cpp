@@ -88,6 +88,7 @@ TEST_P(StoreConformance, ExecutionRoundTripsEveryFieldAndUpserts) {
   e.error = Json();
   e.completed_at = 1'700'000'000'050;
   e.priority = 1;
+  e.vars = Json{{"region", "eu-west"}, {"replicas", 3}};
   b.executions = {e};
   Commit(b);
   got = store_->GetExecution("exec-1");

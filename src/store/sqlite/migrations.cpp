@@ -282,6 +282,10 @@ CREATE TABLE signals (
   PRIMARY KEY (execution_id, seq)
 );
 )sql",
+    // 9 (kExecutionVarsVersion): variables steps set while an execution runs (set_vars).
+    R"sql(
+ALTER TABLE executions ADD COLUMN vars TEXT;
+)sql",
 };
 
 int64_t NowMs() {

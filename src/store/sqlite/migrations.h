@@ -22,6 +22,8 @@ inline constexpr int kWorkersVersion = 6;
 inline constexpr int kWorkerSessionsVersion = 7;
 // The migration that adds the signals table.
 inline constexpr int kSignalsVersion = 8;
+// Executions carry the variables their steps set (ExecutionRecord::vars).
+inline constexpr int kExecutionVarsVersion = 9;
 
 // Applies every migration newer than the database's version, each in its own
 // transaction. Fails (errc::kStore) when the database is newer than this build.

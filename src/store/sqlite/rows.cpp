@@ -13,15 +13,15 @@ const char* const kUpsertWorkflow =
 const char* const kUpsertExecution =
     "INSERT INTO executions (id, workflow, version, definition, input, status, priority, "
     "output, error, parent_id, created_at, started_at, completed_at, deadline, ns, "
-    "idempotency_key) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) "
+    "idempotency_key, vars) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17) "
     "ON CONFLICT (id) DO UPDATE SET workflow = excluded.workflow, "
     "version = excluded.version, definition = excluded.definition, input = excluded.input, "
     "status = excluded.status, priority = excluded.priority, output = excluded.output, "
     "error = excluded.error, parent_id = excluded.parent_id, "
     "created_at = excluded.created_at, started_at = excluded.started_at, "
     "completed_at = excluded.completed_at, deadline = excluded.deadline, ns = excluded.ns, "
-    "idempotency_key = excluded.idempotency_key";
+    "idempotency_key = excluded.idempotency_key, vars = excluded.vars";
 const char* const kUpsertStep =
     "INSERT INTO steps (execution_id, step_id, idx, status, attempts, progress, output, "
     "error, exit_code, stderr_tail, assignment_id, started_at, completed_at, retry_at, "
@@ -72,7 +72,7 @@ const char* const kSelectWorkflows =
     "SELECT name, version, definition, created_at, ns FROM workflows";
 const char* const kSelectExecutions =
     "SELECT id, workflow, version, definition, input, status, priority, output, error, "
-    "parent_id, created_at, started_at, completed_at, deadline, ns, idempotency_key "
+    "parent_id, created_at, started_at, completed_at, deadline, ns, idempotency_key, vars "
     "FROM executions";
 const char* const kSelectSteps =
     "SELECT execution_id, step_id, idx, status, attempts, progress, output, error, exit_code, "
@@ -116,6 +116,7 @@ Status Write(Stmt& q, const ExecutionRecord& e) {
   q.Bind(14, e.deadline);
   q.Bind(15, e.ns);
   q.Bind(16, e.idempotency_key);
+  q.BindJson(17, e.vars);
   Status s = q.Run();
   return s.ok() ? s : Context(s, "writing execution " + e.id);
 }
@@ -254,7 +255,7 @@ bool Read(const Stmt& q, ExecutionRecord* e) {
   e->ns = q.Text(14);
   e->idempotency_key = q.Text(15);
   return q.JsonAt(3, &e->definition) && q.JsonAt(4, &e->input) && q.JsonAt(7, &e->output) &&
-         q.JsonAt(8, &e->error);
+         q.JsonAt(8, &e->error) && q.JsonAt(16, &e->vars);
 }
 
 bool Read(const Stmt& q, StepRecord* s) {
