@@ -136,6 +136,9 @@ TEST_F(ServerWorkers, ACommandStepRunsOnALongPollingWorker) {
   ASSERT_EQ(live.size(), 1u) << live.dump();
   EXPECT_EQ(live[0]["status"], "running");
   EXPECT_EQ(live[0]["checkpoint"]["bytes"], 1024);
+  // The execution shows the running step's last reported progress.
+  ASSERT_TRUE(
+      WaitUntil([&] { return Get("/api/v1/executions/" + id)["steps"][0]["progress"] == 45; }));
   ASSERT_TRUE(w.Succeed(assignment, {{"path", "/models/llama"}}).ok());
   Json e = WaitForStatus(id, "completed");
   EXPECT_EQ(e["output"]["path"], "/models/llama");
@@ -327,8 +330,17 @@ TEST_F(ServerWorkers, ASilentWorkersWorkMovesWithItsCheckpoint) {
   EXPECT_NE(history[0]["reason"].get<std::string>().find("no heartbeat"), std::string::npos);
   Json events = Get("/api/v1/executions/" + id + "/events")["events"];
   bool stale_logged = false;
-  for (const Json& ev : events) stale_logged |= ev["type"] == "step.stale_result";
+  Json reassigned;
+  for (const Json& ev : events) {
+    stale_logged |= ev["type"] == "step.stale_result";
+    if (ev["type"] == "step.reassigned") reassigned = ev;
+  }
   EXPECT_TRUE(stale_logged) << events.dump();
+  // The move is in the execution's own log too (DESIGN.md §4), not only in reassignments.
+  ASSERT_FALSE(reassigned.is_null()) << events.dump();
+  EXPECT_EQ(reassigned["step_id"], "download");
+  EXPECT_EQ(reassigned["data"]["from_worker"], "a");
+  EXPECT_EQ(reassigned["data"]["to_worker"], "b");
   // Regression (issue 11, defect 9): every stale message appended an event, so a
   // worker stuck resending grew the log without bound. A step logs its first three.
   for (int i = 0; i < 20; ++i) {

@@ -199,6 +199,10 @@ class Engine {
   // changes. True when done; false when the execution is not running in this engine
   // (finished, or unknown): the caller may append the event to the stored log itself.
   bool RecordStaleResult(const std::string& execution_id, const std::string& step_id, Json details);
+  // A step's command moved to another worker (DESIGN.md §4): a `step.reassigned` event
+  // with `details`. False when the execution is not running in this engine.
+  bool RecordReassignment(const std::string& execution_id, const std::string& step_id,
+                          Json details);
   // The next EventRecord::position, for an event written outside the engine.
   int64_t TakeEventPosition();
   Status Resume(const std::string& execution_id);

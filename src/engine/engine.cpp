@@ -456,7 +456,11 @@ Status Engine::Cancel(const std::string& id, const std::string& reason) {
 }
 bool Engine::RecordStaleResult(const std::string& execution_id, const std::string& step_id,
                                Json details) {
-  return impl_->RecordStaleResult(execution_id, step_id, std::move(details));
+  return impl_->RecordStepNote(execution_id, step_id, "step.stale_result", std::move(details));
+}
+bool Engine::RecordReassignment(const std::string& execution_id, const std::string& step_id,
+                                Json details) {
+  return impl_->RecordStepNote(execution_id, step_id, "step.reassigned", std::move(details));
 }
 int64_t Engine::TakeEventPosition() {
   return ++impl_->last_position_;

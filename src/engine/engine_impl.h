@@ -75,7 +75,9 @@ class Engine::Impl {
   void ArmHeartbeat(const ExecPtr& ex, int step);
   void OnHeartbeatTimeout(const std::string& exec_id, int step, const std::string& assignment);
   void CancelHeartbeat(engine::StepState& st);
-  bool RecordStaleResult(const std::string& exec_id, const std::string& step_id, Json details);
+  // An event about a step that changes nothing (step.stale_result, step.reassigned).
+  bool RecordStepNote(const std::string& exec_id, const std::string& step_id, const char* type,
+                      Json details);
   // The attempt ended with an error: retry, or fail for good.
   void FailAttempt(const ExecPtr& ex, int step, StepStatus status, const Status& error,
                    Json details);

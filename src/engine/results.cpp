@@ -154,15 +154,14 @@ void Engine::Impl::OnHeartbeatTimeout(const std::string& exec_id, int step,
               nullptr);
 }
 
-bool Engine::Impl::RecordStaleResult(const std::string& exec_id, const std::string& step_id,
-                                     Json details) {
+bool Engine::Impl::RecordStepNote(const std::string& exec_id, const std::string& step_id,
+                                  const char* type, Json details) {
   ExecPtr ex = Find(exec_id);
   if (!ex || ex->finished) return false;
   auto it = ex->StepIndex().find(step_id);
   if (it == ex->StepIndex().end()) return true;  // no such step: nothing to log
   TurnGuard turn(this);
-  Emit(*ex, "step.stale_result", it->second, std::move(details),
-       ex->steps[it->second].rec.attempts);
+  Emit(*ex, type, it->second, std::move(details), ex->steps[it->second].rec.attempts);
   return true;
 }
 

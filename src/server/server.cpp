@@ -300,6 +300,10 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
         }
         LogStaleResult(engine_host, execution, step, std::move(details));
       });
+  impl->coordinator->SetReassignHandler(
+      [engine_host](const std::string& execution, const std::string& step, Json details) {
+        engine_host->engine()->RecordReassignment(execution, step, std::move(details));
+      });
   impl->engine->SetRunner(StepType::kCommand, impl->coordinator->runner());
   // Shell and http steps: the same dispatch path, on the in-process local worker; with
   // --no-local-shell its shell runner fails each attempt at once, saying why.

@@ -53,6 +53,8 @@ Result<Json> ExecutionJson(Store* store, const std::string& id) {
     Json step = {{"id", s.step_id},
                  {"status", ToString(s.status)},
                  {"attempts", s.attempts},
+                 // The last progress the step reported (0..99 while it runs), 100 once done.
+                 {"progress", IsTerminal(s.status) ? 100 : s.progress},
                  {"output", s.output},
                  {"error", err},
                  {"started_at", TimeOrNull(s.started_at)},

@@ -136,6 +136,12 @@ class Coordinator {
     on_stale_ = std::move(f);
   }
 
+  // Called with (execution id, step id, {from_worker, to_worker, reason, assignment_id})
+  // each time a step's command moves to another worker.
+  void SetReassignHandler(std::function<void(const std::string&, const std::string&, Json)> f) {
+    on_reassign_ = std::move(f);
+  }
+
   // ---- the worker side ----
   // CONFLICT when the id is taken in another namespace.
   Result<protocol::Registered> Register(const std::string& ns, const protocol::Register& message,
@@ -249,6 +255,7 @@ class Coordinator {
   std::unique_ptr<LocalRunner> local_runner_;
   LocalWorkerOptions local_;
   std::function<void(const std::string&, const std::string&, Json)> on_stale_;
+  std::function<void(const std::string&, const std::string&, Json)> on_reassign_;
   // Prepared when no worker had room: nothing recorded, Start() queues them. By id, with
   // the time of Prepare() (for the latency from it).
   std::map<std::string, std::chrono::steady_clock::time_point> prepared_unplaced_;

@@ -163,6 +163,13 @@ void Coordinator::Assign(Dispatch& d, WorkerEntry& w, WriteBatch* engine_batch) 
     r.reason = d.reassign_reason;
     r.checkpoint = d.checkpoint;
     r.at = loop_->Now();
+    if (on_reassign_) {
+      on_reassign_(r.execution_id, r.step_id,
+                   {{"from_worker", r.from_worker},
+                    {"to_worker", r.to_worker},
+                    {"reason", r.reason},
+                    {"assignment_id", r.assignment_id}});
+    }
     batch->reassignments.push_back(std::move(r));
     d.previous_worker.clear();
   }
