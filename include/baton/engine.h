@@ -113,6 +113,7 @@ struct EngineStats {
   uint64_t steps_dispatched = 0;
   uint64_t steps_completed = 0;
   uint64_t steps_failed = 0;
+  uint64_t steps_slow = 0;  // step.slow events: attempts far past their usual duration
   uint64_t batches = 0;
   // Executions dropped from memory because a batch of theirs was refused by the store
   // (their stored state is the last good one; a restart or `baton resume` continues it).

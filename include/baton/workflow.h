@@ -80,6 +80,9 @@ struct StepDef {
   bool optional = false;
   std::optional<Duration> timeout;
   std::optional<Duration> heartbeat_timeout;
+  // How long an attempt should take: past it a `step.slow` event says so (the attempt
+  // goes on). Unset: three times the p95 of the step's recent successful attempts.
+  std::optional<Duration> expected_duration;
   RetryPolicy retry;
   Priority priority = Priority::kNormal;
   // Type-specific fields, kept as written (templates unresolved): run, env, cwd, stdin,

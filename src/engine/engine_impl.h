@@ -138,6 +138,16 @@ class Engine::Impl {
   // `vars.set` event per value that changed. TEMPLATE_ERROR or VALIDATION (too big).
   Status SetVars(const ExecPtr& ex, int step);
 
+  // --- slow_steps.cpp ---------------------------------------------------------
+  // A timer that emits `step.slow` once when the running attempt passes its
+  // expected_duration, or three times the p95 of the step's recent successful attempts
+  // (none until kMinSamples are known).
+  void ArmSlowWatch(const ExecPtr& ex, int step);
+  void CancelSlowWatch(engine::StepState& st);
+  void OnSlow(const std::string& exec_id, int step, const std::string& assignment, Json threshold);
+  // A successful attempt's duration, for the step's history.
+  void RecordDuration(const engine::ExecState& ex, int step, int64_t ms);
+
   // --- why.cpp ----------------------------------------------------------------
   Result<std::vector<StepWait>> Why(const std::string& id) const;
 
@@ -154,6 +164,9 @@ class Engine::Impl {
   EngineOptions options_;
   int capacity_;
   int capacity_used_ = 0;
+  // Recent successful attempt durations per workflow and step (slow_steps.cpp): kept in
+  // memory only, so a restart starts learning again.
+  std::unordered_map<std::string, engine::DurationHistory> durations_;
   std::mt19937_64 rng_;
   std::unordered_map<StepType, Runner*> runners_;
   std::unique_ptr<Runner> noop_runner_;

@@ -7,6 +7,7 @@
 
 #include "expr/condition.h"
 
+#include <array>
 #include <deque>
 #include <memory>
 #include <span>
@@ -15,6 +16,15 @@
 #include <vector>
 
 namespace baton::engine {
+
+// The last kSize successful attempt durations of one step of one workflow, in ms.
+struct DurationHistory {
+  static constexpr size_t kSize = 64;
+  static constexpr size_t kMinSamples = 5;  // fewer say nothing about "usual"
+  std::array<int64_t, kSize> ms{};
+  size_t count = 0;  // samples held, at most kSize
+  size_t next = 0;   // where the next one goes
+};
 
 // A for_each attempt in progress: one runner instance per item.
 struct FanOut {
@@ -31,6 +41,7 @@ struct StepState {
   int pending_deps = 0;         // upstream steps not yet terminal
   TimerId timer = 0;            // retry or attempt-timeout timer, 0 = none
   TimerId heartbeat_timer = 0;  // heartbeat_timeout of the running attempt, 0 = none
+  TimerId slow_timer = 0;       // when the running attempt counts as slow, 0 = none
   bool in_flight = false;       // dispatched and counted against limits
   bool uses_capacity = false;   // counted against the local worker capacity
   int engine_restarts = 0;      // attempts lost to engine restarts (not counted by retry)

@@ -86,6 +86,9 @@ void Engine::Impl::ApplyResult(const ExecPtr& ex, int step, RunResult result) {
 
 void Engine::Impl::CompleteAttempt(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
+  if (st.in_flight && !st.fan && st.rec.started_at) {
+    RecordDuration(*ex, step, loop_->Now() - st.rec.started_at);
+  }
   if (st.def->set_vars.is_object()) {
     // A variable that cannot be rendered fails the attempt, as a bad template would.
     if (Status set = SetVars(ex, step); !set.ok()) {
@@ -172,6 +175,7 @@ void Engine::Impl::StopStep(const ExecPtr& ex, int step) {
     st.timer = 0;
   }
   CancelHeartbeat(st);
+  CancelSlowWatch(st);
   if (!st.in_flight) return;
   auto it = runners_.find(st.def->type);
   if (it == runners_.end() || !it->second) return;
@@ -188,6 +192,7 @@ void Engine::Impl::Release(const ExecPtr& ex, int step) {
     st.timer = 0;
   }
   CancelHeartbeat(st);
+  CancelSlowWatch(st);
   if (!st.in_flight) return;
   st.in_flight = false;
   st.fan.reset();

@@ -217,6 +217,7 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
     return BeginSignalWait(ex, step);
   }
   ArmHeartbeat(ex, step);
+  ArmSlowWatch(ex, step);
 
   st.resolved_input = spec;  // kept for the dead-letter record should the step fail
   StartAssignment(ex, step, runner, MakeRequest(*ex, step, std::move(spec)), /*instance=*/false);

@@ -12,9 +12,9 @@ namespace baton::model {
 namespace {
 
 const std::vector<std::string> kCommonFields = {
-    "id",       "name",    "description",       "type",  "depends_on", "when", "trigger_rule",
-    "optional", "timeout", "heartbeat_timeout", "retry", "priority",   "with", "for_each",
-    "cache",    "set_vars"};
+    "id",       "name",     "description",       "type",  "depends_on", "when", "trigger_rule",
+    "optional", "timeout",  "heartbeat_timeout", "retry", "priority",   "with", "for_each",
+    "cache",    "set_vars", "expected_duration"};
 
 const std::vector<std::string>& TypeFields(StepType type) {
   static const std::vector<std::string> kNoop;
@@ -431,6 +431,9 @@ StepDef ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSit
   step.timeout = defaults.timeout;
   if (s.contains("timeout")) step.timeout = GetTimeout(s["timeout"], d, w.Key("timeout"));
   step.heartbeat_timeout = defaults.heartbeat_timeout;
+  if (s.contains("expected_duration")) {
+    step.expected_duration = GetTimeout(s["expected_duration"], d, w.Key("expected_duration"));
+  }
   if (s.contains("heartbeat_timeout")) {
     step.heartbeat_timeout = GetTimeout(s["heartbeat_timeout"], d, w.Key("heartbeat_timeout"));
   }

@@ -246,8 +246,8 @@ TEST(Parse, FieldOfAnotherStepTypeIsUnknown) {
       "    run: echo hi\n");
   EXPECT_DIAG(out, 6, "a", "run",
               "unknown field 'run' for step type 'http' (valid: accept, cache, depends_on, "
-              "description, for_each, heartbeat_timeout, id, name, optional, priority, request, "
-              "retry, set_vars, timeout, trigger_rule, type, when, with)");
+              "description, expected_duration, for_each, heartbeat_timeout, id, name, optional, "
+              "priority, request, retry, set_vars, timeout, trigger_rule, type, when, with)");
 }
 
 TEST(Parse, StepIdAndType) {

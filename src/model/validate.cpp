@@ -134,8 +134,8 @@ class ReferenceChecker {
       // Fields that hold no templates, or are checked below.
       if (key == "id" || key == "type" || key == "depends_on" || key == "when" ||
           key == "trigger_rule" || key == "optional" || key == "timeout" ||
-          key == "heartbeat_timeout" || key == "retry" || key == "priority" || key == "for_each" ||
-          key == "set_vars") {
+          key == "heartbeat_timeout" || key == "expected_duration" || key == "retry" ||
+          key == "priority" || key == "for_each" || key == "set_vars") {
         continue;
       }
       CheckValue(value, w.Key(key), idx, item);

@@ -36,6 +36,7 @@ void ServerMetrics::OnEvent(const EventRecord& e, const ExecutionProgress&) {
   const bool completed = t == "step.completed";
   const bool failed = t == "step.failed" || t == "step.timed_out";
   if (t == "step.retrying") ++steps_retried_;
+  if (t == "step.slow") ++steps_slow_;
   if (!completed && !failed && t != "step.retrying" && t != "step.cancelled") return;
   if (completed) ++steps_completed_;
   if (failed) ++steps_failed_;
@@ -124,7 +125,8 @@ std::string ServerMetrics::Render() const {
   o << "baton_steps_total{event=\"started\"} " << steps_started_ << '\n'
     << "baton_steps_total{event=\"completed\"} " << steps_completed_ << '\n'
     << "baton_steps_total{event=\"failed\"} " << steps_failed_ << '\n'
-    << "baton_steps_total{event=\"retried\"} " << steps_retried_ << '\n';
+    << "baton_steps_total{event=\"retried\"} " << steps_retried_ << '\n'
+    << "baton_steps_total{event=\"slow\"} " << steps_slow_ << '\n';
   help("baton_step_duration_seconds", "histogram",
        "Step attempt duration, dispatch to completion or failure.");
   for (size_t i = 0; i < kBuckets.size(); ++i) {  // counts are cumulative already

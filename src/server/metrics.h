@@ -51,7 +51,8 @@ class ServerMetrics final : public ExecutionObserver {
   std::unordered_map<std::string, ExecutionStatus> live_;  // non-terminal executions
   std::map<std::string, uint64_t> finished_;               // terminal status -> count
   uint64_t executions_started_ = 0;
-  uint64_t steps_started_ = 0, steps_completed_ = 0, steps_failed_ = 0, steps_retried_ = 0;
+  uint64_t steps_started_ = 0, steps_completed_ = 0, steps_failed_ = 0, steps_retried_ = 0,
+           steps_slow_ = 0;
   std::unordered_map<std::string, TimeMs> step_started_at_;  // "exec/step" -> time
   std::array<uint64_t, kBuckets.size()> duration_buckets_{};
   uint64_t duration_count_ = 0;

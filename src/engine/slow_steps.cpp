@@ -1,0 +1,85 @@
+// Stuck-work detection (seed 004's anomaly monitor): an attempt running far past what
+// the step usually takes gets one `step.slow` event, so an operator hears of it before
+// its timeout (if it has one at all). Nothing else changes: the attempt runs on.
+#include "engine/engine_impl.h"
+
+#include <algorithm>
+
+namespace baton {
+
+using engine::DurationHistory;
+using engine::StepState;
+
+namespace {
+
+constexpr int64_t kSlowFactor = 3;         // times the p95 of the step's recent attempts
+constexpr int64_t kMinThresholdMs = 1000;  // below this, "slow" is noise
+
+std::string HistoryKey(const engine::ExecState& ex, const StepDef& def) {
+  return ex.rec.ns + '\0' + ex.rec.workflow + '\0' + def.id;
+}
+
+int64_t P95(const DurationHistory& h) {
+  std::vector<int64_t> v(h.ms.begin(), h.ms.begin() + static_cast<long>(h.count));
+  const size_t k = (v.size() * 95 + 99) / 100 - 1;  // nearest rank
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(k), v.end());
+  return v[k];
+}
+
+}  // namespace
+
+void Engine::Impl::RecordDuration(const engine::ExecState& ex, int step, int64_t ms) {
+  const StepDef& def = *ex.steps[step].def;
+  if (def.type == StepType::kWait || def.type == StepType::kNoop) return;  // not work
+  DurationHistory& h = durations_[HistoryKey(ex, def)];
+  h.ms[h.next] = std::max<int64_t>(ms, 0);
+  h.next = (h.next + 1) % DurationHistory::kSize;
+  h.count = std::min(h.count + 1, DurationHistory::kSize);
+}
+
+void Engine::Impl::ArmSlowWatch(const ExecPtr& ex, int step) {
+  StepState& st = ex->steps[step];
+  CancelSlowWatch(st);
+  const StepDef& def = *st.def;
+  if (!st.in_flight || st.fan || def.type == StepType::kWait) return;
+  int64_t threshold = 0;
+  Json basis;
+  if (def.expected_duration && def.expected_duration->count() > 0) {
+    threshold = def.expected_duration->count();
+    basis = {{"expected_duration_ms", threshold}};
+  } else {
+    auto it = durations_.find(HistoryKey(*ex, def));
+    if (it == durations_.end() || it->second.count < DurationHistory::kMinSamples) return;
+    const int64_t p95 = P95(it->second);
+    threshold = std::max(kSlowFactor * p95, kMinThresholdMs);
+    basis = {{"p95_ms", p95}, {"samples", it->second.count}, {"factor", kSlowFactor}};
+  }
+  basis["threshold_ms"] = threshold;
+  std::string id = ex->rec.id, assignment = st.rec.assignment_id;
+  st.slow_timer = loop_->ScheduleAfter(
+      Duration(threshold), [this, id, step, assignment, basis = std::move(basis)]() mutable {
+        OnSlow(id, step, assignment, std::move(basis));
+      });
+}
+
+void Engine::Impl::CancelSlowWatch(StepState& st) {
+  if (st.slow_timer) {
+    loop_->CancelTimer(st.slow_timer);
+    st.slow_timer = 0;
+  }
+}
+
+void Engine::Impl::OnSlow(const std::string& exec_id, int step, const std::string& assignment,
+                          Json threshold) {
+  ExecPtr ex = Find(exec_id);
+  if (!ex || ex->finished) return;
+  StepState& st = ex->steps[step];
+  st.slow_timer = 0;
+  if (!st.in_flight || st.rec.assignment_id != assignment) return;
+  TurnGuard turn(this);
+  threshold["running_ms"] = loop_->Now() - st.rec.started_at;
+  ++stats_.steps_slow;
+  Emit(*ex, "step.slow", step, std::move(threshold), st.rec.attempts);
+}
+
+}  // namespace baton
