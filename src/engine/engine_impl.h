@@ -218,6 +218,8 @@ class Engine::Impl {
 
 // Built-in runners (builtin_runners.cpp).
 std::unique_ptr<Runner> NewNoopRunner();
+// The signal a `wait` step waits for (`signal: NAME`), or null for any other step.
+const std::string* SignalWaitedFor(const StepDef& def);
 // Parses a wait step's `until`, "2026-01-02T03:04:05Z" (optionally with .fff), into ms
 // since the epoch.
 std::optional<TimeMs> ParseUtcTime(const std::string& s);

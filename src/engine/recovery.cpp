@@ -145,7 +145,7 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
 bool Engine::Impl::ReattachStep(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
   const StepDef& def = *st.def;
-  if (def.type == StepType::kWait && def.spec.contains("signal") && def.for_each.is_null()) {
+  if (SignalWaitedFor(def) != nullptr) {
     // Nothing ran outside the engine: the step simply waits again (and its timeout, if
     // any, still counts from its first dispatch).
     st.in_flight = true;

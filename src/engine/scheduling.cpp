@@ -212,7 +212,7 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
         st.rec.deadline, [this, id, step, assignment] { OnAttemptTimeout(id, step, assignment); });
   }
   if (fan_out) return BeginFanOut(ex, step, runner);
-  if (def.type == StepType::kWait && spec.contains("signal")) {
+  if (SignalWaitedFor(def) != nullptr) {
     st.resolved_input = std::move(spec);
     return BeginSignalWait(ex, step);
   }

@@ -12,16 +12,12 @@ namespace baton {
 using engine::ExecState;
 using engine::StepState;
 
-namespace {
-
-// The signal a step waits for, or null for any other step.
-const std::string* WaitsFor(const StepDef& def) {
+const std::string* SignalWaitedFor(const StepDef& def) {
+  // A fan-out cannot wait on a signal (ParseWorkflow refuses it): one signal, one step.
   if (def.type != StepType::kWait || !def.for_each.is_null()) return nullptr;
   auto it = def.spec.find("signal");
   return it != def.spec.end() && it->is_string() ? &it->get_ref<const std::string&>() : nullptr;
 }
-
-}  // namespace
 
 Result<SignalRecord> Engine::Impl::Signal(const std::string& id, const std::string& name,
                                           Json payload) {
@@ -36,7 +32,7 @@ Result<SignalRecord> Engine::Impl::Signal(const std::string& id, const std::stri
   bool expected = false;
   std::string names;
   for (const StepState& st : ex->steps) {
-    const std::string* waits = WaitsFor(*st.def);
+    const std::string* waits = SignalWaitedFor(*st.def);
     if (waits == nullptr) continue;
     if (*waits != name) {
       names += (names.empty() ? "" : ", ") + *waits;
@@ -76,7 +72,7 @@ Result<SignalRecord> Engine::Impl::Signal(const std::string& id, const std::stri
   Emit(*ex, "signal.received", -1, {{"name", name}, {"seq", sg.seq}});
   for (size_t i = 0; i < ex->steps.size(); ++i) {
     const StepState& st = ex->steps[i];
-    const std::string* waits = WaitsFor(*st.def);
+    const std::string* waits = SignalWaitedFor(*st.def);
     if (waits && *waits == name && st.in_flight && st.rec.status == StepStatus::kRunning) {
       TakeSignal(ex, static_cast<int>(i));
       break;
@@ -98,7 +94,7 @@ void Engine::Impl::BeginSignalWait(const ExecPtr& ex, int step) {
 
 bool Engine::Impl::TakeSignal(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
-  const std::string* name = WaitsFor(*st.def);
+  const std::string* name = SignalWaitedFor(*st.def);
   if (name == nullptr) return false;
   for (SignalRecord& sg : ex->signals) {
     if (!sg.consumed_by.empty() || sg.name != *name) continue;

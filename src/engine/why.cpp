@@ -10,10 +10,6 @@ using engine::StepState;
 
 namespace {
 
-bool IsSignalWait(const StepDef& def) {
-  return def.type == StepType::kWait && def.spec.contains("signal") && def.for_each.is_null();
-}
-
 // When a `wait` step on a duration or a time ends; 0 when not known.
 TimeMs TimerEnd(const StepState& st) {
   const Json& spec = st.resolved_input.is_object() ? st.resolved_input : st.def->spec;
@@ -82,9 +78,9 @@ Result<std::vector<StepWait>> Engine::Impl::Why(const std::string& id) const {
           w.kind = "instances";
           w.done = st.fan->done;
           w.total = st.fan->items.is_array() ? st.fan->items.size() : 0;
-        } else if (IsSignalWait(*st.def)) {
+        } else if (const std::string* signal = SignalWaitedFor(*st.def)) {
           w.kind = "signal";
-          w.signal = st.def->spec["signal"].get<std::string>();
+          w.signal = *signal;
         } else if (st.def->type == StepType::kWait) {
           w.kind = "timer";
           w.until = TimerEnd(st);
