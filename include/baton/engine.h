@@ -177,9 +177,14 @@ class Engine {
   // completed execution may be run again this way (Conductor's rerun from a task);
   // VALIDATION when the workflow has no such step. CONFLICT for any other status, or
   // while the execution is still in memory.
+  // `dead_letters`: the execution's dead-letter entries (Store::ListDeadLetters); each
+  // open one of a step the retry runs again becomes `replayed`, linked to the attempt
+  // the step's new run starts at, in the retry's commit (a DLQ replay is a retry from
+  // the entry's step).
   Status Retry(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
                const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,
-               const std::vector<SignalRecord>& signals = {}, const std::string& from_step = "");
+               const std::vector<SignalRecord>& signals = {}, const std::string& from_step = "",
+               const std::vector<DeadLetterRecord>& dead_letters = {});
 
   // Delivers a signal to a running execution (`type: wait` with `signal: NAME`): kept
   // durably, and taken by the first step that waits for that name -- now, if one is

@@ -139,12 +139,62 @@ struct EventRecord {
   TimeMs time = 0;
 };
 
+// A step that failed for good (the dead-letter queue): what it was given, how each
+// attempt failed, and what became of the entry. The engine writes it in the commit that
+// fails the step; replay and discard update it.
 struct DeadLetterRecord {
   std::string execution_id;
   std::string step_id;
   Json input;   // the step's resolved input
-  Json errors;  // every attempt's error, in order
+  Json errors;  // every attempt's error of the step's last run, in order
   TimeMs created_at = 0;
+  // 0 in a batch: a new entry, numbered by the store (increasing, never reused);
+  // otherwise the entry with that id, every field replaced.
+  int64_t id = 0;
+  std::string ns = kDefaultNamespace;
+  std::string workflow;
+  int version = 0;
+  std::string code;         // the last attempt's error code
+  std::string fingerprint;  // code + normalised message (DeadLetterFingerprint)
+  TimeMs first_failed_at = 0;
+  TimeMs last_failed_at = 0;
+  int first_attempt = 0;  // the attempts of the run that failed
+  int last_attempt = 0;
+  std::string status = "open";  // open | replayed | discarded (kDeadLetter* below)
+  TimeMs resolved_at = 0;       // replayed or discarded at
+  // Replayed: the attempt number the replay's run of the step starts at. A later entry
+  // of the same execution and step whose first_attempt is this one is that run failing
+  // again.
+  int replay_attempt = 0;
+};
+inline constexpr const char* kDeadLetterOpen = "open";
+inline constexpr const char* kDeadLetterReplayed = "replayed";
+inline constexpr const char* kDeadLetterDiscarded = "discarded";
+
+// Which dead letters to list or count; every set field narrows the list.
+struct DeadLetterFilter {
+  std::string ns;  // empty = every namespace
+  std::string execution_id;
+  std::string workflow;
+  std::string step_id;
+  std::string code;
+  std::string fingerprint;
+  std::string status;    // empty = any
+  TimeMs since = 0;      // last_failed_at >= since
+  int64_t after_id = 0;  // id > after_id (the cursor of the previous page)
+  size_t limit = 100;    // 0 = no limit (ListDeadLetters only)
+};
+
+// Dead letters with the same workflow, step and fingerprint (Store::CountDeadLetters).
+struct DeadLetterGroup {
+  std::string workflow;
+  std::string step_id;
+  std::string fingerprint;
+  std::string code;
+  int64_t count = 0;
+  TimeMs first_failed_at = 0;  // the earliest first failure of the group
+  TimeMs last_failed_at = 0;   // the latest last failure
+  int64_t last_id = 0;         // the newest entry of the group
 };
 
 // A signal sent to an execution (a `wait` step with `signal: NAME` takes it as its
@@ -325,9 +375,10 @@ struct ReassignmentFilter {
 
 // Everything one decide step changes. Records are upserts keyed by their identity
 // (workflow name + version; execution id; execution + step; execution + step + attempt)
-// that replace every field; events, dead letters and reassignments are appended, and an
-// event whose (execution, seq) exists -- stored, or earlier in the same Commit -- fails
-// the whole Commit, as does a reassignment whose id exists. Steps, attempts and events
+// that replace every field; events and reassignments are appended, dead letters appended
+// (id 0) or replaced (their id), and an event whose (execution, seq) exists -- stored,
+// or earlier in the same Commit -- fails the whole Commit, as does a reassignment whose
+// id exists. Steps, attempts and events
 // do not require their execution record to exist.
 struct WriteBatch {
   std::vector<WorkflowRecord> workflows;
@@ -415,9 +466,19 @@ class Store {
   // The highest position stored (0 when none): where an engine over this store
   // continues numbering (SeedEventPositions in engine.h).
   virtual Result<int64_t> LastEventPosition() = 0;
-  // In the order they were written. Empty id = all executions.
-  virtual Result<std::vector<DeadLetterRecord>> ListDeadLetters(
-      const std::string& execution_id) = 0;
+  // Dead letters matching `f`, by id ascending (the order they were written).
+  virtual Result<std::vector<DeadLetterRecord>> ListDeadLetters(const DeadLetterFilter& f) = 0;
+  // Every dead letter of one execution (empty id = of all executions), by id.
+  Result<std::vector<DeadLetterRecord>> ListDeadLetters(const std::string& execution_id) {
+    DeadLetterFilter f;
+    f.execution_id = execution_id;
+    f.limit = 0;
+    return ListDeadLetters(f);
+  }
+  virtual Result<DeadLetterRecord> GetDeadLetter(int64_t id) = 0;  // NOT_FOUND
+  // The entries matching `f` (its after_id and limit ignored) grouped by workflow, step
+  // and fingerprint, largest group first (then workflow, step, fingerprint).
+  virtual Result<std::vector<DeadLetterGroup>> CountDeadLetters(const DeadLetterFilter& f) = 0;
   // Latest version when version == 0. NOT_FOUND when absent.
   virtual Result<WorkflowRecord> GetWorkflow(const std::string& ns, const std::string& name,
                                              int version) = 0;
@@ -500,8 +561,13 @@ class StoreWrapper : public Store {
     return target_->ListEvents(q);
   }
   Result<int64_t> LastEventPosition() override { return target_->LastEventPosition(); }
-  Result<std::vector<DeadLetterRecord>> ListDeadLetters(const std::string& id) override {
-    return target_->ListDeadLetters(id);
+  Result<std::vector<DeadLetterRecord>> ListDeadLetters(const DeadLetterFilter& f) override {
+    return target_->ListDeadLetters(f);
+  }
+  using Store::ListDeadLetters;
+  Result<DeadLetterRecord> GetDeadLetter(int64_t id) override { return target_->GetDeadLetter(id); }
+  Result<std::vector<DeadLetterGroup>> CountDeadLetters(const DeadLetterFilter& f) override {
+    return target_->CountDeadLetters(f);
   }
   Result<WorkflowRecord> GetWorkflow(const std::string& ns, const std::string& name,
                                      int version) override {

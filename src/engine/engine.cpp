@@ -441,8 +441,9 @@ Status Engine::Recover(const ExecutionRecord& execution, const std::vector<StepR
 }
 Status Engine::Retry(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
                      const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,
-                     const std::vector<SignalRecord>& signals, const std::string& from_step) {
-  return impl_->Retry(execution, steps, attempts, last_event_seq, signals, from_step);
+                     const std::vector<SignalRecord>& signals, const std::string& from_step,
+                     const std::vector<DeadLetterRecord>& dead_letters) {
+  return impl_->Retry(execution, steps, attempts, last_event_seq, signals, from_step, dead_letters);
 }
 Result<std::vector<StepWait>> Engine::Why(const std::string& execution_id) const {
   return impl_->Why(execution_id);

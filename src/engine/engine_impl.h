@@ -122,16 +122,24 @@ class Engine::Impl {
   Status Recover(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
                  const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,
                  const std::vector<SignalRecord>& signals);
-  // Loads stored state into memory and carries on; `reset_steps` set: a retry (below).
+  // What a retry changes besides the stored state it hands Continue.
+  struct RetryPlan {
+    std::vector<std::string> reset_steps;  // in definition order
+    std::string from_step;                 // "" = a plain retry
+    // Dead-letter entries of the steps run again, now replayed: written in the retry's
+    // commit, so an entry and the run it started cannot disagree after a crash.
+    std::vector<DeadLetterRecord> replayed;
+  };
+  // Loads stored state into memory and carries on; `retry` set: a retry (below).
   Status Continue(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
                   const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,
-                  const std::vector<SignalRecord>& signals,
-                  const std::vector<std::string>* reset_steps);
+                  const std::vector<SignalRecord>& signals, const RetryPlan* retry);
 
   // --- retry.cpp --------------------------------------------------------------
   Status Retry(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
                const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,
-               const std::vector<SignalRecord>& signals, const std::string& from_step);
+               const std::vector<SignalRecord>& signals, const std::string& from_step,
+               const std::vector<DeadLetterRecord>& dead_letters);
 
   // --- vars.cpp ---------------------------------------------------------------
   // Renders the completing step's set_vars into the execution's variables, one
@@ -147,6 +155,10 @@ class Engine::Impl {
   void OnSlow(const std::string& exec_id, int step, const std::string& assignment, Json threshold);
   // A successful attempt's duration, for the step's history.
   void RecordDuration(const engine::ExecState& ex, int step, int64_t ms);
+
+  // --- dead_letters.cpp -------------------------------------------------------
+  // The step failed for good: its dead-letter entry joins this turn's batch.
+  void WriteDeadLetter(const ExecPtr& ex, int step, TimeMs now);
 
   // --- why.cpp ----------------------------------------------------------------
   Result<std::vector<StepWait>> Why(const std::string& id) const;
@@ -215,6 +227,11 @@ class Engine::Impl {
   std::deque<std::pair<uint64_t, std::function<void(const Status&)>>> durable_waiters_;
   void NotifyDurable(uint64_t batch_number, const Status& status);
 };
+
+// An error's code and message with what varies between occurrences of the same failure
+// (numbers, ids, quoted text) masked and spacing normalised, at most 200 bytes:
+// "COMMAND_FAILED: exit status N: cannot open '?'" (dead_letters.cpp).
+std::string DeadLetterFingerprint(const std::string& code, const std::string& message);
 
 // Built-in runners (builtin_runners.cpp).
 std::unique_ptr<Runner> NewNoopRunner();

@@ -24,8 +24,7 @@ Status Engine::Impl::Recover(const ExecutionRecord& execution, const std::vector
 Status Engine::Impl::Continue(const ExecutionRecord& execution,
                               const std::vector<StepRecord>& steps,
                               const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,
-                              const std::vector<SignalRecord>& signals,
-                              const std::vector<std::string>* reset_steps) {
+                              const std::vector<SignalRecord>& signals, const RetryPlan* retry) {
   if (executions_.count(execution.id)) {
     return Status(errc::kConflict, "execution '" + execution.id + "' is already running");
   }
@@ -59,6 +58,7 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
     if (a.attempt <= st.rec.attempt_base) continue;  // before the last retry: spent
     Json logged = a.error;
     logged["attempt"] = a.attempt;
+    logged["at"] = a.completed_at;
     st.attempt_errors.push_back(std::move(logged));
     if (a.error.value("code", "") == errc::kEngineRestart) ++st.engine_restarts;
   }
@@ -94,12 +94,22 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
     ex->rec.status = ExecutionStatus::kRunning;
     MarkDirty(ex);
   }
-  if (reset_steps != nullptr) {
+  if (retry != nullptr) {
     // A retry rewrites the execution and every reset step in this turn, so a crash right
     // after it recovers the retried state, not the failed one.
     MarkDirty(ex);
-    for (const std::string& id : *reset_steps) MarkStepDirty(ex, ex->StepIndex().at(id));
-    Emit(*ex, "execution.retried", -1, {{"steps_reset", *reset_steps}});
+    for (const std::string& id : retry->reset_steps) MarkStepDirty(ex, ex->StepIndex().at(id));
+    Json data = {{"steps_reset", retry->reset_steps}};
+    if (!retry->from_step.empty()) data["from"] = retry->from_step;
+    if (!retry->replayed.empty()) {
+      Json ids = Json::array();
+      for (const DeadLetterRecord& d : retry->replayed) {
+        ids.push_back(d.id);
+        batch_.dead_letters.push_back(d);
+      }
+      data["dead_letters_replayed"] = std::move(ids);
+    }
+    Emit(*ex, "execution.retried", -1, std::move(data));
   } else {
     Emit(*ex, "execution.recovered", -1,
          {{"steps_done", ex->terminal_steps}, {"steps_total", ex->steps.size()}});

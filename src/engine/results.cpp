@@ -216,6 +216,7 @@ void Engine::Impl::FailAttempt(const ExecPtr& ex, int step, StepStatus status, c
   if (!details.is_null()) err["details"] = std::move(details);
   Json logged = err;
   logged["attempt"] = st.rec.attempts;
+  logged["at"] = loop_->Now();
   st.attempt_errors.push_back(std::move(logged));
   st.rec.error = err;
   SaveAttempt(*ex, step, status, err);
@@ -253,13 +254,7 @@ void Engine::Impl::FailAttempt(const ExecPtr& ex, int step, StepStatus status, c
   Emit(*ex, status == StepStatus::kTimeout ? "step.timed_out" : "step.failed", step,
        {{"error", err}}, st.rec.attempts);
   ++stats_.steps_failed;
-  DeadLetterRecord dl;
-  dl.execution_id = ex->rec.id;
-  dl.step_id = def.id;
-  dl.input = st.resolved_input.is_null() ? def.spec : st.resolved_input;
-  dl.errors = st.attempt_errors;
-  dl.created_at = now;
-  batch_.dead_letters.push_back(std::move(dl));
+  WriteDeadLetter(ex, step, now);
   if (!def.optional) {
     if (!ex->had_failure) {
       ex->first_failure = err;

@@ -40,7 +40,8 @@ Result<std::unordered_set<std::string>> Downstream(const WorkflowDef& def,
 
 Status Engine::Impl::Retry(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
                            const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,
-                           const std::vector<SignalRecord>& signals, const std::string& from_step) {
+                           const std::vector<SignalRecord>& signals, const std::string& from_step,
+                           const std::vector<DeadLetterRecord>& dead_letters) {
   const ExecutionStatus was = execution.status;
   if (was != ExecutionStatus::kFailed && was != ExecutionStatus::kTimeout &&
       was != ExecutionStatus::kCancelled &&
@@ -71,7 +72,9 @@ Status Engine::Impl::Retry(const ExecutionRecord& execution, const std::vector<S
   // The execution timeout restarts with the retry.
   if (def->timeout) ex.deadline = now + def->timeout->count();
   std::vector<StepRecord> reset = steps;
-  std::vector<std::string> reset_ids;
+  RetryPlan plan;
+  plan.from_step = from_step;
+  std::vector<std::string>& reset_ids = plan.reset_steps;
   for (StepRecord& s : reset) {
     if ((s.status == StepStatus::kCompleted || s.status == StepStatus::kCached) &&
         !rerun.count(s.step_id)) {
@@ -84,9 +87,18 @@ Status Engine::Impl::Retry(const ExecutionRecord& execution, const std::vector<S
     fresh.index = s.index;
     fresh.attempts = s.attempts;
     fresh.attempt_base = s.attempts;  // a fresh retry budget; attempt numbers continue
+    for (const DeadLetterRecord& d : dead_letters) {
+      if (d.execution_id != execution.id || d.step_id != s.step_id || d.status != kDeadLetterOpen) {
+        continue;
+      }
+      DeadLetterRecord& replayed = plan.replayed.emplace_back(d);
+      replayed.status = kDeadLetterReplayed;
+      replayed.resolved_at = now;
+      replayed.replay_attempt = s.attempts + 1;
+    }
     s = std::move(fresh);
   }
-  return Continue(ex, reset, attempts, last_event_seq, signals, &reset_ids);
+  return Continue(ex, reset, attempts, last_event_seq, signals, &plan);
 }
 
 }  // namespace baton

@@ -38,6 +38,7 @@ class ServerMetrics;
 class Scheduler;
 class FollowUps;
 class Deliverer;
+class DlqReplayer;
 
 // What handlers share. Everything here outlives the router.
 struct ApiContext {
@@ -50,6 +51,7 @@ struct ApiContext {
   FollowUps* follow_ups = nullptr;              // engine thread only
   Deliverer* deliverer = nullptr;               // engine thread only
   workers::Coordinator* coordinator = nullptr;  // engine thread only
+  DlqReplayer* replayer = nullptr;              // thread-safe
   ServerLimits limits;
   std::mutex workflow_versions;  // serialises "read latest version, write the next"
   std::atomic<bool> store_ok{true};
@@ -61,7 +63,8 @@ void AddExecutionRoutes(Router& router, ApiContext& ctx);
 void AddTokenRoutes(Router& router, ApiContext& ctx);
 void AddScheduleRoutes(Router& router, ApiContext& ctx);
 void AddHookRoutes(Router& router, ApiContext& ctx);
-void AddTriggerRoutes(Router& router, ApiContext& ctx);  // triggers and deliveries
+void AddTriggerRoutes(Router& router, ApiContext& ctx);     // triggers and deliveries
+void AddDeadLetterRoutes(Router& router, ApiContext& ctx);  // the dead-letter queue
 // Workers, assignments, reassignments, coordinator health (workers/workers_api.cpp), and
 // the long-poll transport (workers/worker_longpoll.cpp).
 void AddWorkerRoutes(Router& router, ApiContext& ctx);

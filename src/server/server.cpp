@@ -1,6 +1,7 @@
 #include "server/server.h"
 
 #include "runners/refusing_runner.h"
+#include "server/dlq_replayer.h"
 #include "server/listener.h"
 #include "server/metrics.h"
 #include "server/submitter.h"
@@ -133,6 +134,7 @@ struct Server::Impl {
   std::unique_ptr<FollowUps> follow_ups;  // engine thread; outlives the engine
   std::unique_ptr<Deliverer> deliverer;   // engine thread; destroyed after the engine stops
   std::unique_ptr<Scheduler> scheduler;   // engine thread; destroyed after the engine stops
+  std::unique_ptr<DlqReplayer> replayer;  // its timers run on the engine thread
   std::unique_ptr<workers::Coordinator>
       coordinator;  // engine thread; destroyed after the engine stops
   ServerMetrics metrics;
@@ -338,6 +340,8 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   ctx.follow_ups = impl->follow_ups.get();
   ctx.deliverer = impl->deliverer.get();
   ctx.coordinator = impl->coordinator.get();
+  impl->replayer = std::make_unique<DlqReplayer>(impl->engine.get(), impl->submitter.get());
+  ctx.replayer = impl->replayer.get();
   impl->limiter = std::make_unique<RateLimiter>(
       &impl->clock, RateLimit{options.limits.rate_per_second, options.limits.rate_burst});
   impl->router = std::make_unique<Router>(impl->auth.get(), impl->limiter.get());
@@ -349,6 +353,7 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   AddScheduleRoutes(*impl->router, ctx);
   AddHookRoutes(*impl->router, ctx);
   AddTriggerRoutes(*impl->router, ctx);
+  AddDeadLetterRoutes(*impl->router, ctx);
   AddWorkerRoutes(*impl->router, ctx);
 
   auto shared = std::make_shared<SessionShared>();

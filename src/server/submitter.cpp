@@ -156,14 +156,21 @@ void Submitter::Retry(const std::string& execution_id, const std::string& from_s
   if (!last.ok()) return done(last.status());
   auto signals = store->ListSignals(execution_id);
   if (!signals.ok()) return done(signals.status());
+  DeadLetterFilter open;
+  open.execution_id = execution_id;
+  open.status = kDeadLetterOpen;
+  open.limit = 0;
+  auto dead_letters = store->ListDeadLetters(open);
+  if (!dead_letters.ok()) return done(dead_letters.status());
   const int64_t last_seq = *last;
-  auto state = std::make_shared<std::tuple<ExecutionRecord, std::vector<StepRecord>,
-                                           std::vector<AttemptRecord>, std::vector<SignalRecord>>>(
+  auto state = std::make_shared<
+      std::tuple<ExecutionRecord, std::vector<StepRecord>, std::vector<AttemptRecord>,
+                 std::vector<SignalRecord>, std::vector<DeadLetterRecord>>>(
       std::move(execution.value()), std::move(steps.value()), std::move(attempts.value()),
-      std::move(signals.value()));
+      std::move(signals.value()), std::move(dead_letters.value()));
   host_->Post([state, last_seq, from_step, done = std::move(done)](Engine& engine) {
-    auto& [e, s, a, sg] = *state;
-    Status st = engine.Retry(e, s, a, last_seq, sg, from_step);
+    auto& [e, s, a, sg, dl] = *state;
+    Status st = engine.Retry(e, s, a, last_seq, sg, from_step, dl);
     if (!st.ok()) return done(st);
     engine.WhenDurable([done](const Status& durable) { done(durable); });
   });

@@ -48,7 +48,8 @@ class Submitter {
   void Control(const std::string& execution_id, ControlOp op, std::string reason,
                std::function<void(Status)> done);
   // Engine::Retry over the stored execution (read here, on the caller's thread);
-  // `from_step` ("" = none) as there.
+  // `from_step` ("" = none) as there; the execution's open dead letters of the steps run
+  // again become replayed.
   void Retry(const std::string& execution_id, const std::string& from_step,
              std::function<void(Status)> done);
   // Engine::Signal; `done` gets the signal once it is durable (or the error). CONFLICT

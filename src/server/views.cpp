@@ -180,6 +180,29 @@ Json SignalJson(const SignalRecord& s) {
           {"taken_at", TimeOrNull(s.consumed_at)}};
 }
 
+Json DeadLetterJson(const DeadLetterRecord& d) {
+  Json last = d.errors.is_array() && !d.errors.empty() ? d.errors.back() : Json(nullptr);
+  Json replay = nullptr;
+  if (d.replay_attempt > 0) replay = {{"attempt", d.replay_attempt}};
+  return {{"id", d.id},
+          {"status", d.status},
+          {"execution_id", d.execution_id},
+          {"workflow", d.workflow},
+          {"version", d.version},
+          {"step_id", d.step_id},
+          {"code", d.code},
+          {"fingerprint", d.fingerprint},
+          {"error", last},
+          {"errors", d.errors},
+          {"input", d.input},
+          {"attempts", {{"first", d.first_attempt}, {"last", d.last_attempt}}},
+          {"first_failed_at", IsoTime(d.first_failed_at)},
+          {"last_failed_at", IsoTime(d.last_failed_at)},
+          {"created_at", IsoTime(d.created_at)},
+          {"resolved_at", TimeOrNull(d.resolved_at)},
+          {"replay", replay}};
+}
+
 namespace {
 
 std::string Quoted(const std::vector<std::string>& ids) {

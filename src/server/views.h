@@ -24,6 +24,10 @@ Result<Json> ExecutionDetailJson(Store* store, const ExecutionRecord& execution)
 Json ExecutionSummaryJson(const ExecutionRecord& e);
 Json EventJson(const EventRecord& e);
 Json SignalJson(const SignalRecord& s);
+// A dead-letter entry: {id, status, execution_id, workflow, version, step_id, code,
+// fingerprint, error (the last), errors, input, attempts {first, last}, first_failed_at,
+// last_failed_at, created_at, resolved_at, replay {attempt}|null}.
+Json DeadLetterJson(const DeadLetterRecord& d);
 // One step of GET /executions/{id}/why: {step_id, status, kind, reason, since, until,
 // steps?, signal?}. `no_worker`: the coordinator's account of why no worker takes the step
 // ("" when it is not waiting for one); it overrides the engine's kind ("worker").

@@ -99,12 +99,25 @@ inline Json ToJson(const EventRecord& e) {
           {"step_id", e.step_id},           {"data", e.data},        {"time", e.time},
           {"attempt", e.attempt},           {"position", e.position}};
 }
+// Every field but the id, which the store assigns.
 inline Json ToJson(const DeadLetterRecord& d) {
   return {{"execution_id", d.execution_id},
           {"step_id", d.step_id},
           {"input", d.input},
           {"errors", d.errors},
-          {"created_at", d.created_at}};
+          {"created_at", d.created_at},
+          {"ns", d.ns},
+          {"workflow", d.workflow},
+          {"version", d.version},
+          {"code", d.code},
+          {"fingerprint", d.fingerprint},
+          {"first_failed_at", d.first_failed_at},
+          {"last_failed_at", d.last_failed_at},
+          {"first_attempt", d.first_attempt},
+          {"last_attempt", d.last_attempt},
+          {"status", d.status},
+          {"resolved_at", d.resolved_at},
+          {"replay_attempt", d.replay_attempt}};
 }
 inline Json ToJson(const WorkerRecord& w) {
   return {{"id", w.id},

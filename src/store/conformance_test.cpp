@@ -17,6 +17,7 @@ namespace baton {
 namespace {
 
 using testing::Attempt;
+using testing::DeadLetter;
 using testing::Event;
 using testing::Execution;
 using testing::Factories;
@@ -257,9 +258,10 @@ TEST_P(StoreConformance, OutOfOrderEventsAreStoredInSeqOrder) {
 
 TEST_P(StoreConformance, DeadLettersInWriteOrder) {
   WriteBatch b;
-  b.dead_letters.push_back({"e1", "s", Json{{"x", 1}}, Json::array({RichJson(), "boom"}), 5});
-  b.dead_letters.push_back({"e2", "t", Json(), Json::array(), 6});
-  b.dead_letters.push_back({"e1", "u", Json::object(), Json(), 7});
+  b.dead_letters.push_back(
+      DeadLetter("e1", "s", Json{{"x", 1}}, Json::array({RichJson(), "boom"}), 5));
+  b.dead_letters.push_back(DeadLetter("e2", "t", Json(), Json::array(), 6));
+  b.dead_letters.push_back(DeadLetter("e1", "u", Json::object(), Json(), 7));
   Commit(b);
   auto e1 = store_->ListDeadLetters("e1");
   ASSERT_TRUE(e1.ok()) << e1.status().ToString();
@@ -349,7 +351,7 @@ TEST_P(StoreConformance, DuplicateEventSeqFailsTheWholeCommit) {
   a.steps.push_back(Step("e", "s"));
   a.attempts.push_back(Attempt("e", "s"));
   a.events = {Event("e", 2)};
-  a.dead_letters.push_back({"e", "s", Json(), Json(), 0});
+  a.dead_letters.push_back(DeadLetter("e", "s", Json(), Json(), 0));
   a.workflows.push_back({"wf", 1, Json(), 0});
   WriteBatch b;
   b.events = {Event("e", 3), Event("e", 1, "duplicate")};
@@ -397,7 +399,7 @@ TEST_P(StoreConformance, OwnedCommitsStoreWhatCopiedOnesWould) {
   first.events = {Event("e", 1), Event("e", 2, "step.ready"), Event("e", 3)};
   first.events[1].step_id = "a";
   first.events[1].data = RichJson();
-  first.dead_letters.push_back({"e", "b", RichJson(), Json::array({"boom"}), 4});
+  first.dead_letters.push_back(DeadLetter("e", "b", RichJson(), Json::array({"boom"}), 4));
   WriteBatch second;
   second.steps = {Step("e", "a")};
   second.steps[0].status = StepStatus::kCompleted;

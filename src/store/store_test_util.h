@@ -87,6 +87,18 @@ inline AttemptRecord Attempt(const std::string& execution, const std::string& st
   return a;
 }
 
+// A dead letter of `step` of `execution`, appended (id 0).
+inline DeadLetterRecord DeadLetter(const std::string& execution, const std::string& step,
+                                   Json input, Json errors, TimeMs created_at) {
+  DeadLetterRecord d;
+  d.execution_id = execution;
+  d.step_id = step;
+  d.input = std::move(input);
+  d.errors = std::move(errors);
+  d.created_at = created_at;
+  return d;
+}
+
 // A worker; an assignment (its first placement, no checkpoint) and a reassignment (no
 // checkpoint) of execution ex1's step "train" in namespace team-a.
 inline WorkerRecord Worker(const std::string& ns, const std::string& id) {

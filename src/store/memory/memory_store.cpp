@@ -8,6 +8,7 @@
 // compared with commits.
 #include <baton/store.h>
 
+#include "store/memory/dead_letter_table.h"
 #include "store/memory/worker_tables.h"
 
 #include <algorithm>
@@ -254,14 +255,17 @@ class MemoryStore final : public Store {
     return by_position_.empty() ? 0 : by_position_.back().position;
   }
 
-  Result<std::vector<DeadLetterRecord>> ListDeadLetters(const std::string& execution_id) override {
+  Result<std::vector<DeadLetterRecord>> ListDeadLetters(const DeadLetterFilter& f) override {
     std::lock_guard lock(mu_);
-    if (execution_id.empty()) return dead_letters_;
-    std::vector<DeadLetterRecord> out;
-    for (const DeadLetterRecord& d : dead_letters_) {
-      if (d.execution_id == execution_id) out.push_back(d);
-    }
-    return out;
+    return dead_letters_.List(f);
+  }
+  Result<DeadLetterRecord> GetDeadLetter(int64_t id) override {
+    std::lock_guard lock(mu_);
+    return dead_letters_.Get(id);
+  }
+  Result<std::vector<DeadLetterGroup>> CountDeadLetters(const DeadLetterFilter& f) override {
+    std::lock_guard lock(mu_);
+    return dead_letters_.Count(f);
   }
 
   Result<WorkflowRecord> GetWorkflow(const std::string& ns, const std::string& name,
@@ -595,7 +599,7 @@ class MemoryStore final : public Store {
         events.insert(it, Take(e));
       }
     }
-    for (auto& d : b.dead_letters) dead_letters_.push_back(Take(d));
+    for (auto& d : b.dead_letters) dead_letters_.Add(Take(d));
     for (auto& sg : b.signals) signals_[{sg.execution_id, sg.seq}] = Take(sg);
     workers_.Apply(b);
   }
@@ -618,7 +622,7 @@ class MemoryStore final : public Store {
   memory::WorkerTables workers_;  // workers, assignments, reassignments
   std::unordered_map<std::string, ExecutionEntry> executions_;
   std::unordered_map<std::string, ExecutionData> data_;
-  std::vector<DeadLetterRecord> dead_letters_;
+  memory::DeadLetterTable dead_letters_;
   std::map<std::pair<std::string, int64_t>, SignalRecord> signals_;  // by execution, seq
   // Every event with a position, ascending: where ListEvents reads.
   struct PositionEntry {

@@ -286,6 +286,40 @@ CREATE TABLE signals (
     R"sql(
 ALTER TABLE executions ADD COLUMN vars TEXT;
 )sql",
+    // 10 (kDeadLetterQueueVersion): the dead-letter queue's fields. Entries written
+    // before take their namespace and workflow from their execution and their code from
+    // their last error.
+    R"sql(
+ALTER TABLE dead_letters ADD COLUMN ns TEXT NOT NULL DEFAULT 'default';
+ALTER TABLE dead_letters ADD COLUMN workflow TEXT NOT NULL DEFAULT '';
+ALTER TABLE dead_letters ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE dead_letters ADD COLUMN code TEXT NOT NULL DEFAULT '';
+ALTER TABLE dead_letters ADD COLUMN fingerprint TEXT NOT NULL DEFAULT '';
+ALTER TABLE dead_letters ADD COLUMN first_failed_at INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE dead_letters ADD COLUMN last_failed_at INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE dead_letters ADD COLUMN first_attempt INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE dead_letters ADD COLUMN last_attempt INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE dead_letters ADD COLUMN status TEXT NOT NULL DEFAULT 'open';
+ALTER TABLE dead_letters ADD COLUMN resolved_at INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE dead_letters ADD COLUMN replay_attempt INTEGER NOT NULL DEFAULT 0;
+UPDATE dead_letters SET
+  ns = COALESCE((SELECT e.ns FROM executions e WHERE e.id = dead_letters.execution_id), 'default'),
+  workflow = COALESCE((SELECT e.workflow FROM executions e
+                       WHERE e.id = dead_letters.execution_id), ''),
+  version = COALESCE((SELECT e.version FROM executions e
+                      WHERE e.id = dead_letters.execution_id), 0),
+  code = COALESCE(CASE WHEN json_valid(errors) THEN json_extract(errors, '$[#-1].code') END, ''),
+  fingerprint = COALESCE(CASE WHEN json_valid(errors)
+                         THEN json_extract(errors, '$[#-1].code') END, ''),
+  first_failed_at = created_at,
+  last_failed_at = created_at,
+  first_attempt = COALESCE(CASE WHEN json_valid(errors)
+                           THEN json_extract(errors, '$[0].attempt') END, 0),
+  last_attempt = COALESCE(CASE WHEN json_valid(errors)
+                          THEN json_extract(errors, '$[#-1].attempt') END, 0);
+CREATE INDEX dead_letters_ns ON dead_letters (ns, id);
+CREATE INDEX dead_letters_group ON dead_letters (ns, workflow, step_id, fingerprint);
+)sql",
 };
 
 int64_t NowMs() {

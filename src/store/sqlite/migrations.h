@@ -24,6 +24,8 @@ inline constexpr int kWorkerSessionsVersion = 7;
 inline constexpr int kSignalsVersion = 8;
 // Executions carry the variables their steps set (ExecutionRecord::vars).
 inline constexpr int kExecutionVarsVersion = 9;
+// Dead letters carry their namespace, workflow, fingerprint, failure times and status.
+inline constexpr int kDeadLetterQueueVersion = 10;
 
 // Applies every migration newer than the database's version, each in its own
 // transaction. Fails (errc::kStore) when the database is newer than this build.

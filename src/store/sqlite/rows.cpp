@@ -43,9 +43,6 @@ const char* const kUpsertAttempt =
 const char* const kInsertEvent =
     "INSERT INTO events (execution_id, seq, type, step_id, data, time, attempt, position) "
     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
-const char* const kInsertDeadLetter =
-    "INSERT INTO dead_letters (execution_id, step_id, input, errors, created_at) "
-    "VALUES (?1, ?2, ?3, ?4, ?5)";
 
 const char* const kUpsertToken =
     "INSERT INTO tokens (id, ns, name, scopes, secret_hash, created_at, revoked_at) "
@@ -83,8 +80,6 @@ const char* const kSelectAttempts =
     "completed_at FROM attempts";
 const char* const kSelectEvents =
     "SELECT execution_id, seq, type, step_id, data, time, attempt, position FROM events";
-const char* const kSelectDeadLetters =
-    "SELECT execution_id, step_id, input, errors, created_at FROM dead_letters";
 const char* const kSelectTokens =
     "SELECT id, ns, name, scopes, secret_hash, created_at, revoked_at FROM tokens";
 
@@ -170,16 +165,6 @@ Status Write(Stmt& q, const EventRecord& e) {
   if (s.ok()) return s;
   return Context(s,
                  "writing event seq " + std::to_string(e.seq) + " of execution " + e.execution_id);
-}
-
-Status Write(Stmt& q, const DeadLetterRecord& d) {
-  q.Bind(1, d.execution_id);
-  q.Bind(2, d.step_id);
-  q.BindJson(3, d.input);
-  q.BindJson(4, d.errors);
-  q.Bind(5, d.created_at);
-  Status s = q.Run();
-  return s.ok() ? s : Context(s, "writing dead letter of " + d.execution_id);
 }
 
 Status Write(Stmt& q, const TokenRecord& t) {
@@ -300,13 +285,6 @@ bool Read(const Stmt& q, EventRecord* e) {
   e->attempt = static_cast<int>(q.Int(6));
   e->position = q.Int(7);
   return q.JsonAt(4, &e->data);
-}
-
-bool Read(const Stmt& q, DeadLetterRecord* d) {
-  d->execution_id = q.Text(0);
-  d->step_id = q.Text(1);
-  d->created_at = q.Int(4);
-  return q.JsonAt(2, &d->input) && q.JsonAt(3, &d->errors);
 }
 
 }  // namespace baton::sqlite

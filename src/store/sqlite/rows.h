@@ -13,14 +13,14 @@
 namespace baton::sqlite {
 
 // Upserts replace every field (ON CONFLICT DO UPDATE keeps the rowid, so first-insertion
-// order survives updates); events and dead letters are plain inserts, and the events
-// primary key turns a duplicate (execution, seq) into an error.
+// order survives updates); events are plain inserts, and the events primary key turns a
+// duplicate (execution, seq) into an error. A dead letter without an id is numbered.
 extern const char* const kUpsertWorkflow;
 extern const char* const kUpsertExecution;
 extern const char* const kUpsertStep;
 extern const char* const kUpsertAttempt;
 extern const char* const kInsertEvent;
-extern const char* const kInsertDeadLetter;
+extern const char* const kUpsertDeadLetter;  // dead_letter_rows.cpp
 extern const char* const kUpsertToken;
 extern const char* const kUpsertSchedule;
 extern const char* const kUpsertHook;  // trigger_rows.cpp, with the three below
@@ -37,7 +37,7 @@ extern const char* const kSelectExecutions;
 extern const char* const kSelectSteps;
 extern const char* const kSelectAttempts;
 extern const char* const kSelectEvents;
-extern const char* const kSelectDeadLetters;
+extern const char* const kSelectDeadLetters;  // dead_letter_rows.cpp
 extern const char* const kSelectTokens;
 extern const char* const kSelectSchedules;
 extern const char* const kSelectHooks;
@@ -89,6 +89,14 @@ std::string SelectAssignments(const AssignmentFilter& f);
 void Bind(Stmt& q, const AssignmentFilter& f);
 std::string SelectReassignments(const ReassignmentFilter& f);
 void Bind(Stmt& q, const ReassignmentFilter& f);
+
+// The dead-letter queue's listing and its counts by workflow, step and fingerprint, and
+// the binding of their filter (`paged`: the listing's cursor and limit too)
+// (dead_letter_rows.cpp).
+std::string SelectDeadLetters(const DeadLetterFilter& f);
+std::string CountDeadLettersSql(const DeadLetterFilter& f);
+void Bind(Stmt& q, const DeadLetterFilter& f, bool paged);
+bool Read(const Stmt& q, DeadLetterGroup* g);
 
 // A list of strings as JSON array text (invalid UTF-8 replaced, as BindJson does), and
 // the reading of such a column back; false when it does not hold an array of strings.

@@ -57,7 +57,7 @@ class SqliteStore final : public Store {
                              {&st, sqlite::kUpsertStep},
                              {&at, sqlite::kUpsertAttempt},
                              {&ev, sqlite::kInsertEvent},
-                             {&dl, sqlite::kInsertDeadLetter},
+                             {&dl, sqlite::kUpsertDeadLetter},
                              {&tk, sqlite::kUpsertToken},
                              {&sc, sqlite::kUpsertSchedule},
                              {&hk, sqlite::kUpsertHook},
@@ -250,15 +250,23 @@ class SqliteStore final : public Store {
     return q->Int(0);
   }
 
-  Result<std::vector<DeadLetterRecord>> ListDeadLetters(const std::string& execution_id) override {
+  Result<std::vector<DeadLetterRecord>> ListDeadLetters(const DeadLetterFilter& f) override {
     std::lock_guard lock(mu_);
-    if (execution_id.empty()) {
-      return Query<DeadLetterRecord>(std::string(sqlite::kSelectDeadLetters) + " ORDER BY id",
-                                     "dead_letters", [](Stmt&) {});
-    }
-    return Query<DeadLetterRecord>(
-        std::string(sqlite::kSelectDeadLetters) + " WHERE execution_id = ?1 ORDER BY id",
-        "dead_letters", [&](Stmt& q) { q.Bind(1, execution_id); });
+    return Query<DeadLetterRecord>(sqlite::SelectDeadLetters(f), "dead_letters",
+                                   [&](Stmt& q) { sqlite::Bind(q, f, true); });
+  }
+  Result<DeadLetterRecord> GetDeadLetter(int64_t id) override {
+    std::lock_guard lock(mu_);
+    auto rows = Query<DeadLetterRecord>(std::string(sqlite::kSelectDeadLetters) + " WHERE id = ?1",
+                                        "dead_letters", [&](Stmt& q) { q.Bind(1, id); });
+    if (!rows.ok()) return rows.status();
+    if (rows->empty()) return Status(errc::kNotFound, "dead letter " + std::to_string(id));
+    return std::move(rows->front());
+  }
+  Result<std::vector<DeadLetterGroup>> CountDeadLetters(const DeadLetterFilter& f) override {
+    std::lock_guard lock(mu_);
+    return Query<DeadLetterGroup>(sqlite::CountDeadLettersSql(f), "dead_letters",
+                                  [&](Stmt& q) { sqlite::Bind(q, f, false); });
   }
 
   Result<WorkflowRecord> GetWorkflow(const std::string& ns, const std::string& name,

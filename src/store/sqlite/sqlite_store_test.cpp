@@ -232,6 +232,43 @@ INSERT INTO events (execution_id, seq, type, step_id, data, time, position)
   ExpectWorkerRecords(**reopened);
 }
 
+// Dead letters written before the queue's fields: the migration takes their namespace
+// and workflow from their execution and their code and attempts from their errors.
+TEST(SqliteStore, MigrationFillsDeadLetterFieldsFromTheExecutionAndErrors) {
+  TempDir dir;
+  const std::string path = dir.File("baton.db");
+  const char* rows = R"sql(
+INSERT INTO executions (id, workflow, version, status, priority, parent_id, created_at,
+                        started_at, completed_at, deadline, ns)
+  VALUES ('e', 'deploy', 4, 'failed', 1, '', 1, 1, 9, 0, 'team-a');
+INSERT INTO dead_letters (execution_id, step_id, input, errors, created_at)
+  VALUES ('e', 'push', '{"run":"x"}',
+          '[{"code":"EXIT_NONZERO","attempt":1},{"code":"TIMEOUT","attempt":2}]', 500);
+INSERT INTO dead_letters (execution_id, step_id, input, errors, created_at)
+  VALUES ('gone', 'push', NULL, NULL, 600);
+)sql";
+  ASSERT_EQ(MakeOldDatabase(path, sqlite::kDeadLetterQueueVersion - 1, rows), "");
+  auto store = OpenSqliteStore(path);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto all = (*store)->ListDeadLetters("");
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  ASSERT_EQ(all->size(), 2u);
+  const DeadLetterRecord& d = (*all)[0];
+  EXPECT_EQ(d.ns, "team-a");
+  EXPECT_EQ(d.workflow, "deploy");
+  EXPECT_EQ(d.version, 4);
+  EXPECT_EQ(d.code, "TIMEOUT");
+  EXPECT_EQ(d.fingerprint, "TIMEOUT");
+  EXPECT_EQ(d.first_attempt, 1);
+  EXPECT_EQ(d.last_attempt, 2);
+  EXPECT_EQ(d.first_failed_at, 500);
+  EXPECT_EQ(d.status, kDeadLetterOpen);
+  const DeadLetterRecord& orphan = (*all)[1];  // its execution is gone
+  EXPECT_EQ(orphan.ns, kDefaultNamespace);
+  EXPECT_EQ(orphan.code, "");
+  EXPECT_EQ(orphan.last_failed_at, 600);
+}
+
 TEST(SqliteStore, RejectsNewerSchema) {
   TempDir dir;
   const std::string path = dir.File("baton.db");

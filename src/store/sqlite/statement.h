@@ -64,6 +64,7 @@ class Stmt {
   }
   void Bind(int i, int64_t v) { Check(sqlite3_bind_int64(stmt_, i, v)); }
   void Bind(int i, int v) { Check(sqlite3_bind_int(stmt_, i, v)); }
+  void BindNull(int i) { Check(sqlite3_bind_null(stmt_, i)); }
   // Null Json is SQL NULL; anything else its compact text. Invalid UTF-8 is replaced
   // rather than thrown: a commit must not fail on a worker's odd output bytes.
   void BindJson(int i, const Json& j) {
