@@ -75,6 +75,7 @@ int Main(int argc, char** argv) {
   AddAdminCommands(app, &action);
   AddAutomationCommands(app, &action);
   AddWorkerCommands(app, &action);
+  AddDeadLetterCommands(app, &action);
 
   try {
     app.parse(argc, argv);

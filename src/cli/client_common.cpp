@@ -52,19 +52,20 @@ Result<Json> ParseInputPairs(const std::vector<std::string>& pairs) {
 }
 
 void AddDeleteCommand(CLI::App* parent, std::function<int()>* action, const char* help,
-                      const char* id_name, const std::string& prefix) {
+                      const char* id_name, const std::string& prefix, const char* name,
+                      const char* done) {
   struct Args {
     Common c;
     std::string id;
   };
   auto a = std::make_shared<Args>();
-  auto* cmd = parent->add_subcommand("delete", help);
+  auto* cmd = parent->add_subcommand(name, help);
   cmd->add_option(id_name, a->id, std::string("The ") + id_name)->required();
   AddCommon(cmd, &a->c);
-  cmd->callback([a, action, prefix] {
-    *action = [a, prefix]() -> int {
+  cmd->callback([a, action, prefix, done] {
+    *action = [a, prefix, done]() -> int {
       return Finish(a->c, a->c.Client().Call("DELETE", prefix + client::UrlEncode(a->id)),
-                    [&](const Json&) { std::printf("deleted %s\n", a->id.c_str()); });
+                    [&](const Json&) { std::printf("%s %s\n", done, a->id.c_str()); });
     };
   });
 }

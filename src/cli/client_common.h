@@ -7,6 +7,7 @@
 #include <baton/status.h>
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,12 +29,21 @@ void AddCommon(CLI::App* cmd, Common* c);
 // 2 for a rejected request (validation), 1 for anything else.
 int Finish(const Common& c, const Result<Json>& reply,
            const std::function<void(const Json&)>& human);
+// When `cmd` is chosen: runs `call` against the server and prints through `human` (or
+// --json). `App` is CLI::App (a template so this header need not include CLI11).
+template <class App, class Call, class Human>
+void OnRun(App* cmd, std::function<int()>* action, std::shared_ptr<Common> c, Call call,
+           Human human) {
+  cmd->callback([=] { *action = [=] { return Finish(*c, call(c->Client()), human); }; });
+}
 // "key=value" pairs as an input object; a value is JSON when it parses, else a string.
 // INVALID_ARGUMENT naming the pair without '='.
 Result<Json> ParseInputPairs(const std::vector<std::string>& pairs);
-// A subcommand `name` taking one positional ID that sends DELETE `prefix`ID.
+// A subcommand `name` taking one positional ID that sends DELETE `prefix`ID and prints
+// "`done` ID".
 void AddDeleteCommand(CLI::App* parent, std::function<int()>* action, const char* help,
-                      const char* id_name, const std::string& prefix);
+                      const char* id_name, const std::string& prefix, const char* name = "delete",
+                      const char* done = "deleted");
 // The field as text: strings bare, other values as JSON, "-" when absent or null.
 std::string Str(const Json& j, const char* key);
 

@@ -46,6 +46,8 @@ void AddAdminCommands(CLI::App& app, std::function<int()>* action);
 void AddAutomationCommands(CLI::App& app, std::function<int()>* action);
 // worker, worker drain, workers (worker_command.cpp)
 void AddWorkerCommands(CLI::App& app, std::function<int()>* action);
+// dlq list|show|stats|replay|discard (dlq_commands.cpp)
+void AddDeadLetterCommands(CLI::App& app, std::function<int()>* action);
 int ResumeOnServer(const std::string& id, const std::string& server, const std::string& token,
                    bool json);
 

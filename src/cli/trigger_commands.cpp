@@ -12,13 +12,6 @@ namespace {
 
 using client::UrlEncode;
 
-// Runs `call` against the server and prints through `human` (or --json).
-template <class Call, class Human>
-void OnRun(CLI::App* cmd, std::function<int()>* action, std::shared_ptr<Common> c, Call call,
-           Human human) {
-  cmd->callback([=] { *action = [=] { return Finish(*c, call(c->Client()), human); }; });
-}
-
 void AddHookCommands(CLI::App& app, std::function<int()>* action) {
   auto* hook = app.add_subcommand(
       "hook", "Webhooks: POST /api/v1/hooks/NAME with a signed body starts a workflow");

@@ -2,6 +2,7 @@
 // replayed (one at a time or in bulk at a bounded rate) and discarded.
 #include "server/api.h"
 #include "server/dlq_replayer.h"
+#include "server/metrics.h"
 #include "server/submitter.h"
 #include "server/views.h"
 
@@ -214,6 +215,7 @@ void Discard(ApiContext& ctx, const Call& call, const Responder& respond) {
   WriteBatch batch;
   batch.dead_letters.push_back(discarded);
   if (Status s = ctx.store->Commit(batch); !s.ok()) return respond(ErrorResponse(s));
+  ctx.metrics->CountDiscardedDeadLetter();
   respond(JsonResponse(200, DeadLetterJson(discarded)));
 }
 

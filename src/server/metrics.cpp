@@ -9,6 +9,11 @@ void ServerMetrics::OnEvent(const EventRecord& e, const ExecutionProgress&) {
   store_failing_ = false;  // a batch committed: the store takes writes again
   const std::string& t = e.type;
   if (t == "execution.started") ++executions_started_;
+  if (t == "execution.retried" && e.data.is_object()) {
+    if (auto it = e.data.find("dead_letters_replayed"); it != e.data.end() && it->is_array()) {
+      dead_letters_replayed_ += it->size();
+    }
+  }
   if (t.rfind("execution.", 0) == 0) {
     // The event's own kind, not `p.status`: progress is computed after the whole batch,
     // so an execution that starts and finishes in one batch is already terminal there.
@@ -39,7 +44,10 @@ void ServerMetrics::OnEvent(const EventRecord& e, const ExecutionProgress&) {
   if (t == "step.slow") ++steps_slow_;
   if (!completed && !failed && t != "step.retrying" && t != "step.cancelled") return;
   if (completed) ++steps_completed_;
-  if (failed) ++steps_failed_;
+  if (failed) {
+    ++steps_failed_;
+    ++dead_letters_written_;  // every step that fails for good leaves one
+  }
   auto it = step_started_at_.find(key);
   if (it == step_started_at_.end()) return;
   const double seconds = static_cast<double>(e.time - it->second) / 1000.0;
@@ -127,6 +135,11 @@ std::string ServerMetrics::Render() const {
     << "baton_steps_total{event=\"failed\"} " << steps_failed_ << '\n'
     << "baton_steps_total{event=\"retried\"} " << steps_retried_ << '\n'
     << "baton_steps_total{event=\"slow\"} " << steps_slow_ << '\n';
+  help("baton_dead_letters_total", "counter",
+       "Dead-letter entries written (a step failed for good), replayed and discarded.");
+  o << "baton_dead_letters_total{event=\"written\"} " << dead_letters_written_ << '\n'
+    << "baton_dead_letters_total{event=\"replayed\"} " << dead_letters_replayed_ << '\n'
+    << "baton_dead_letters_total{event=\"discarded\"} " << dead_letters_discarded_ << '\n';
   help("baton_step_duration_seconds", "histogram",
        "Step attempt duration, dispatch to completion or failure.");
   for (size_t i = 0; i < kBuckets.size(); ++i) {  // counts are cumulative already

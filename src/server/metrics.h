@@ -31,6 +31,8 @@ class ServerMetrics final : public ExecutionObserver {
   // The coordinator's counters and its workers by status ("ONLINE" -> n).
   void SetCoordinatorStats(const workers::CoordinatorStats& stats,
                            std::map<std::string, int> workers, size_t waiting);
+  // A dead letter discarded through the API.
+  void CountDiscardedDeadLetter() { ++dead_letters_discarded_; }
   // HTTP requests by status class, counted by sessions.
   void CountRequest(int status);
 
@@ -69,6 +71,8 @@ class ServerMetrics final : public ExecutionObserver {
   bool store_failing_ = false;
   std::map<int, uint64_t> requests_;  // 2, 3, 4, 5 (status / 100)
   std::atomic<uint64_t> handler_exceptions_{0};
+  uint64_t dead_letters_written_ = 0, dead_letters_replayed_ = 0;
+  std::atomic<uint64_t> dead_letters_discarded_{0};
 };
 
 }  // namespace baton::server
