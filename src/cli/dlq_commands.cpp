@@ -93,7 +93,9 @@ void PrintEntry(const Json& e) {
 }
 
 void PrintStats(const Json& r) {
-  std::printf("%s %s dead letter(s)\n", Str(r, "total").c_str(), Str(r, "status").c_str());
+  const std::string status = Str(r, "status");
+  std::printf("%s %sdead letter(s)\n", Str(r, "total").c_str(),
+              status == "any" ? "" : (status + " ").c_str());
   for (const Json& g : r["by_fingerprint"]) {
     std::printf("%6s  %s / %s  %s\n", Str(g, "count").c_str(), Str(g, "workflow").c_str(),
                 Str(g, "step_id").c_str(), Str(g, "fingerprint").c_str());
