@@ -154,5 +154,34 @@ TEST_F(ServerWhy, AStepPastItsExpectedDurationIsLoggedAndCounted) {
   EXPECT_NE(metrics->body.find("baton_steps_total{event=\"slow\"} 1"), std::string::npos);
 }
 
+// --stall-after: a running execution silent for that long gets one execution.stalled
+// event saying what it waits for, and the metric counts it.
+TEST_F(ServerWhy, ASilentExecutionIsReportedStalled) {
+  server_->Restart({"--stall-after", "400ms"});
+  ASSERT_TRUE(server_->ok()) << server_->log();
+  auto made = server_->Admin().Send("POST", "/api/v1/workflows",
+                                    "name: silent\nsteps:\n"
+                                    "  - {id: hush, type: shell, run: 'sleep 1.5'}\n",
+                                    "application/yaml");
+  ASSERT_TRUE(made.ok() && made->status == 201);
+  std::string id = Submit("silent");
+  testing::WaitForExecutionStatus(server_->Admin(), id, "completed");
+  auto events = server_->Admin().Call("GET", "/api/v1/executions/" + id + "/events");
+  ASSERT_TRUE(events.ok());
+  std::vector<Json> stalls;
+  for (const Json& e : (*events)["events"]) {
+    if (e["type"] == "execution.stalled") stalls.push_back(e);
+  }
+  ASSERT_EQ(stalls.size(), 1u) << events->dump();
+  EXPECT_EQ(stalls[0]["data"]["waiting"][0]["step_id"], "hush");
+  EXPECT_GE(stalls[0]["data"]["idle_ms"].get<int64_t>(), 400);
+  auto metrics = server_->Admin().Send("GET", "/metrics");
+  ASSERT_TRUE(metrics.ok());
+  EXPECT_NE(metrics->body.find("baton_executions_stalled_total 1"), std::string::npos);
+  auto bad = testing::RunProcess({testing::BatonBin(), "server", "--stall-after", "soon"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--stall-after"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace baton

@@ -94,6 +94,10 @@ struct EngineOptions {
   // Extra attempts granted to steps interrupted by an engine restart.
   int max_engine_restarts = 5;
   FinishHook* finish_hook = nullptr;  // not owned; outlives the engine
+  // An execution with no event for this long while it runs (not paused, not only waiting
+  // for a signal or a timer) gets one `execution.stalled` event, again after each new
+  // stretch of silence. 0 = never.
+  Duration stall_after{0};
 
   // The local worker's capacity that `parallel` stands for.
   int local_capacity() const;
@@ -113,7 +117,8 @@ struct EngineStats {
   uint64_t steps_dispatched = 0;
   uint64_t steps_completed = 0;
   uint64_t steps_failed = 0;
-  uint64_t steps_slow = 0;  // step.slow events: attempts far past their usual duration
+  uint64_t steps_slow = 0;          // step.slow events: attempts far past their usual duration
+  uint64_t executions_stalled = 0;  // execution.stalled events
   uint64_t batches = 0;
   // Executions dropped from memory because a batch of theirs was refused by the store
   // (their stored state is the last good one; a restart or `baton resume` continues it).

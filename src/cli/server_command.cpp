@@ -23,6 +23,7 @@ struct ServerArgs {
   std::string heartbeat_timeout = "60s";
   std::string reassignment_grace = "0s";
   std::string drain_timeout = "5m";
+  std::string stall_after = "1h";
 };
 
 // A duration flag: false (with the message printed) when it is not one.
@@ -64,7 +65,8 @@ int ServerMain(ServerArgs& args) {
                     &c.heartbeat_interval) ||
       !DurationFlag("--heartbeat-timeout", args.heartbeat_timeout, false, &c.heartbeat_timeout) ||
       !DurationFlag("--reassignment-grace", args.reassignment_grace, true, &c.reassignment_grace) ||
-      !DurationFlag("--drain-timeout", args.drain_timeout, true, &c.drain_timeout)) {
+      !DurationFlag("--drain-timeout", args.drain_timeout, true, &c.drain_timeout) ||
+      !DurationFlag("--stall-after", args.stall_after, true, &o.stall_after)) {
     return 2;
   }
   if (c.heartbeat_timeout <= c.heartbeat_interval) {
@@ -173,6 +175,10 @@ void AddServerCommand(CLI::App& app, std::function<int()>* action) {
       ->capture_default_str();
   cmd->add_option("--drain-timeout", args->drain_timeout,
                   "How long a draining worker may keep its work before it moves")
+      ->capture_default_str();
+  cmd->add_option("--stall-after", args->stall_after,
+                  "A running execution with no event for this long (not one waiting only for a "
+                  "signal, a timer or a retry) gets an execution.stalled event; 0 = never")
       ->capture_default_str();
   // For tests (hidden): a shifted, faster clock.
   cmd->add_option("--test-clock-start", args->test_clock_start)->group("");

@@ -50,6 +50,8 @@ void Engine::Impl::Emit(ExecState& ex, const char* type, int step, Json data, in
   ev.data = std::move(data);
   ev.attempt = attempt;
   ev.time = loop_->Now();
+  ex.last_activity = ev.time;
+  ex.stall_reported = false;
   if (event_execs_.empty() || event_execs_.back() != &ex) event_execs_.push_back(&ex);
 }
 
@@ -356,6 +358,7 @@ Result<std::string> Engine::Impl::Start(StartRequest request) {
   TurnGuard turn(this);
   executions_.emplace(ex->rec.id, ex);
   ++active_;
+  ArmStallSweep();
   // Room for what this turn may write: every step row, and for steps that finish at
   // once (noops) their events and attempt rows. Reserved pages that stay unused cost
   // address space, not memory; growing by doubling would copy everything many times.

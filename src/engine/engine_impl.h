@@ -160,6 +160,12 @@ class Engine::Impl {
   // The step failed for good: its dead-letter entry joins this turn's batch.
   void WriteDeadLetter(const ExecPtr& ex, int step, TimeMs now);
 
+  // --- stalls.cpp -------------------------------------------------------------
+  // Arms the periodic check for stalled executions (EngineOptions::stall_after) unless
+  // it is armed; it stays armed while executions are active.
+  void ArmStallSweep();
+  void SweepStalls();
+
   // --- why.cpp ----------------------------------------------------------------
   Result<std::vector<StepWait>> Why(const std::string& id) const;
 
@@ -179,6 +185,7 @@ class Engine::Impl {
   // Recent successful attempt durations per workflow and step (slow_steps.cpp): kept in
   // memory only, so a restart starts learning again.
   std::unordered_map<std::string, engine::DurationHistory> durations_;
+  TimerId stall_sweep_ = 0;  // 0 = not armed
   std::mt19937_64 rng_;
   std::unordered_map<StepType, Runner*> runners_;
   std::unique_ptr<Runner> noop_runner_;

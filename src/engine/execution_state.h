@@ -105,6 +105,10 @@ struct ExecState {
   // Signals sent to the execution, by seq (taken ones keep consumed_by); see signals.cpp.
   std::vector<SignalRecord> signals;
   size_t pending_signals = 0;
+  // When its last event was emitted (stalls.cpp), and whether execution.stalled was
+  // reported since.
+  TimeMs last_activity = 0;
+  bool stall_reported = false;
 
   bool paused() const { return rec.status == ExecutionStatus::kPaused; }
 };

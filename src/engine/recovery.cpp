@@ -90,6 +90,7 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
   TurnGuard turn(this);
   executions_.emplace(ex->rec.id, ex);
   ++active_;
+  ArmStallSweep();
   if (ex->rec.status == ExecutionStatus::kPending) {
     ex->rec.status = ExecutionStatus::kRunning;
     MarkDirty(ex);

@@ -79,7 +79,12 @@ void Engine::Impl::OnSlow(const std::string& exec_id, int step, const std::strin
   TurnGuard turn(this);
   threshold["running_ms"] = loop_->Now() - st.rec.started_at;
   ++stats_.steps_slow;
+  // A report about the step, not progress of the execution: its stall clock runs on.
+  const TimeMs last_activity = ex->last_activity;
+  const bool stall_reported = ex->stall_reported;
   Emit(*ex, "step.slow", step, std::move(threshold), st.rec.attempts);
+  ex->last_activity = last_activity;
+  ex->stall_reported = stall_reported;
 }
 
 }  // namespace baton

@@ -9,6 +9,7 @@ void ServerMetrics::OnEvent(const EventRecord& e, const ExecutionProgress&) {
   store_failing_ = false;  // a batch committed: the store takes writes again
   const std::string& t = e.type;
   if (t == "execution.started") ++executions_started_;
+  if (t == "execution.stalled") ++executions_stalled_;
   if (t == "execution.retried" && e.data.is_object()) {
     if (auto it = e.data.find("dead_letters_replayed"); it != e.data.end() && it->is_array()) {
       dead_letters_replayed_ += it->size();
@@ -135,6 +136,9 @@ std::string ServerMetrics::Render() const {
     << "baton_steps_total{event=\"failed\"} " << steps_failed_ << '\n'
     << "baton_steps_total{event=\"retried\"} " << steps_retried_ << '\n'
     << "baton_steps_total{event=\"slow\"} " << steps_slow_ << '\n';
+  help("baton_executions_stalled_total", "counter",
+       "execution.stalled events: running executions with no event for --stall-after.");
+  o << "baton_executions_stalled_total " << executions_stalled_ << '\n';
   help("baton_dead_letters_total", "counter",
        "Dead-letter entries written (a step failed for good), replayed and discarded.");
   o << "baton_dead_letters_total{event=\"written\"} " << dead_letters_written_ << '\n'

@@ -71,7 +71,7 @@ class ServerMetrics final : public ExecutionObserver {
   bool store_failing_ = false;
   std::map<int, uint64_t> requests_;  // 2, 3, 4, 5 (status / 100)
   std::atomic<uint64_t> handler_exceptions_{0};
-  uint64_t dead_letters_written_ = 0, dead_letters_replayed_ = 0;
+  uint64_t dead_letters_written_ = 0, dead_letters_replayed_ = 0, executions_stalled_ = 0;
   std::atomic<uint64_t> dead_letters_discarded_{0};
 };
 

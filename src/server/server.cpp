@@ -273,6 +273,7 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   impl->follow_ups->SetTriggers(std::move(triggers.value()));
   EngineOptions engine_options;
   engine_options.parallel = options.parallel;
+  engine_options.stall_after = options.stall_after;
   engine_options.finish_hook = impl->follow_ups.get();
   impl->engine =
       std::make_unique<EngineHost>(impl->store.get(), engine_options, *http, impl->clock);

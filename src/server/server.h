@@ -28,6 +28,9 @@ struct ServerOptions {
   // this, up to `delivery_attempts` attempts in all (triggers/deliverer.h).
   Duration delivery_retry_base{1000};
   int delivery_attempts = 8;
+  // A running execution with no event for this long gets an `execution.stalled` event
+  // (EngineOptions::stall_after); 0 = never.
+  Duration stall_after{3'600'000};
   // Remote workers: heartbeats, failure detection, reassignment (workers/coordinator.h).
   workers::CoordinatorOptions coordinator;
   // Tests only: the server's clock starts at this time (0 = the system clock) and runs
