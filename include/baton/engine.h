@@ -117,8 +117,9 @@ struct EngineStats {
   uint64_t steps_dispatched = 0;
   uint64_t steps_completed = 0;
   uint64_t steps_failed = 0;
-  uint64_t steps_slow = 0;          // step.slow events: attempts far past their usual duration
-  uint64_t executions_stalled = 0;  // execution.stalled events
+  uint64_t steps_slow = 0;               // step.slow events: attempts far past their usual duration
+  uint64_t executions_stalled = 0;       // execution.stalled events
+  uint64_t circuit_open_rejections = 0;  // attempts refused by an open circuit breaker
   uint64_t batches = 0;
   // Executions dropped from memory because a batch of theirs was refused by the store
   // (their stored state is the last good one; a restart or `baton resume` continues it).
@@ -137,6 +138,8 @@ struct EngineStats {
 //   timer         a wait step's time (`until`)
 //   instances     a for_each: `done` of `total` items finished
 //   running       attempt `attempt` runs since `since` (`until`: its timeout, if any)
+//   breaker       the circuit breaker `breaker` refused attempt `attempt` (`error`); the
+//                 next attempt starts at `until`, its probe time
 //   scheduling    ready, and starts on the engine's next turn
 struct StepWait {
   std::string step_id;
@@ -144,6 +147,7 @@ struct StepWait {
   std::string kind;
   std::vector<std::string> steps;
   std::string signal;
+  std::string breaker;  // kind breaker: its key
   Json error;
   int attempt = 0;
   int max_attempts = 0;
@@ -214,6 +218,15 @@ class Engine {
   // with `details`. False when the execution is not running in this engine.
   bool RecordReassignment(const std::string& execution_id, const std::string& step_id,
                           Json details);
+  // Circuit breakers (DESIGN.md §3), shared by every execution of a namespace.
+  // Takes the stored breakers (LoadBreakers below does): call before Start or Recover.
+  void AdoptBreakers(std::vector<BreakerRecord> breakers);
+  // The breakers of `ns` (empty = every namespace) as they stand, by namespace, then key.
+  std::vector<BreakerRecord> Breakers(const std::string& ns) const;
+  // Closes the breaker now, its counts cleared; committed in this turn (WhenDurable tells
+  // when). NOT_FOUND when the namespace has no breaker of that key.
+  Result<BreakerRecord> ResetBreaker(const std::string& ns, const std::string& key);
+
   // The next EventRecord::position, for an event written outside the engine.
   int64_t TakeEventPosition();
   Status Resume(const std::string& execution_id);
@@ -255,6 +268,10 @@ Result<int64_t> LastEventSeq(Store* store, const std::string& execution_id);
 // Seeds `engine` with `store`'s last event position (Engine::SetLastEventPosition):
 // every place that builds an engine over a store that may hold events calls it first.
 Status SeedEventPositions(Store* store, Engine* engine);
+
+// Hands `engine` the breakers stored in `store` (Engine::AdoptBreakers): every place that
+// builds an engine over a durable store calls it next to SeedEventPositions.
+Status LoadBreakers(Store* store, Engine* engine);
 
 // New execution id: time-ordered, 15 characters, e.g. "01jd3k5x7q4f9a2".
 std::string NewExecutionId(TimeMs now);

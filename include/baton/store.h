@@ -211,6 +211,31 @@ struct SignalRecord {
   TimeMs consumed_at = 0;
 };
 
+// A circuit breaker (DESIGN.md §3): the health of one dependency, shared by every
+// execution of a namespace. The engine writes it in the batch of the attempt that
+// changed it, so after a restart a breaker is as open as it was.
+struct BreakerRecord {
+  std::string ns = kDefaultNamespace;
+  std::string key;               // "api.example.com", "train-model", or the step's own key
+  std::string state = "closed";  // closed | open | half_open (kBreaker* below)
+  int failures = 0;              // consecutive failures counted while closed
+  int successes = 0;             // successful probes while half-open
+  TimeMs opened_at = 0;          // when it last opened; 0 = never
+  TimeMs probe_at = 0;           // open: when the next probe may go; half_open: when a
+                                 // probe that never answered stops holding the way
+  int64_t trips = 0;             // times it opened
+  Json last_error;               // the last counted failure's {code, message}, or null
+  // The thresholds of the step that last used it (a key shared by steps with different
+  // settings follows the last one).
+  int failure_threshold = 5;
+  int64_t recovery_timeout_ms = 30'000;
+  int success_threshold = 1;
+  TimeMs updated_at = 0;
+};
+inline constexpr const char* kBreakerClosed = "closed";
+inline constexpr const char* kBreakerOpen = "open";
+inline constexpr const char* kBreakerHalfOpen = "half_open";
+
 // An API token. Only a hash of the secret is stored; the secret is shown once.
 struct TokenRecord {
   std::string id;  // public handle, e.g. "tok_01jd3k5x7q4f9a2"
@@ -396,11 +421,12 @@ struct WriteBatch {
   std::vector<AssignmentRecord> assignments;      // upserts keyed by dispatch_id
   std::vector<ReassignmentRecord> reassignments;  // appended (ids are unique)
   std::vector<SignalRecord> signals;              // upserts keyed by execution + seq
+  std::vector<BreakerRecord> breakers;            // upserts keyed by ns + key
   bool empty() const {
     return workflows.empty() && executions.empty() && steps.empty() && attempts.empty() &&
            events.empty() && dead_letters.empty() && tokens.empty() && schedules.empty() &&
            hooks.empty() && triggers.empty() && deliveries.empty() && workers.empty() &&
-           assignments.empty() && reassignments.empty() && signals.empty();
+           assignments.empty() && reassignments.empty() && signals.empty() && breakers.empty();
   }
 };
 
@@ -525,6 +551,8 @@ class Store {
       const ReassignmentFilter& f) = 0;
   // The execution's signals, by seq (pending and consumed).
   virtual Result<std::vector<SignalRecord>> ListSignals(const std::string& execution_id) = 0;
+  // Circuit breakers of one namespace (empty = all), by namespace, then key.
+  virtual Result<std::vector<BreakerRecord>> ListBreakers(const std::string& ns) = 0;
 };
 
 // Forwards every call to another store; tests derive from it to intercept a few calls
@@ -625,6 +653,9 @@ class StoreWrapper : public Store {
   }
   Result<std::vector<SignalRecord>> ListSignals(const std::string& execution_id) override {
     return target_->ListSignals(execution_id);
+  }
+  Result<std::vector<BreakerRecord>> ListBreakers(const std::string& ns) override {
+    return target_->ListBreakers(ns);
   }
 
  private:

@@ -65,6 +65,19 @@ struct CacheSpec {
   Json key;                     // null = derived from the resolved step inputs
 };
 
+// `circuit_breaker:` (DESIGN.md §3): after `failure_threshold` consecutive failed attempts
+// against `key`, attempts fail fast with CIRCUIT_OPEN until `recovery_timeout` has
+// passed; then one probe goes through, and `success_threshold` successful probes close
+// the breaker again. Shared by every step and execution of a namespace using the key.
+struct CircuitBreakerSpec {
+  // May hold templates. Empty: the host of an http step's URL, or a command step's
+  // command (other step types must name one).
+  std::string key;
+  int failure_threshold = 5;
+  Duration recovery_timeout{30'000};
+  int success_threshold = 1;
+};
+
 struct StepDef {
   std::string id;
   std::string name;
@@ -93,6 +106,7 @@ struct StepDef {
   Json spec = Json::object();
   Json for_each;  // null, or a template string that yields an array
   std::optional<CacheSpec> cache;
+  std::optional<CircuitBreakerSpec> circuit_breaker;
   // null, or {name: value-or-template}: when the step completes, each value is rendered
   // (the step's own output is `steps.<id>.output`) and becomes the execution variable
   // `vars.<name>` for the steps that start after it.

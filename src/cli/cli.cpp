@@ -76,6 +76,7 @@ int Main(int argc, char** argv) {
   AddAutomationCommands(app, &action);
   AddWorkerCommands(app, &action);
   AddDeadLetterCommands(app, &action);
+  AddBreakerCommands(app, &action);
 
   try {
     app.parse(argc, argv);

@@ -48,6 +48,8 @@ void AddAutomationCommands(CLI::App& app, std::function<int()>* action);
 void AddWorkerCommands(CLI::App& app, std::function<int()>* action);
 // dlq list|show|stats|replay|discard (dlq_commands.cpp)
 void AddDeadLetterCommands(CLI::App& app, std::function<int()>* action);
+// `baton breaker list|reset` (breaker_commands.cpp).
+void AddBreakerCommands(CLI::App& app, std::function<int()>* action);
 int ResumeOnServer(const std::string& id, const std::string& server, const std::string& token,
                    bool json);
 

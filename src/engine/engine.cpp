@@ -484,6 +484,15 @@ void Engine::WhenDurable(std::function<void(const Status&)> done) {
   }
   impl.durable_waiters_.emplace_back(impl.batches_submitted_, std::move(done));
 }
+void Engine::AdoptBreakers(std::vector<BreakerRecord> breakers) {
+  impl_->AdoptBreakers(std::move(breakers));
+}
+std::vector<BreakerRecord> Engine::Breakers(const std::string& ns) const {
+  return impl_->ListBreakers(ns);
+}
+Result<BreakerRecord> Engine::ResetBreaker(const std::string& ns, const std::string& key) {
+  return impl_->ResetBreaker(ns, key);
+}
 void Engine::SetLastEventPosition(int64_t last) {
   impl_->last_position_ = std::max(impl_->last_position_, last);
 }

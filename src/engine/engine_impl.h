@@ -10,6 +10,7 @@
 #include "engine/execution_state.h"
 
 #include <deque>
+#include <map>
 #include <queue>
 #include <random>
 #include <unordered_map>
@@ -160,6 +161,22 @@ class Engine::Impl {
   // The step failed for good: its dead-letter entry joins this turn's batch.
   void WriteDeadLetter(const ExecPtr& ex, int step, TimeMs now);
 
+  // --- breakers.cpp -----------------------------------------------------------
+  // Before an attempt of a step with a circuit_breaker starts: true lets it go (the
+  // breaker's key is kept in the step state until SettleBreaker); false means the
+  // breaker refused it and the attempt already failed (CIRCUIT_OPEN, or the key could
+  // not be worked out).
+  bool PassBreaker(const ExecPtr& ex, int step, const Json& spec);
+  // How an admitted attempt ended: `error` null for a success. Within the caller's turn.
+  void SettleBreaker(const ExecPtr& ex, int step, const Json* error);
+  Result<std::string> BreakerKey(const engine::ExecState& ex, int step, const Json& spec);
+  void SaveBreaker(engine::Breaker& b);  // into this turn's batch
+  void AdoptBreakers(std::vector<BreakerRecord> records);
+  std::vector<BreakerRecord> ListBreakers(const std::string& ns) const;
+  Result<BreakerRecord> ResetBreaker(const std::string& ns, const std::string& key);
+  // Distinct breaker keys an engine keeps (a templated key must not grow without end).
+  static constexpr size_t kMaxBreakers = 10'000;
+
   // --- stalls.cpp -------------------------------------------------------------
   // Arms the periodic check for stalled executions (EngineOptions::stall_after) unless
   // it is armed; it stays armed while executions are active.
@@ -186,6 +203,8 @@ class Engine::Impl {
   // memory only, so a restart starts learning again.
   std::unordered_map<std::string, engine::DurationHistory> durations_;
   TimerId stall_sweep_ = 0;  // 0 = not armed
+  // Circuit breakers by namespace and key (ordered: listed by namespace, then key).
+  std::map<std::pair<std::string, std::string>, engine::Breaker> breakers_;
   std::mt19937_64 rng_;
   std::unordered_map<StepType, Runner*> runners_;
   std::unique_ptr<Runner> noop_runner_;

@@ -49,6 +49,18 @@ struct StepState {
   Json resolved_input;          // the rendered spec of the latest attempt (for the DLQ)
   bool dirty = false;           // changed in the open turn
   std::unique_ptr<FanOut> fan;  // set while a for_each attempt runs
+  // The circuit breaker the running attempt passed (empty = none): told how it ends.
+  std::string breaker_key;
+  // The next retry may not start before this (an open breaker's probe time); 0 = none.
+  TimeMs retry_floor = 0;
+};
+
+// A circuit breaker as the engine holds it: the stored record, and the half-open probe
+// in flight (its attempt, "execution/step/attempt"), which is not stored: after a restart
+// the next attempt probes.
+struct Breaker {
+  BreakerRecord rec;
+  std::string probe;
 };
 
 // The step graph as flat arrays (compressed rows): two allocations for the whole graph

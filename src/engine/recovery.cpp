@@ -220,6 +220,13 @@ Status SeedEventPositions(Store* store, Engine* engine) {
   return Status::Ok();
 }
 
+Status LoadBreakers(Store* store, Engine* engine) {
+  Result<std::vector<BreakerRecord>> breakers = store->ListBreakers("");
+  if (!breakers.ok()) return breakers.status();
+  engine->AdoptBreakers(std::move(breakers.value()));
+  return Status::Ok();
+}
+
 Result<std::vector<std::string>> RecoverExecutions(Store* store, Engine* engine,
                                                    const std::string& only_id) {
   std::vector<ExecutionRecord> to_recover;

@@ -86,6 +86,7 @@ void Engine::Impl::ApplyResult(const ExecPtr& ex, int step, RunResult result) {
 
 void Engine::Impl::CompleteAttempt(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
+  if (!st.breaker_key.empty()) SettleBreaker(ex, step, nullptr);
   if (st.in_flight && !st.fan && st.rec.started_at) {
     RecordDuration(*ex, step, loop_->Now() - st.rec.started_at);
   }
@@ -218,6 +219,7 @@ void Engine::Impl::FailAttempt(const ExecPtr& ex, int step, StepStatus status, c
   logged["attempt"] = st.rec.attempts;
   logged["at"] = loop_->Now();
   st.attempt_errors.push_back(std::move(logged));
+  if (!st.breaker_key.empty()) SettleBreaker(ex, step, &err);
   st.rec.error = err;
   SaveAttempt(*ex, step, status, err);
   MarkStepDirty(ex, step);
@@ -241,6 +243,9 @@ void Engine::Impl::FailAttempt(const ExecPtr& ex, int step, StepStatus status, c
       delay = Duration(static_cast<int64_t>(static_cast<double>(delay.count()) * dist(rng_)));
     }
   }
+  // Not before an open breaker's probe time: an earlier attempt would be refused.
+  if (retry && st.retry_floor > now + delay.count()) delay = Duration(st.retry_floor - now);
+  st.retry_floor = 0;
   if (retry) {
     st.rec.status = StepStatus::kWaitingRetry;
     st.rec.retry_at = now + delay.count();

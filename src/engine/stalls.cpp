@@ -12,7 +12,8 @@ namespace {
 // Waiting for these is waiting by design (an approval, a timer, a backoff), not being
 // stuck.
 bool WaitsByDesign(const std::string& kind) {
-  return kind == "signal" || kind == "timer" || kind == "paused" || kind == "retry_backoff";
+  return kind == "signal" || kind == "timer" || kind == "paused" || kind == "retry_backoff" ||
+         kind == "breaker";
 }
 
 }  // namespace

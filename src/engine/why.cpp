@@ -67,6 +67,12 @@ Result<std::vector<StepWait>> Engine::Impl::Why(const std::string& id) const {
       case StepStatus::kWaitingRetry:
         w.kind = ex->paused() ? "paused" : "retry_backoff";
         w.error = st.rec.error;
+        if (!ex->paused() && st.rec.error.is_object() &&
+            st.rec.error.value("code", "") == errc::kCircuitOpen) {
+          w.kind = "breaker";
+          const Json& details = st.rec.error.contains("details") ? st.rec.error["details"] : Json();
+          if (details.is_object()) w.breaker = details.value("key", "");
+        }
         w.until = st.rec.retry_at;
         // The budget counts attempts since the last retry of the execution.
         w.attempt = st.rec.attempts - st.rec.attempt_base;

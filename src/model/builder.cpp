@@ -187,6 +187,41 @@ void MissingField(std::string_view name, Diags& d, const Where& where) {
   d.Add(where.Key(name), "missing required field '" + std::string(name) + "'");
 }
 
+void ApplyCircuitBreaker(const Json& value, CircuitBreakerSpec* spec, Diags& d,
+                         const Where& where) {
+  if (!ExpectObject(value, d, where)) return;
+  CheckFields(value, {"key", "failure_threshold", "recovery_timeout", "success_threshold"}, d,
+              where);
+  if (value.contains("key")) {
+    Where w = where.Key("key");
+    if (auto key = GetString(value["key"], d, w)) {
+      if (key->empty() || key->size() > kMaxNameBytes) {
+        d.Add(w, "expected 1 to " + std::to_string(kMaxNameBytes) + " bytes, got " +
+                     std::to_string(key->size()));
+      } else {
+        spec->key = *key;
+      }
+    }
+  }
+  auto count = [&](const char* field, int64_t max, int* out) {
+    if (!value.contains(field)) return;
+    Where w = where.Key(field);
+    std::optional<int64_t> n = GetInt(value[field], d, w);
+    if (n && (*n < 1 || *n > max)) {
+      d.Add(w, "must be between 1 and " + std::to_string(max) + ", got " + std::to_string(*n));
+    } else if (n) {
+      *out = static_cast<int>(*n);
+    }
+  };
+  count("failure_threshold", 1'000'000, &spec->failure_threshold);
+  count("success_threshold", 1'000, &spec->success_threshold);
+  if (value.contains("recovery_timeout")) {
+    if (auto t = GetTimeout(value["recovery_timeout"], d, where.Key("recovery_timeout"))) {
+      spec->recovery_timeout = *t;
+    }
+  }
+}
+
 void ApplyRetry(const Json& value, RetryPolicy* policy, Diags& d, const Where& where) {
   if (value.is_number_integer()) {
     std::optional<int64_t> n = GetInt(value, d, where);

@@ -81,6 +81,10 @@ void MissingField(std::string_view name, Diags& d, const Where& where);
 // field); a bare integer is max_attempts.
 void ApplyRetry(const Json& value, RetryPolicy* policy, Diags& d, const Where& where);
 
+// Circuit breaker fields present in `value` override those in `spec` (defaults merge
+// field by field).
+void ApplyCircuitBreaker(const Json& value, CircuitBreakerSpec* spec, Diags& d, const Where& where);
+
 // Input types: string, integer, number (integers too), boolean, object, array.
 bool IsInputType(std::string_view type);
 bool MatchesInputType(const Json& value, std::string_view type);
@@ -95,6 +99,9 @@ struct StepDefaults {
   Priority priority = Priority::kNormal;
   TriggerRule trigger_rule = TriggerRule::kAllSuccess;
   bool optional = false;
+  // Applies to http and command steps (the ones that call a dependency); a step's own
+  // `circuit_breaker` overrides it field by field.
+  std::optional<CircuitBreakerSpec> circuit_breaker;
 };
 
 // Per-step parse facts the later checks need.

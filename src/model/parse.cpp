@@ -102,7 +102,9 @@ void ParseInputs(const Json& inputs, Diags& d, const Where& where, WorkflowDef* 
 StepDefaults ParseDefaults(const Json& v, Diags& d, const Where& where) {
   StepDefaults out;
   if (!ExpectObject(v, d, where)) return out;
-  CheckFields(v, {"timeout", "heartbeat_timeout", "retry", "priority", "trigger_rule", "optional"},
+  CheckFields(v,
+              {"timeout", "heartbeat_timeout", "retry", "priority", "trigger_rule", "optional",
+               "circuit_breaker"},
               d, where);
   if (v.contains("timeout")) out.timeout = GetTimeout(v["timeout"], d, where.Key("timeout"));
   if (v.contains("heartbeat_timeout")) {
@@ -119,6 +121,11 @@ StepDefaults ParseDefaults(const Json& v, Diags& d, const Where& where) {
   }
   if (v.contains("optional")) {
     if (auto b = GetBool(v["optional"], d, where.Key("optional"))) out.optional = *b;
+  }
+  if (v.contains("circuit_breaker")) {
+    CircuitBreakerSpec breaker;
+    ApplyCircuitBreaker(v["circuit_breaker"], &breaker, d, where.Key("circuit_breaker"));
+    out.circuit_breaker = breaker;
   }
   return out;
 }

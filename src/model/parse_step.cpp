@@ -11,10 +11,24 @@
 namespace baton::model {
 namespace {
 
-const std::vector<std::string> kCommonFields = {
-    "id",       "name",     "description",       "type",  "depends_on", "when", "trigger_rule",
-    "optional", "timeout",  "heartbeat_timeout", "retry", "priority",   "with", "for_each",
-    "cache",    "set_vars", "expected_duration"};
+const std::vector<std::string> kCommonFields = {"id",
+                                                "name",
+                                                "description",
+                                                "type",
+                                                "depends_on",
+                                                "when",
+                                                "trigger_rule",
+                                                "optional",
+                                                "timeout",
+                                                "heartbeat_timeout",
+                                                "retry",
+                                                "priority",
+                                                "with",
+                                                "for_each",
+                                                "cache",
+                                                "set_vars",
+                                                "expected_duration",
+                                                "circuit_breaker"};
 
 const std::vector<std::string>& TypeFields(StepType type) {
   static const std::vector<std::string> kNoop;
@@ -361,6 +375,27 @@ void ParseCache(const Json& v, Diags& d, const Where& w, StepDef* step) {
   step->cache = std::move(cache);
 }
 
+// The step's own circuit_breaker over the defaults' (which only http and command steps
+// take: they are the ones calling a dependency the breaker can stand for).
+void ParseStepBreaker(const Json& s, const StepDefaults& defaults, Diags& d, const Where& w,
+                      StepDef* step) {
+  const bool calls_out = step->type == StepType::kHttp || step->type == StepType::kCommand;
+  if (calls_out) step->circuit_breaker = defaults.circuit_breaker;
+  if (!s.contains("circuit_breaker")) return;
+  CircuitBreakerSpec breaker = step->circuit_breaker.value_or(CircuitBreakerSpec{});
+  const size_t before = d.size();
+  Where bw = w.Key("circuit_breaker");
+  ApplyCircuitBreaker(s["circuit_breaker"], &breaker, d, bw);
+  if (d.size() != before) return;
+  if (breaker.key.empty() && !calls_out) {
+    d.Add(bw.Key("key"), std::string("required for a ") + ToString(step->type) +
+                             " step (only http and command steps have a default key: the "
+                             "host, the command)");
+    return;
+  }
+  step->circuit_breaker = breaker;
+}
+
 StepDef ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSite* site) {
   StepDef step;
   Where& w = site->where;
@@ -469,6 +504,7 @@ StepDef ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSit
     }
   }
   if (s.contains("with")) step.spec["with"] = s["with"];
+  ParseStepBreaker(s, defaults, d, w, &step);
   return step;
 }
 

@@ -222,3 +222,72 @@ TEST(ParseStep, CacheAndForEach) {
 
 }  // namespace
 }  // namespace baton
+
+namespace baton {
+namespace {
+
+using testing_model::MustParse;
+using testing_model::Parse;
+
+TEST(ParseStep, CircuitBreakerMergesOverDefaultsForStepsThatCallOut) {
+  WorkflowDef wf = MustParse(
+      "name: x\n"
+      "defaults:\n"
+      "  circuit_breaker: {failure_threshold: 3, recovery_timeout: 1m}\n"
+      "steps:\n"
+      "  - id: call\n"
+      "    type: http\n"
+      "    request: {url: 'http://api.example.com/x'}\n"
+      "    circuit_breaker: {success_threshold: 2}\n"
+      "  - id: train\n"
+      "    type: command\n"
+      "    command: train\n"
+      "  - id: script\n"
+      "    type: shell\n"
+      "    run: 'true'\n"
+      "  - id: own\n"
+      "    type: shell\n"
+      "    run: 'true'\n"
+      "    circuit_breaker: {key: 'db-{{ inputs.region }}'}\n");
+  ASSERT_TRUE(wf.steps[0].circuit_breaker.has_value());
+  EXPECT_EQ(wf.steps[0].circuit_breaker->failure_threshold, 3);
+  EXPECT_EQ(wf.steps[0].circuit_breaker->recovery_timeout, Duration(60'000));
+  EXPECT_EQ(wf.steps[0].circuit_breaker->success_threshold, 2);
+  EXPECT_EQ(wf.steps[0].circuit_breaker->key, "");
+  ASSERT_TRUE(wf.steps[1].circuit_breaker.has_value());
+  EXPECT_EQ(wf.steps[1].circuit_breaker->success_threshold, 1);
+  EXPECT_FALSE(wf.steps[2].circuit_breaker.has_value());  // defaults skip shell steps
+  ASSERT_TRUE(wf.steps[3].circuit_breaker.has_value());
+  EXPECT_EQ(wf.steps[3].circuit_breaker->key, "db-{{ inputs.region }}");
+  EXPECT_EQ(wf.steps[3].circuit_breaker->failure_threshold, 5);
+  EXPECT_EQ(wf.steps[3].circuit_breaker->recovery_timeout, Duration(30'000));
+}
+
+TEST(ParseStep, CircuitBreakerFieldsAreChecked) {
+  ParseOutcome out = Parse(
+      "name: x\n"
+      "steps:\n"
+      "  - id: a\n"
+      "    type: shell\n"
+      "    run: 'true'\n"
+      "    circuit_breaker: {failure_threshold: 3}\n"
+      "  - id: b\n"
+      "    type: http\n"
+      "    request: {url: 'http://h/'}\n"
+      "    circuit_breaker: {failure_threshold: 0, success_threshold: x, recovery_timeout: 0s,"
+      " key: '', probes: 1}\n");
+  EXPECT_DIAG(out, 6, "a", "circuit_breaker.key",
+              "required for a shell step (only http and command steps have a default key: "
+              "the host, the command)");
+  EXPECT_DIAG(out, 10, "b", "circuit_breaker.failure_threshold",
+              "must be between 1 and 1000000, got 0");
+  EXPECT_DIAG(out, 10, "b", "circuit_breaker.success_threshold", "expected integer, got string");
+  EXPECT_DIAG(out, 10, "b", "circuit_breaker.key", "expected 1 to 253 bytes, got 0");
+  EXPECT_DIAG(out, 10, "b", "circuit_breaker.recovery_timeout", "must be greater than 0");
+  EXPECT_DIAG(out, 10, "b", "circuit_breaker.probes",
+              "unknown field 'probes' (valid: failure_threshold, key, "
+              "recovery_timeout, success_threshold)");
+}
+
+}  // namespace
+}  // namespace baton

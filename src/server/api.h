@@ -65,6 +65,7 @@ void AddScheduleRoutes(Router& router, ApiContext& ctx);
 void AddHookRoutes(Router& router, ApiContext& ctx);
 void AddTriggerRoutes(Router& router, ApiContext& ctx);     // triggers and deliveries
 void AddDeadLetterRoutes(Router& router, ApiContext& ctx);  // the dead-letter queue
+void AddBreakerRoutes(Router& router, ApiContext& ctx);     // circuit breakers
 // Workers, assignments, reassignments, coordinator health (workers/workers_api.cpp), and
 // the long-poll transport (workers/worker_longpoll.cpp).
 void AddWorkerRoutes(Router& router, ApiContext& ctx);

@@ -32,7 +32,9 @@ Result<size_t> EngineHost::Start() {
   auto done = recovered.get_future();
   loop_.Post([this, &recovered] {
     // New events are numbered after every stored one, then recovery continues.
-    if (Status seeded = SeedEventPositions(store_, engine_.get()); !seeded.ok()) {
+    Status seeded = SeedEventPositions(store_, engine_.get());
+    if (seeded.ok()) seeded = LoadBreakers(store_, engine_.get());
+    if (!seeded.ok()) {
       recovered.set_value(seeded);
       return;
     }

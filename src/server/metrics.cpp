@@ -3,6 +3,26 @@
 #include <sstream>
 
 namespace baton::server {
+namespace {
+
+// A Prometheus label value: backslash, double quote and newline escaped.
+std::string LabelValue(const std::string& v) {
+  std::string out;
+  out.reserve(v.size());
+  for (char c : v) {
+    if (c == '\\' || c == '"') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 void ServerMetrics::OnEvent(const EventRecord& e, const ExecutionProgress&) {
   std::lock_guard lock(mu_);
@@ -95,6 +115,11 @@ void ServerMetrics::SetCoordinatorStats(const workers::CoordinatorStats& stats,
   waiting_assignments_ = waiting;
 }
 
+void ServerMetrics::SetBreakers(std::vector<BreakerRecord> breakers) {
+  std::lock_guard lock(mu_);
+  breakers_ = std::move(breakers);
+}
+
 void ServerMetrics::CountRequest(int status) {
   std::lock_guard lock(mu_);
   ++requests_[status / 100];
@@ -144,6 +169,27 @@ std::string ServerMetrics::Render() const {
   o << "baton_dead_letters_total{event=\"written\"} " << dead_letters_written_ << '\n'
     << "baton_dead_letters_total{event=\"replayed\"} " << dead_letters_replayed_ << '\n'
     << "baton_dead_letters_total{event=\"discarded\"} " << dead_letters_discarded_ << '\n';
+  help("baton_circuit_open_rejections_total", "counter",
+       "Attempts refused (CIRCUIT_OPEN) because their circuit breaker was open.");
+  o << "baton_circuit_open_rejections_total " << engine_.circuit_open_rejections << '\n';
+  // Per key: the keys come from workflow definitions, so their number is bounded by
+  // them (and by the engine's limit on distinct keys); the listing is capped as well.
+  constexpr size_t kMaxBreakerSeries = 1000;
+  help("baton_circuit_breaker_state", "gauge",
+       "1 for the state each circuit breaker is in (closed, open, half_open), else 0.");
+  for (size_t i = 0; i < breakers_.size() && i < kMaxBreakerSeries; ++i) {
+    const BreakerRecord& b = breakers_[i];
+    for (const char* st : {kBreakerClosed, kBreakerOpen, kBreakerHalfOpen}) {
+      o << "baton_circuit_breaker_state{namespace=\"" << LabelValue(b.ns) << "\",key=\""
+        << LabelValue(b.key) << "\",state=\"" << st << "\"} " << (b.state == st ? 1 : 0) << '\n';
+    }
+  }
+  help("baton_circuit_breaker_trips_total", "counter", "Times each circuit breaker opened.");
+  for (size_t i = 0; i < breakers_.size() && i < kMaxBreakerSeries; ++i) {
+    const BreakerRecord& b = breakers_[i];
+    o << "baton_circuit_breaker_trips_total{namespace=\"" << LabelValue(b.ns) << "\",key=\""
+      << LabelValue(b.key) << "\"} " << b.trips << '\n';
+  }
   help("baton_step_duration_seconds", "histogram",
        "Step attempt duration, dispatch to completion or failure.");
   for (size_t i = 0; i < kBuckets.size(); ++i) {  // counts are cumulative already

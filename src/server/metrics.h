@@ -31,6 +31,8 @@ class ServerMetrics final : public ExecutionObserver {
   // The coordinator's counters and its workers by status ("ONLINE" -> n).
   void SetCoordinatorStats(const workers::CoordinatorStats& stats,
                            std::map<std::string, int> workers, size_t waiting);
+  // The engine's circuit breakers (engine thread, with SetEngineStats).
+  void SetBreakers(std::vector<BreakerRecord> breakers);
   // A dead letter discarded through the API.
   void CountDiscardedDeadLetter() { ++dead_letters_discarded_; }
   // HTTP requests by status class, counted by sessions.
@@ -73,6 +75,7 @@ class ServerMetrics final : public ExecutionObserver {
   std::atomic<uint64_t> handler_exceptions_{0};
   uint64_t dead_letters_written_ = 0, dead_letters_replayed_ = 0, executions_stalled_ = 0;
   std::atomic<uint64_t> dead_letters_discarded_{0};
+  std::vector<BreakerRecord> breakers_;
 };
 
 }  // namespace baton::server

@@ -355,6 +355,7 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   AddHookRoutes(*impl->router, ctx);
   AddTriggerRoutes(*impl->router, ctx);
   AddDeadLetterRoutes(*impl->router, ctx);
+  AddBreakerRoutes(*impl->router, ctx);
   AddWorkerRoutes(*impl->router, ctx);
 
   auto shared = std::make_shared<SessionShared>();
@@ -401,7 +402,15 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
     // Executions a refused batch dropped come back from their stored state, so the
     // engine heals without a restart once the store takes writes again (a running step
     // was stopped: its attempt ends ENGINE_RESTART and the retry policy decides).
-    for (const std::string& id : engine.TakeAbandoned()) {
+    std::vector<std::string> abandoned = engine.TakeAbandoned();
+    // A refused batch may have held breaker changes too: the store's breakers are the
+    // truth again.
+    if (!abandoned.empty()) {
+      if (Status loaded = LoadBreakers(host->store(), &engine); !loaded.ok()) {
+        std::fprintf(stderr, "baton: reloading circuit breakers: %s\n", loaded.message().c_str());
+      }
+    }
+    for (const std::string& id : abandoned) {
       auto back = RecoverExecutions(host->store(), &engine, id);
       if (!back.ok() && back.status().code() != errc::kConflict) {
         std::fprintf(stderr, "baton: re-adopting execution %s: %s\n", id.c_str(),
@@ -409,6 +418,7 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
       }
     }
     metrics->SetEngineStats(engine.Stats(), host->commit_stats(), host->clock().Now());
+    metrics->SetBreakers(engine.Breakers(""));
     metrics->SetDeliveryStats(deliverer->stats());
     std::map<std::string, int> by_state;
     for (const workers::WorkerEntry* w : coordinator->registry().List(""))

@@ -203,6 +203,22 @@ Json DeadLetterJson(const DeadLetterRecord& d) {
           {"replay", replay}};
 }
 
+Json BreakerJson(const BreakerRecord& b) {
+  return {{"key", b.key},
+          {"namespace", b.ns},
+          {"state", b.state},
+          {"failures", b.failures},
+          {"successes", b.successes},
+          {"trips", b.trips},
+          {"opened_at", TimeOrNull(b.opened_at)},
+          {"probe_at", b.state == kBreakerClosed ? Json() : TimeOrNull(b.probe_at)},
+          {"last_error", b.last_error},
+          {"failure_threshold", b.failure_threshold},
+          {"recovery_timeout", FormatDuration(Duration(b.recovery_timeout_ms))},
+          {"success_threshold", b.success_threshold},
+          {"updated_at", TimeOrNull(b.updated_at)}};
+}
+
 namespace {
 
 std::string Quoted(const std::vector<std::string>& ids) {
@@ -237,6 +253,11 @@ std::string WaitSentence(const StepWait& w, const std::string& execution_id,
     return "attempt " + std::to_string(w.attempt) + " of " + std::to_string(w.max_attempts) +
            " failed (" + error + "); the next starts at " + IsoTime(w.until);
   }
+  if (w.kind == "breaker") {
+    return "circuit breaker '" + w.breaker + "' is open: attempt " + std::to_string(w.attempt) +
+           " of " + std::to_string(w.max_attempts) + " was refused; the next starts at " +
+           IsoTime(w.until) + " (`baton breaker reset " + w.breaker + "` closes it)";
+  }
   if (w.kind == "signal") {
     return "waits for signal '" + w.signal + "' (`baton signal " + execution_id + " " + w.signal +
            " --data JSON`)" + timeout;
@@ -263,6 +284,7 @@ Json StepWaitJson(const StepWait& w, const std::string& execution_id,
             {"until", TimeOrNull(w.until)}};
   if (!w.steps.empty()) j["steps"] = w.steps;
   if (!w.signal.empty()) j["signal"] = w.signal;
+  if (!w.breaker.empty()) j["breaker"] = w.breaker;
   return j;
 }
 

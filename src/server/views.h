@@ -28,6 +28,10 @@ Json SignalJson(const SignalRecord& s);
 // fingerprint, error (the last), errors, input, attempts {first, last}, first_failed_at,
 // last_failed_at, created_at, resolved_at, replay {attempt}|null}.
 Json DeadLetterJson(const DeadLetterRecord& d);
+// A circuit breaker: {key, namespace, state, failures, successes, trips, opened_at,
+// probe_at (open or half_open, else null), last_error, failure_threshold,
+// recovery_timeout, success_threshold, updated_at}.
+Json BreakerJson(const BreakerRecord& b);
 // One step of GET /executions/{id}/why: {step_id, status, kind, reason, since, until,
 // steps?, signal?}. `no_worker`: the coordinator's account of why no worker takes the step
 // ("" when it is not waiting for one); it overrides the engine's kind ("worker").

@@ -154,6 +154,7 @@ struct SimHarness {
     engine = std::make_unique<Engine>(loop.get(), committer.get(), options);
     // After a Crash() the store has events: numbering continues after them.
     EXPECT_TRUE(SeedEventPositions(store.get(), engine.get()).ok());
+    EXPECT_TRUE(LoadBreakers(store.get(), engine.get()).ok());
     engine->SetRunner(StepType::kShell, runner.get());
     engine->AddObserver(&log);
   }

@@ -442,6 +442,15 @@ class MemoryStore final : public Store {
     }
     return out;
   }
+  Result<std::vector<BreakerRecord>> ListBreakers(const std::string& ns) override {
+    std::lock_guard lock(mu_);
+    std::vector<BreakerRecord> out;
+    auto it = ns.empty() ? breakers_.begin() : breakers_.lower_bound({ns, ""});
+    for (; it != breakers_.end() && (ns.empty() || it->first.first == ns); ++it) {
+      out.push_back(it->second);
+    }
+    return out;
+  }
 
  private:
   // Event seqs and reassignment ids are the only records that can be rejected, so
@@ -601,6 +610,7 @@ class MemoryStore final : public Store {
     }
     for (auto& d : b.dead_letters) dead_letters_.Add(Take(d));
     for (auto& sg : b.signals) signals_[{sg.execution_id, sg.seq}] = Take(sg);
+    for (auto& br : b.breakers) breakers_[{br.ns, br.key}] = Take(br);
     workers_.Apply(b);
   }
 
@@ -623,7 +633,8 @@ class MemoryStore final : public Store {
   std::unordered_map<std::string, ExecutionEntry> executions_;
   std::unordered_map<std::string, ExecutionData> data_;
   memory::DeadLetterTable dead_letters_;
-  std::map<std::pair<std::string, int64_t>, SignalRecord> signals_;  // by execution, seq
+  std::map<std::pair<std::string, int64_t>, SignalRecord> signals_;        // by execution, seq
+  std::map<std::pair<std::string, std::string>, BreakerRecord> breakers_;  // by ns, key
   // Every event with a position, ascending: where ListEvents reads.
   struct PositionEntry {
     int64_t position;

@@ -320,6 +320,25 @@ UPDATE dead_letters SET
 CREATE INDEX dead_letters_ns ON dead_letters (ns, id);
 CREATE INDEX dead_letters_group ON dead_letters (ns, workflow, step_id, fingerprint);
 )sql",
+    // 11 (kBreakersVersion): circuit breakers, shared by a namespace's executions.
+    R"sql(
+CREATE TABLE breakers (
+  ns TEXT NOT NULL,
+  key TEXT NOT NULL,
+  state TEXT NOT NULL,
+  failures INTEGER NOT NULL,
+  successes INTEGER NOT NULL,
+  opened_at INTEGER NOT NULL,
+  probe_at INTEGER NOT NULL,
+  trips INTEGER NOT NULL,
+  last_error TEXT,
+  failure_threshold INTEGER NOT NULL,
+  recovery_timeout_ms INTEGER NOT NULL,
+  success_threshold INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (ns, key)
+);
+)sql",
 };
 
 int64_t NowMs() {

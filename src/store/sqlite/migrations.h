@@ -26,6 +26,8 @@ inline constexpr int kSignalsVersion = 8;
 inline constexpr int kExecutionVarsVersion = 9;
 // Dead letters carry their namespace, workflow, fingerprint, failure times and status.
 inline constexpr int kDeadLetterQueueVersion = 10;
+// The migration that adds the breakers table.
+inline constexpr int kBreakersVersion = 11;
 
 // Applies every migration newer than the database's version, each in its own
 // transaction. Fails (errc::kStore) when the database is newer than this build.

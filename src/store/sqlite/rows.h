@@ -30,6 +30,7 @@ extern const char* const kUpsertWorker;  // worker_rows.cpp, with the two below
 extern const char* const kUpsertAssignment;
 extern const char* const kInsertReassignment;  // a plain insert: a taken id fails
 extern const char* const kUpsertSignal;        // signal_rows.cpp
+extern const char* const kUpsertBreaker;       // breaker_rows.cpp
 
 // "SELECT <columns> FROM <table>" in the column order Read() expects.
 extern const char* const kSelectWorkflows;
@@ -47,6 +48,7 @@ extern const char* const kSelectWorkers;
 extern const char* const kSelectAssignments;
 extern const char* const kSelectReassignments;
 extern const char* const kSelectSignals;
+extern const char* const kSelectBreakers;
 
 // Bind the record to the matching statement above and run it; errors name the record.
 Status Write(Stmt& q, const WorkflowRecord& w);
@@ -64,6 +66,7 @@ Status Write(Stmt& q, const WorkerRecord& w);
 Status Write(Stmt& q, const AssignmentRecord& a);
 Status Write(Stmt& q, const ReassignmentRecord& r);
 Status Write(Stmt& q, const SignalRecord& r);
+Status Write(Stmt& q, const BreakerRecord& r);
 
 // Read the current row of the matching SELECT; false when a stored value is invalid
 // (unknown status name, text that is not JSON).
@@ -82,6 +85,7 @@ bool Read(const Stmt& q, WorkerRecord* w);
 bool Read(const Stmt& q, AssignmentRecord* a);
 bool Read(const Stmt& q, ReassignmentRecord* r);
 bool Read(const Stmt& q, SignalRecord* r);
+bool Read(const Stmt& q, BreakerRecord* r);
 
 // The filtered, ordered and limited SELECTs of ListAssignments and ListReassignments,
 // and the binding of their parameters (worker_rows.cpp).

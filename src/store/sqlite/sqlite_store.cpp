@@ -49,7 +49,8 @@ class SqliteStore final : public Store {
     for (const WriteBatch* b : batches) any = any || !b->empty();
     if (!any) return Status::Ok();
     std::lock_guard lock(mu_);
-    Stmt *begin, *commit, *wf, *ex, *st, *at, *ev, *dl, *tk, *sc, *hk, *tg, *dv, *wk, *as, *rs, *sg;
+    Stmt *begin, *commit, *wf, *ex, *st, *at, *ev, *dl, *tk, *sc, *hk, *tg, *dv, *wk, *as, *rs, *sg,
+        *br;
     for (auto [stmt, sql] : {std::pair{&begin, "BEGIN IMMEDIATE"},
                              {&commit, "COMMIT"},
                              {&wf, sqlite::kUpsertWorkflow},
@@ -66,7 +67,8 @@ class SqliteStore final : public Store {
                              {&wk, sqlite::kUpsertWorker},
                              {&as, sqlite::kUpsertAssignment},
                              {&rs, sqlite::kInsertReassignment},
-                             {&sg, sqlite::kUpsertSignal}}) {
+                             {&sg, sqlite::kUpsertSignal},
+                             {&br, sqlite::kUpsertBreaker}}) {
       if (Status s = Cached(sql, stmt); !s.ok()) return Context(s, "commit");
     }
     const bool coalesce = batches.size() > 1;
@@ -96,7 +98,8 @@ class SqliteStore final : public Store {
           !(s = AppendAll(*hk, b->hooks)).ok() || !(s = AppendAll(*tg, b->triggers)).ok() ||
           !(s = AppendAll(*dv, b->deliveries)).ok() || !(s = AppendAll(*wk, b->workers)).ok() ||
           !(s = AppendAll(*as, b->assignments)).ok() ||
-          !(s = AppendAll(*rs, b->reassignments)).ok() || !(s = AppendAll(*sg, b->signals)).ok()) {
+          !(s = AppendAll(*rs, b->reassignments)).ok() || !(s = AppendAll(*sg, b->signals)).ok() ||
+          !(s = AppendAll(*br, b->breakers)).ok()) {
         break;
       }
     }
@@ -423,6 +426,9 @@ class SqliteStore final : public Store {
     return Query<SignalRecord>(
         std::string(sqlite::kSelectSignals) + " WHERE execution_id = ?1 ORDER BY seq", "signals",
         [&](Stmt& q) { q.Bind(1, execution_id); });
+  }
+  Result<std::vector<BreakerRecord>> ListBreakers(const std::string& ns) override {
+    return ListByNs<BreakerRecord>(sqlite::kSelectBreakers, "breakers", ns, "ns, key");
   }
 
  private:
