@@ -19,7 +19,9 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace baton {
@@ -88,6 +90,18 @@ class FinishHook {
                                          const WorkflowDef& workflow, WriteBatch& batch) = 0;
 };
 
+// Result caching (a step's `cache:`): how many entries and bytes of outputs the engine
+// keeps (in memory and in the store), and which go first when over: the least recently
+// used (lru), the least often used (lfu), or the soonest to expire (ttl).
+enum class CacheEviction { kLru, kLfu, kTtl };
+const char* ToString(CacheEviction e);
+std::optional<CacheEviction> ParseCacheEviction(std::string_view s);
+struct CacheOptions {
+  size_t max_entries = 10'000;
+  int64_t max_bytes = 64 << 20;
+  CacheEviction eviction = CacheEviction::kLru;
+};
+
 struct EngineOptions {
   int parallel = 0;          // local worker capacity (shell steps at once); 0 = hardware threads
   uint64_t random_seed = 0;  // jitter; 0 = seeded from the clock
@@ -98,6 +112,7 @@ struct EngineOptions {
   // for a signal or a timer) gets one `execution.stalled` event, again after each new
   // stretch of silence. 0 = never.
   Duration stall_after{0};
+  CacheOptions cache{};
 
   // The local worker's capacity that `parallel` stands for.
   int local_capacity() const;
@@ -120,6 +135,11 @@ struct EngineStats {
   uint64_t steps_slow = 0;               // step.slow events: attempts far past their usual duration
   uint64_t executions_stalled = 0;       // execution.stalled events
   uint64_t circuit_open_rejections = 0;  // attempts refused by an open circuit breaker
+  uint64_t cache_hits = 0;               // steps served from the cache (`cached`)
+  uint64_t cache_misses = 0;             // steps with `cache:` that ran
+  uint64_t cache_evictions = 0;          // entries removed: expired, over the limits, or cleared
+  size_t cache_entries = 0;
+  int64_t cache_bytes = 0;
   uint64_t batches = 0;
   // Executions dropped from memory because a batch of theirs was refused by the store
   // (their stored state is the last good one; a restart or `baton resume` continues it).
@@ -138,6 +158,8 @@ struct EngineStats {
 //   timer         a wait step's time (`until`)
 //   instances     a for_each: `done` of `total` items finished
 //   running       attempt `attempt` runs since `since` (`until`: its timeout, if any)
+//   cache         an identical step (`steps`: "execution/step") is running; its result
+//                 will be this one's
 //   breaker       the circuit breaker `breaker` refused attempt `attempt` (`error`); the
 //                 next attempt starts at `until`, its probe time
 //   scheduling    ready, and starts on the engine's next turn
@@ -227,6 +249,19 @@ class Engine {
   // when). NOT_FOUND when the namespace has no breaker of that key.
   Result<BreakerRecord> ResetBreaker(const std::string& ns, const std::string& key);
 
+  // Cached step results. Takes the stored entries (LoadCache below does): call before
+  // Start or Recover. Entries beyond the options' limits are deleted.
+  void AdoptCache(std::vector<CacheEntryRecord> entries);
+  // Entries of `ns` (empty = every namespace), optionally of one workflow and step, by
+  // key; outputs included.
+  std::vector<CacheEntryRecord> CacheEntries(const std::string& ns, const std::string& workflow,
+                                             const std::string& step_id) const;
+  // Deletes the entry `key` of `ns` (NOT_FOUND when absent), or with an empty key every
+  // entry matching `workflow` and `step_id` (empty = any); committed in this turn. The
+  // number deleted.
+  Result<size_t> ClearCache(const std::string& ns, const std::string& key,
+                            const std::string& workflow, const std::string& step_id);
+
   // The next EventRecord::position, for an event written outside the engine.
   int64_t TakeEventPosition();
   Status Resume(const std::string& execution_id);
@@ -272,6 +307,10 @@ Status SeedEventPositions(Store* store, Engine* engine);
 // Hands `engine` the breakers stored in `store` (Engine::AdoptBreakers): every place that
 // builds an engine over a durable store calls it next to SeedEventPositions.
 Status LoadBreakers(Store* store, Engine* engine);
+
+// Hands `engine` the cache entries stored in `store` (Engine::AdoptCache), next to
+// LoadBreakers.
+Status LoadCache(Store* store, Engine* engine);
 
 // New execution id: time-ordered, 15 characters, e.g. "01jd3k5x7q4f9a2".
 std::string NewExecutionId(TimeMs now);

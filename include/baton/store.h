@@ -236,6 +236,36 @@ inline constexpr const char* kBreakerClosed = "closed";
 inline constexpr const char* kBreakerOpen = "open";
 inline constexpr const char* kBreakerHalfOpen = "half_open";
 
+// A step's cached result (DESIGN.md §3 caching): the output of a successful attempt,
+// found again by key (a SHA-256 of what the step was asked to do) until it expires or is
+// evicted. Written in the commit that completes the producing step.
+struct CacheEntryRecord {
+  std::string ns = kDefaultNamespace;
+  std::string key;  // 64 hex digits
+  std::string workflow;
+  std::string step_id;
+  std::string execution_id;  // the execution whose step produced it
+  Json output;
+  int64_t bytes = 0;  // the output's size as compact JSON
+  TimeMs created_at = 0;
+  TimeMs expires_at = 0;  // 0 = never
+  TimeMs last_hit_at = 0;
+  int64_t hits = 0;
+};
+
+// Which cache entry a CacheTouch or a deletion is about.
+struct CacheKey {
+  std::string ns;
+  std::string key;
+};
+// A hit: the entry's use counts change, nothing else (no need to write its output again).
+struct CacheTouch {
+  std::string ns;
+  std::string key;
+  TimeMs last_hit_at = 0;
+  int64_t hits = 0;
+};
+
 // An API token. Only a hash of the secret is stored; the secret is shown once.
 struct TokenRecord {
   std::string id;  // public handle, e.g. "tok_01jd3k5x7q4f9a2"
@@ -422,11 +452,17 @@ struct WriteBatch {
   std::vector<ReassignmentRecord> reassignments;  // appended (ids are unique)
   std::vector<SignalRecord> signals;              // upserts keyed by execution + seq
   std::vector<BreakerRecord> breakers;            // upserts keyed by ns + key
+  // Cache entries: upserts keyed by ns + key, then touches (of entries that exist; one
+  // that does not is ignored), then deletions (absent ones ignored), in that order.
+  std::vector<CacheEntryRecord> cache_entries;
+  std::vector<CacheTouch> cache_touches;
+  std::vector<CacheKey> cache_deletes;
   bool empty() const {
     return workflows.empty() && executions.empty() && steps.empty() && attempts.empty() &&
            events.empty() && dead_letters.empty() && tokens.empty() && schedules.empty() &&
            hooks.empty() && triggers.empty() && deliveries.empty() && workers.empty() &&
-           assignments.empty() && reassignments.empty() && signals.empty() && breakers.empty();
+           assignments.empty() && reassignments.empty() && signals.empty() && breakers.empty() &&
+           cache_entries.empty() && cache_touches.empty() && cache_deletes.empty();
   }
 };
 
@@ -553,6 +589,8 @@ class Store {
   virtual Result<std::vector<SignalRecord>> ListSignals(const std::string& execution_id) = 0;
   // Circuit breakers of one namespace (empty = all), by namespace, then key.
   virtual Result<std::vector<BreakerRecord>> ListBreakers(const std::string& ns) = 0;
+  // Cache entries of one namespace (empty = all), by namespace, then key, outputs included.
+  virtual Result<std::vector<CacheEntryRecord>> ListCacheEntries(const std::string& ns) = 0;
 };
 
 // Forwards every call to another store; tests derive from it to intercept a few calls
@@ -656,6 +694,9 @@ class StoreWrapper : public Store {
   }
   Result<std::vector<BreakerRecord>> ListBreakers(const std::string& ns) override {
     return target_->ListBreakers(ns);
+  }
+  Result<std::vector<CacheEntryRecord>> ListCacheEntries(const std::string& ns) override {
+    return target_->ListCacheEntries(ns);
   }
 
  private:

@@ -77,6 +77,7 @@ int Main(int argc, char** argv) {
   AddWorkerCommands(app, &action);
   AddDeadLetterCommands(app, &action);
   AddBreakerCommands(app, &action);
+  AddCacheCommands(app, &action);
 
   try {
     app.parse(argc, argv);

@@ -19,8 +19,8 @@ std::vector<std::pair<const StepDef*, std::string>> Unsupported(const WorkflowDe
                        "child workflows (type: workflow) are not run yet: the step fails "
                        "with UNSUPPORTED_STEP_TYPE");
     }
-    if (s.cache) {
-      out.emplace_back(&s, "cache is not applied yet: the step runs every time");
+    if (s.cache && !s.for_each.is_null()) {
+      out.emplace_back(&s, "cache is not applied to for_each steps: the step runs every time");
     }
   }
   return out;

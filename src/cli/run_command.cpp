@@ -121,6 +121,7 @@ int Drive(const RunArgs& args, Session& session,
     // Numbering continues after the events already in the database (run and resume).
     Status seeded = SeedEventPositions(session.store.get(), &engine);
     if (seeded.ok()) seeded = LoadBreakers(session.store.get(), &engine);
+    if (seeded.ok()) seeded = LoadCache(session.store.get(), &engine);
     auto started = seeded.ok() ? begin(engine) : Result<std::vector<std::string>>(seeded);
     if (!started.ok()) {
       std::fprintf(stderr, "baton: %s\n", started.status().message().c_str());

@@ -24,6 +24,8 @@ struct ServerArgs {
   std::string reassignment_grace = "0s";
   std::string drain_timeout = "5m";
   std::string stall_after = "1h";
+  std::string cache_max_bytes = "64MiB";
+  std::string cache_eviction = "lru";
 };
 
 // A duration flag: false (with the message printed) when it is not one.
@@ -67,6 +69,19 @@ int ServerMain(ServerArgs& args) {
       !DurationFlag("--reassignment-grace", args.reassignment_grace, true, &c.reassignment_grace) ||
       !DurationFlag("--drain-timeout", args.drain_timeout, true, &c.drain_timeout) ||
       !DurationFlag("--stall-after", args.stall_after, true, &o.stall_after)) {
+    return 2;
+  }
+  if (auto bytes = ParseByteSize(Json(args.cache_max_bytes)); bytes.ok()) {
+    o.cache.max_bytes = *bytes;
+  } else {
+    std::fprintf(stderr, "baton server: --cache-max-bytes: %s\n", bytes.status().message().c_str());
+    return 2;
+  }
+  if (auto eviction = ParseCacheEviction(args.cache_eviction)) {
+    o.cache.eviction = *eviction;
+  } else {
+    std::fprintf(stderr, "baton server: --cache-eviction: expected lru, lfu or ttl, got '%s'\n",
+                 args.cache_eviction.c_str());
     return 2;
   }
   if (c.heartbeat_timeout <= c.heartbeat_interval) {
@@ -179,6 +194,16 @@ void AddServerCommand(CLI::App& app, std::function<int()>* action) {
   cmd->add_option("--stall-after", args->stall_after,
                   "A running execution with no event for this long (not one waiting only for a "
                   "signal, a timer or a retry) gets an execution.stalled event; 0 = never")
+      ->capture_default_str();
+  cmd->add_option("--cache-max-entries", args->options.cache.max_entries,
+                  "Cached step results kept (steps with `cache:`); past it entries are evicted")
+      ->capture_default_str();
+  cmd->add_option("--cache-max-bytes", args->cache_max_bytes,
+                  "Bytes of cached outputs kept (e.g. 64MiB, 1GB); past it entries are evicted")
+      ->capture_default_str();
+  cmd->add_option("--cache-eviction", args->cache_eviction,
+                  "Which cached result goes first when over: lru (least recently used), lfu "
+                  "(least often used) or ttl (soonest to expire)")
       ->capture_default_str();
   // For tests (hidden): a shifted, faster clock.
   cmd->add_option("--test-clock-start", args->test_clock_start)->group("");

@@ -20,6 +20,7 @@ using engine::StepState;
 Engine::Impl::Impl(EventLoop* loop, Committer* committer, EngineOptions options)
     : loop_(loop), committer_(committer), options_(options) {
   capacity_ = options_.local_capacity();
+  cache_ = engine::ResultCache(options_.cache);
   rng_.seed(options_.random_seed ? options_.random_seed : static_cast<uint64_t>(loop_->Now()));
   noop_runner_ = NewNoopRunner();
   wait_runner_ = NewWaitRunner(loop_);
@@ -484,6 +485,20 @@ void Engine::WhenDurable(std::function<void(const Status&)> done) {
   }
   impl.durable_waiters_.emplace_back(impl.batches_submitted_, std::move(done));
 }
+void Engine::AdoptCache(std::vector<CacheEntryRecord> entries) {
+  impl_->AdoptCache(std::move(entries));
+}
+std::vector<CacheEntryRecord> Engine::CacheEntries(const std::string& ns,
+                                                   const std::string& workflow,
+                                                   const std::string& step_id) const {
+  std::vector<CacheEntryRecord> out;
+  for (const CacheEntryRecord* e : impl_->cache_.List(ns, workflow, step_id)) out.push_back(*e);
+  return out;
+}
+Result<size_t> Engine::ClearCache(const std::string& ns, const std::string& key,
+                                  const std::string& workflow, const std::string& step_id) {
+  return impl_->ClearCache(ns, key, workflow, step_id);
+}
 void Engine::AdoptBreakers(std::vector<BreakerRecord> breakers) {
   impl_->AdoptBreakers(std::move(breakers));
 }
@@ -511,6 +526,8 @@ EngineStats Engine::Stats() const {
   EngineStats s = impl_->stats_;
   s.ready_queue_depth = impl_->ready_.size();
   s.active_executions = impl_->active_;
+  s.cache_entries = impl_->cache_.size();
+  s.cache_bytes = impl_->cache_.bytes();
   return s;
 }
 

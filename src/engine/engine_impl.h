@@ -8,6 +8,7 @@
 #include <baton/engine.h>
 
 #include "engine/execution_state.h"
+#include "engine/result_cache.h"
 
 #include <deque>
 #include <map>
@@ -177,6 +178,25 @@ class Engine::Impl {
   // Distinct breaker keys an engine keeps (a templated key must not grow without end).
   static constexpr size_t kMaxBreakers = 10'000;
 
+  // --- cache.cpp --------------------------------------------------------------
+  // Before a step with `cache:` runs: true when it is settled without running -- served
+  // from the cache, waiting for an identical step's run, or failed (its key could not be
+  // rendered); false lets it run, its key kept for StoreCacheResult.
+  bool LookUpCache(const ExecPtr& ex, int step, const Json& spec);
+  Result<std::string> CacheKeyFor(const engine::ExecState& ex, int step, const Json& spec);
+  // Completes the step `cached` with the entry's output (or readies it to run, should
+  // the entry be gone).
+  void ServeCacheHit(const ExecPtr& ex, int step, const std::string& key);
+  // The step's run succeeded: its output becomes the entry, and its waiters' result.
+  void StoreCacheResult(const ExecPtr& ex, int step);
+  // The step's run ended otherwise: its waiters run themselves.
+  void AbandonCacheFlight(const ExecPtr& ex, int step);
+  void EndCacheFlight(const std::string& flight_id, bool stored, const std::string& key);
+  void DeleteCacheEntries(const std::vector<CacheKey>& keys);  // into this turn's batch
+  void AdoptCache(std::vector<CacheEntryRecord> entries);
+  Result<size_t> ClearCache(const std::string& ns, const std::string& key,
+                            const std::string& workflow, const std::string& step_id);
+
   // --- stalls.cpp -------------------------------------------------------------
   // Arms the periodic check for stalled executions (EngineOptions::stall_after) unless
   // it is armed; it stays armed while executions are active.
@@ -205,6 +225,13 @@ class Engine::Impl {
   TimerId stall_sweep_ = 0;  // 0 = not armed
   // Circuit breakers by namespace and key (ordered: listed by namespace, then key).
   std::map<std::pair<std::string, std::string>, engine::Breaker> breakers_;
+  engine::ResultCache cache_;
+  // Runs of cached steps in flight, by namespace + "\n" + key: who runs it, who waits.
+  struct CacheFlight {
+    std::string leader;  // "execution/step"
+    std::vector<std::pair<std::weak_ptr<engine::ExecState>, int>> waiters;
+  };
+  std::unordered_map<std::string, CacheFlight> cache_flights_;
   std::mt19937_64 rng_;
   std::unordered_map<StepType, Runner*> runners_;
   std::unique_ptr<Runner> noop_runner_;

@@ -51,6 +51,9 @@ struct StepState {
   std::unique_ptr<FanOut> fan;  // set while a for_each attempt runs
   // The circuit breaker the running attempt passed (empty = none): told how it ends.
   std::string breaker_key;
+  // The cache key of the running attempt's run (empty = none): stored when it succeeds.
+  std::string cache_key;
+  bool cache_waiting = false;  // ready, waiting for an identical step's run (cache.cpp)
   // The next retry may not start before this (an open breaker's probe time); 0 = none.
   TimeMs retry_floor = 0;
 };

@@ -96,6 +96,7 @@ void Engine::Impl::CompleteAttempt(const ExecPtr& ex, int step) {
       return FailAttempt(ex, step, StepStatus::kFailed, set, nullptr);
     }
   }
+  if (!st.cache_key.empty()) StoreCacheResult(ex, step);
   Release(ex, step);
   st.rec.error = nullptr;
   st.rec.completed_at = loop_->Now();
@@ -188,6 +189,7 @@ void Engine::Impl::StopStep(const ExecPtr& ex, int step) {
 
 void Engine::Impl::Release(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
+  if (!st.cache_key.empty()) AbandonCacheFlight(ex, step);
   if (st.timer) {
     loop_->CancelTimer(st.timer);
     st.timer = 0;

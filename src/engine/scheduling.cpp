@@ -153,7 +153,7 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   const bool fan_out = !def.for_each.is_null();
   auto runner_it = runners_.find(def.type);
   if (!fan_out && !ex->spec_has_templates[step] && runner_it != runners_.end() &&
-      runner_it->second == noop_runner_.get() && !def.circuit_breaker) {
+      runner_it->second == noop_runner_.get() && !def.circuit_breaker && !def.cache) {
     // The common noop: nothing to render, nothing to copy but its `with`, and no
     // RunResult to build: the step row gets what ApplyResult would take from one.
     ++stats_.steps_dispatched;
@@ -183,7 +183,9 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
                                   "' cannot run here yet (no runner for it in this engine)"),
                        nullptr);
   }
-  // An open breaker refuses the attempt before anything starts (the attempt has failed).
+  // A cached result needs no run; an open breaker refuses the attempt before anything
+  // starts (the attempt has failed).
+  if (def.cache && !fan_out && LookUpCache(ex, step, spec)) return;
   if (def.circuit_breaker && !PassBreaker(ex, step, spec)) return;
   Runner* runner = runner_it->second;
   ++stats_.steps_dispatched;

@@ -13,7 +13,7 @@ namespace {
 // stuck.
 bool WaitsByDesign(const std::string& kind) {
   return kind == "signal" || kind == "timer" || kind == "paused" || kind == "retry_backoff" ||
-         kind == "breaker";
+         kind == "breaker" || kind == "cache";
 }
 
 }  // namespace

@@ -51,7 +51,14 @@ Result<std::vector<StepWait>> Engine::Impl::Why(const std::string& id) const {
         if (w.steps.empty()) w.kind = ex->paused() ? "paused" : "scheduling";
         break;
       case StepStatus::kReady:
-        if (ex->paused()) {
+        if (st.cache_waiting) {
+          w.kind = "cache";
+          for (const auto& [flight_id, flight] : cache_flights_) {
+            for (const auto& [weak, waiting] : flight.waiters) {
+              if (waiting == static_cast<int>(i) && weak.lock() == ex) w.steps = {flight.leader};
+            }
+          }
+        } else if (ex->paused()) {
           w.kind = "paused";
         } else if (ex->def->max_parallel > 0 && ex->in_flight >= ex->def->max_parallel) {
           w.kind = "max_parallel";

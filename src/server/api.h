@@ -66,6 +66,7 @@ void AddHookRoutes(Router& router, ApiContext& ctx);
 void AddTriggerRoutes(Router& router, ApiContext& ctx);     // triggers and deliveries
 void AddDeadLetterRoutes(Router& router, ApiContext& ctx);  // the dead-letter queue
 void AddBreakerRoutes(Router& router, ApiContext& ctx);     // circuit breakers
+void AddCacheRoutes(Router& router, ApiContext& ctx);       // cached step results
 // Workers, assignments, reassignments, coordinator health (workers/workers_api.cpp), and
 // the long-poll transport (workers/worker_longpoll.cpp).
 void AddWorkerRoutes(Router& router, ApiContext& ctx);

@@ -34,6 +34,7 @@ Result<size_t> EngineHost::Start() {
     // New events are numbered after every stored one, then recovery continues.
     Status seeded = SeedEventPositions(store_, engine_.get());
     if (seeded.ok()) seeded = LoadBreakers(store_, engine_.get());
+    if (seeded.ok()) seeded = LoadCache(store_, engine_.get());
     if (!seeded.ok()) {
       recovered.set_value(seeded);
       return;

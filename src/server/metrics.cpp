@@ -169,6 +169,15 @@ std::string ServerMetrics::Render() const {
   o << "baton_dead_letters_total{event=\"written\"} " << dead_letters_written_ << '\n'
     << "baton_dead_letters_total{event=\"replayed\"} " << dead_letters_replayed_ << '\n'
     << "baton_dead_letters_total{event=\"discarded\"} " << dead_letters_discarded_ << '\n';
+  help("baton_cache_total", "counter",
+       "Steps with cache: served from the cache (hit) or run (miss); entries evicted.");
+  o << "baton_cache_total{event=\"hit\"} " << engine_.cache_hits << '\n'
+    << "baton_cache_total{event=\"miss\"} " << engine_.cache_misses << '\n'
+    << "baton_cache_total{event=\"eviction\"} " << engine_.cache_evictions << '\n';
+  help("baton_cache_entries", "gauge", "Cached step results held.");
+  o << "baton_cache_entries " << engine_.cache_entries << '\n';
+  help("baton_cache_bytes", "gauge", "Bytes of cached step outputs held.");
+  o << "baton_cache_bytes " << engine_.cache_bytes << '\n';
   help("baton_circuit_open_rejections_total", "counter",
        "Attempts refused (CIRCUIT_OPEN) because their circuit breaker was open.");
   o << "baton_circuit_open_rejections_total " << engine_.circuit_open_rejections << '\n';

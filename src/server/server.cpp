@@ -274,6 +274,7 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   EngineOptions engine_options;
   engine_options.parallel = options.parallel;
   engine_options.stall_after = options.stall_after;
+  engine_options.cache = options.cache;
   engine_options.finish_hook = impl->follow_ups.get();
   impl->engine =
       std::make_unique<EngineHost>(impl->store.get(), engine_options, *http, impl->clock);
@@ -356,6 +357,7 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   AddTriggerRoutes(*impl->router, ctx);
   AddDeadLetterRoutes(*impl->router, ctx);
   AddBreakerRoutes(*impl->router, ctx);
+  AddCacheRoutes(*impl->router, ctx);
   AddWorkerRoutes(*impl->router, ctx);
 
   auto shared = std::make_shared<SessionShared>();

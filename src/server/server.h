@@ -31,6 +31,8 @@ struct ServerOptions {
   // A running execution with no event for this long gets an `execution.stalled` event
   // (EngineOptions::stall_after); 0 = never.
   Duration stall_after{3'600'000};
+  // Cached step results: bounds and eviction (EngineOptions::cache).
+  CacheOptions cache{};
   // Remote workers: heartbeats, failure detection, reassignment (workers/coordinator.h).
   workers::CoordinatorOptions coordinator;
   // Tests only: the server's clock starts at this time (0 = the system clock) and runs

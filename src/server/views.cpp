@@ -219,6 +219,21 @@ Json BreakerJson(const BreakerRecord& b) {
           {"updated_at", TimeOrNull(b.updated_at)}};
 }
 
+Json CacheEntryJson(const CacheEntryRecord& e, bool with_output) {
+  Json j = {{"key", e.key},
+            {"namespace", e.ns},
+            {"workflow", e.workflow},
+            {"step_id", e.step_id},
+            {"execution_id", e.execution_id},
+            {"bytes", e.bytes},
+            {"created_at", TimeOrNull(e.created_at)},
+            {"expires_at", TimeOrNull(e.expires_at)},
+            {"last_hit_at", TimeOrNull(e.last_hit_at)},
+            {"hits", e.hits}};
+  if (with_output) j["output"] = e.output;
+  return j;
+}
+
 namespace {
 
 std::string Quoted(const std::vector<std::string>& ids) {
@@ -257,6 +272,10 @@ std::string WaitSentence(const StepWait& w, const std::string& execution_id,
     return "circuit breaker '" + w.breaker + "' is open: attempt " + std::to_string(w.attempt) +
            " of " + std::to_string(w.max_attempts) + " was refused; the next starts at " +
            IsoTime(w.until) + " (`baton breaker reset " + w.breaker + "` closes it)";
+  }
+  if (w.kind == "cache") {
+    return "an identical step (" + Quoted(w.steps) +
+           ") is running: its result, cached, will be this one's";
   }
   if (w.kind == "signal") {
     return "waits for signal '" + w.signal + "' (`baton signal " + execution_id + " " + w.signal +

@@ -32,6 +32,9 @@ Json DeadLetterJson(const DeadLetterRecord& d);
 // probe_at (open or half_open, else null), last_error, failure_threshold,
 // recovery_timeout, success_threshold, updated_at}.
 Json BreakerJson(const BreakerRecord& b);
+// A cached step result: {key, namespace, workflow, step_id, execution_id, bytes,
+// created_at, expires_at, last_hit_at, hits} and, `with_output`, its output.
+Json CacheEntryJson(const CacheEntryRecord& e, bool with_output);
 // One step of GET /executions/{id}/why: {step_id, status, kind, reason, since, until,
 // steps?, signal?}. `no_worker`: the coordinator's account of why no worker takes the step
 // ("" when it is not waiting for one); it overrides the engine's kind ("worker").

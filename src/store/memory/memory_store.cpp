@@ -442,6 +442,15 @@ class MemoryStore final : public Store {
     }
     return out;
   }
+  Result<std::vector<CacheEntryRecord>> ListCacheEntries(const std::string& ns) override {
+    std::lock_guard lock(mu_);
+    std::vector<CacheEntryRecord> out;
+    auto it = ns.empty() ? cache_.begin() : cache_.lower_bound({ns, ""});
+    for (; it != cache_.end() && (ns.empty() || it->first.first == ns); ++it) {
+      out.push_back(it->second);
+    }
+    return out;
+  }
   Result<std::vector<BreakerRecord>> ListBreakers(const std::string& ns) override {
     std::lock_guard lock(mu_);
     std::vector<BreakerRecord> out;
@@ -611,6 +620,14 @@ class MemoryStore final : public Store {
     for (auto& d : b.dead_letters) dead_letters_.Add(Take(d));
     for (auto& sg : b.signals) signals_[{sg.execution_id, sg.seq}] = Take(sg);
     for (auto& br : b.breakers) breakers_[{br.ns, br.key}] = Take(br);
+    for (auto& c : b.cache_entries) cache_[{c.ns, c.key}] = Take(c);
+    for (const CacheTouch& t : b.cache_touches) {
+      if (auto it = cache_.find({t.ns, t.key}); it != cache_.end()) {
+        it->second.last_hit_at = t.last_hit_at;
+        it->second.hits = t.hits;
+      }
+    }
+    for (const CacheKey& k : b.cache_deletes) cache_.erase({k.ns, k.key});
     workers_.Apply(b);
   }
 
@@ -635,6 +652,7 @@ class MemoryStore final : public Store {
   memory::DeadLetterTable dead_letters_;
   std::map<std::pair<std::string, int64_t>, SignalRecord> signals_;        // by execution, seq
   std::map<std::pair<std::string, std::string>, BreakerRecord> breakers_;  // by ns, key
+  std::map<std::pair<std::string, std::string>, CacheEntryRecord> cache_;  // by ns, key
   // Every event with a position, ascending: where ListEvents reads.
   struct PositionEntry {
     int64_t position;

@@ -339,6 +339,23 @@ CREATE TABLE breakers (
   PRIMARY KEY (ns, key)
 );
 )sql",
+    // 12 (kCacheVersion): cached step results.
+    R"sql(
+CREATE TABLE cache_entries (
+  ns TEXT NOT NULL,
+  key TEXT NOT NULL,
+  workflow TEXT NOT NULL,
+  step_id TEXT NOT NULL,
+  execution_id TEXT NOT NULL,
+  output TEXT,
+  bytes INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  last_hit_at INTEGER NOT NULL,
+  hits INTEGER NOT NULL,
+  PRIMARY KEY (ns, key)
+);
+)sql",
 };
 
 int64_t NowMs() {

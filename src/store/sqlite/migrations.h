@@ -28,6 +28,8 @@ inline constexpr int kExecutionVarsVersion = 9;
 inline constexpr int kDeadLetterQueueVersion = 10;
 // The migration that adds the breakers table.
 inline constexpr int kBreakersVersion = 11;
+// The migration that adds the cache_entries table.
+inline constexpr int kCacheVersion = 12;
 
 // Applies every migration newer than the database's version, each in its own
 // transaction. Fails (errc::kStore) when the database is newer than this build.

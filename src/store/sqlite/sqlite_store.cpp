@@ -50,25 +50,19 @@ class SqliteStore final : public Store {
     if (!any) return Status::Ok();
     std::lock_guard lock(mu_);
     Stmt *begin, *commit, *wf, *ex, *st, *at, *ev, *dl, *tk, *sc, *hk, *tg, *dv, *wk, *as, *rs, *sg,
-        *br;
-    for (auto [stmt, sql] : {std::pair{&begin, "BEGIN IMMEDIATE"},
-                             {&commit, "COMMIT"},
-                             {&wf, sqlite::kUpsertWorkflow},
-                             {&ex, sqlite::kUpsertExecution},
-                             {&st, sqlite::kUpsertStep},
-                             {&at, sqlite::kUpsertAttempt},
-                             {&ev, sqlite::kInsertEvent},
-                             {&dl, sqlite::kUpsertDeadLetter},
-                             {&tk, sqlite::kUpsertToken},
-                             {&sc, sqlite::kUpsertSchedule},
-                             {&hk, sqlite::kUpsertHook},
-                             {&tg, sqlite::kUpsertTrigger},
-                             {&dv, sqlite::kUpsertDelivery},
-                             {&wk, sqlite::kUpsertWorker},
-                             {&as, sqlite::kUpsertAssignment},
-                             {&rs, sqlite::kInsertReassignment},
-                             {&sg, sqlite::kUpsertSignal},
-                             {&br, sqlite::kUpsertBreaker}}) {
+        *br, *ce, *ct, *cd;
+    for (auto [stmt, sql] :
+         {std::pair{&begin, "BEGIN IMMEDIATE"}, {&commit, "COMMIT"},
+          {&wf, sqlite::kUpsertWorkflow},       {&ex, sqlite::kUpsertExecution},
+          {&st, sqlite::kUpsertStep},           {&at, sqlite::kUpsertAttempt},
+          {&ev, sqlite::kInsertEvent},          {&dl, sqlite::kUpsertDeadLetter},
+          {&tk, sqlite::kUpsertToken},          {&sc, sqlite::kUpsertSchedule},
+          {&hk, sqlite::kUpsertHook},           {&tg, sqlite::kUpsertTrigger},
+          {&dv, sqlite::kUpsertDelivery},       {&wk, sqlite::kUpsertWorker},
+          {&as, sqlite::kUpsertAssignment},     {&rs, sqlite::kInsertReassignment},
+          {&sg, sqlite::kUpsertSignal},         {&br, sqlite::kUpsertBreaker},
+          {&ce, sqlite::kUpsertCacheEntry},     {&ct, sqlite::kTouchCacheEntry},
+          {&cd, sqlite::kDeleteCacheEntry}}) {
       if (Status s = Cached(sql, stmt); !s.ok()) return Context(s, "commit");
     }
     const bool coalesce = batches.size() > 1;
@@ -99,7 +93,9 @@ class SqliteStore final : public Store {
           !(s = AppendAll(*dv, b->deliveries)).ok() || !(s = AppendAll(*wk, b->workers)).ok() ||
           !(s = AppendAll(*as, b->assignments)).ok() ||
           !(s = AppendAll(*rs, b->reassignments)).ok() || !(s = AppendAll(*sg, b->signals)).ok() ||
-          !(s = AppendAll(*br, b->breakers)).ok()) {
+          !(s = AppendAll(*br, b->breakers)).ok() || !(s = AppendAll(*ce, b->cache_entries)).ok() ||
+          !(s = AppendAll(*ct, b->cache_touches)).ok() ||
+          !(s = AppendAll(*cd, b->cache_deletes)).ok()) {
         break;
       }
     }
@@ -426,6 +422,9 @@ class SqliteStore final : public Store {
     return Query<SignalRecord>(
         std::string(sqlite::kSelectSignals) + " WHERE execution_id = ?1 ORDER BY seq", "signals",
         [&](Stmt& q) { q.Bind(1, execution_id); });
+  }
+  Result<std::vector<CacheEntryRecord>> ListCacheEntries(const std::string& ns) override {
+    return ListByNs<CacheEntryRecord>(sqlite::kSelectCacheEntries, "cache_entries", ns, "ns, key");
   }
   Result<std::vector<BreakerRecord>> ListBreakers(const std::string& ns) override {
     return ListByNs<BreakerRecord>(sqlite::kSelectBreakers, "breakers", ns, "ns, key");
