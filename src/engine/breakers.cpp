@@ -125,7 +125,7 @@ bool Engine::Impl::PassBreaker(const ExecPtr& ex, int step, const Json& spec) {
     SaveBreaker(b);
   } else if (b.rec.state != kBreakerClosed) {
     ++stats_.circuit_open_rejections;
-    st.retry_floor = b.rec.probe_at;
+    st.Guards().retry_floor = b.rec.probe_at;
     std::string last = b.rec.last_error.is_object() ? b.rec.last_error.value("code", "") : "";
     return refuse(
         Status(errc::kCircuitOpen,
@@ -136,14 +136,14 @@ bool Engine::Impl::PassBreaker(const ExecPtr& ex, int step, const Json& spec) {
                    FormatDuration(Duration(std::max<TimeMs>(0, b.rec.probe_at - now)))),
         {{"key", b.rec.key}, {"state", b.rec.state}, {"probe_at", b.rec.probe_at}});
   }
-  st.breaker_key = *key;
+  st.Guards().breaker_key = *key;
   return true;
 }
 
 void Engine::Impl::SettleBreaker(const ExecPtr& ex, int step, const Json* error) {
   StepState& st = ex->steps[step];
-  auto it = breakers_.find({ex->rec.ns, st.breaker_key});
-  st.breaker_key.clear();
+  auto it = breakers_.find({ex->rec.ns, st.BreakerKey()});
+  st.Guards().breaker_key.clear();
   if (it == breakers_.end()) return;
   engine::Breaker& b = it->second;
   const TimeMs now = loop_->Now();
@@ -193,7 +193,8 @@ void Engine::Impl::SettleBreaker(const ExecPtr& ex, int step, const Json* error)
           {"error", b.rec.last_error}},
          st.rec.attempts);
   }
-  if (b.rec.state == kBreakerOpen) st.retry_floor = b.rec.probe_at;  // a retry before it is refused
+  if (b.rec.state == kBreakerOpen)
+    st.Guards().retry_floor = b.rec.probe_at;  // a retry before it is refused
   SaveBreaker(b);
 }
 

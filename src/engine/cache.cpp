@@ -94,7 +94,7 @@ bool Engine::Impl::LookUpCache(const ExecPtr& ex, int step, const Json& spec) {
     // An identical step runs: this one takes its result (or runs, should it fail).
     st.rec.status = StepStatus::kReady;
     st.rec.started_at = 0;
-    st.cache_waiting = true;
+    st.Guards().cache_waiting = true;
     flight->second.waiters.emplace_back(ex, step);
     Emit(*ex, "step.cache_wait", step, {{"key", *key}, {"running", flight->second.leader}});
     return true;
@@ -102,7 +102,7 @@ bool Engine::Impl::LookUpCache(const ExecPtr& ex, int step, const Json& spec) {
   st.rec.attempts += 1;
   flight->second.leader = ex->rec.id + "/" + st.def->id;
   ++stats_.cache_misses;
-  st.cache_key = *key;
+  st.Guards().cache_key = *key;
   return false;
 }
 
@@ -115,7 +115,7 @@ void Engine::Impl::ServeCacheHit(const ExecPtr& ex, int step, const std::string&
   if (entry == nullptr) return MakeReady(ex, step);  // gone meanwhile: run it
   batch_.cache_touches.push_back(cache_.Hit(ex->rec.ns, key, now));
   ++stats_.cache_hits;
-  st.cache_waiting = false;
+  if (st.guards) st.guards->cache_waiting = false;
   st.rec.output = entry->output;
   st.rec.error = nullptr;
   st.rec.exit_code = -1;
@@ -135,8 +135,8 @@ void Engine::Impl::ServeCacheHit(const ExecPtr& ex, int step, const std::string&
 
 void Engine::Impl::StoreCacheResult(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
-  const std::string key = std::move(st.cache_key);
-  st.cache_key.clear();
+  const std::string key = std::move(st.Guards().cache_key);
+  st.Guards().cache_key.clear();
   const TimeMs now = loop_->Now();
   CacheEntryRecord e;
   e.ns = ex->rec.ns;
@@ -156,8 +156,8 @@ void Engine::Impl::StoreCacheResult(const ExecPtr& ex, int step) {
 
 void Engine::Impl::AbandonCacheFlight(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
-  const std::string key = std::move(st.cache_key);
-  st.cache_key.clear();
+  const std::string key = std::move(st.Guards().cache_key);
+  st.Guards().cache_key.clear();
   EndCacheFlight(ex->rec.ns + '\n' + key, /*stored=*/false, key);
 }
 
@@ -171,7 +171,7 @@ void Engine::Impl::EndCacheFlight(const std::string& flight_id, bool stored,
   if (stored) {
     for (auto& [weak, step] : waiters) {
       ExecPtr ex = weak.lock();
-      if (!ex || ex->finished || !ex->steps[step].cache_waiting ||
+      if (!ex || ex->finished || !ex->steps[step].CacheWaiting() ||
           ex->steps[step].rec.status != StepStatus::kReady) {
         continue;
       }
@@ -187,11 +187,11 @@ void Engine::Impl::EndCacheFlight(const std::string& flight_id, bool stored,
     TurnGuard turn(this);
     for (auto& [weak, step] : waiters) {
       ExecPtr ex = weak.lock();
-      if (!ex || ex->finished || !ex->steps[step].cache_waiting ||
+      if (!ex || ex->finished || !ex->steps[step].CacheWaiting() ||
           ex->steps[step].rec.status != StepStatus::kReady) {
         continue;
       }
-      ex->steps[step].cache_waiting = false;
+      ex->steps[step].Guards().cache_waiting = false;
       MakeReady(ex, step);
     }
   });

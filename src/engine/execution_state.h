@@ -35,20 +35,9 @@ struct FanOut {
   std::unordered_map<std::string, size_t> live;  // running instance assignment -> item
 };
 
-struct StepState {
-  StepRecord rec;  // what the store has (or will have once the turn commits)
-  const StepDef* def = nullptr;
-  int pending_deps = 0;         // upstream steps not yet terminal
-  TimerId timer = 0;            // retry or attempt-timeout timer, 0 = none
-  TimerId heartbeat_timer = 0;  // heartbeat_timeout of the running attempt, 0 = none
-  TimerId slow_timer = 0;       // when the running attempt counts as slow, 0 = none
-  bool in_flight = false;       // dispatched and counted against limits
-  bool uses_capacity = false;   // counted against the local worker capacity
-  int engine_restarts = 0;      // attempts lost to engine restarts (not counted by retry)
-  Json attempt_errors;          // array of every attempt's error (null until the first)
-  Json resolved_input;          // the rendered spec of the latest attempt (for the DLQ)
-  bool dirty = false;           // changed in the open turn
-  std::unique_ptr<FanOut> fan;  // set while a for_each attempt runs
+// What circuit breakers and caching track per step: apart, and only for steps that use
+// them, so that the common step stays small (every execution holds one per step).
+struct StepGuards {
   // The circuit breaker the running attempt passed (empty = none): told how it ends.
   std::string breaker_key;
   // The cache key of the running attempt's run (empty = none): stored when it succeeds.
@@ -56,6 +45,33 @@ struct StepState {
   bool cache_waiting = false;  // ready, waiting for an identical step's run (cache.cpp)
   // The next retry may not start before this (an open breaker's probe time); 0 = none.
   TimeMs retry_floor = 0;
+};
+
+struct StepState {
+  StepRecord rec;  // what the store has (or will have once the turn commits)
+  const StepDef* def = nullptr;
+  int pending_deps = 0;                // upstream steps not yet terminal
+  TimerId timer = 0;                   // retry or attempt-timeout timer, 0 = none
+  TimerId heartbeat_timer = 0;         // heartbeat_timeout of the running attempt, 0 = none
+  TimerId slow_timer = 0;              // when the running attempt counts as slow, 0 = none
+  bool in_flight = false;              // dispatched and counted against limits
+  bool uses_capacity = false;          // counted against the local worker capacity
+  int engine_restarts = 0;             // attempts lost to engine restarts (not counted by retry)
+  Json attempt_errors;                 // array of every attempt's error (null until the first)
+  Json resolved_input;                 // the rendered spec of the latest attempt (for the DLQ)
+  bool dirty = false;                  // changed in the open turn
+  std::unique_ptr<FanOut> fan;         // set while a for_each attempt runs
+  std::unique_ptr<StepGuards> guards;  // null until a breaker or the cache needs it
+  StepGuards& Guards() {
+    if (!guards) guards = std::make_unique<StepGuards>();
+    return *guards;
+  }
+  const std::string& BreakerKey() const { return guards ? guards->breaker_key : kNone; }
+  const std::string& CacheKey() const { return guards ? guards->cache_key : kNone; }
+  bool CacheWaiting() const { return guards && guards->cache_waiting; }
+
+ private:
+  static inline const std::string kNone;
 };
 
 // A circuit breaker as the engine holds it: the stored record, and the half-open probe

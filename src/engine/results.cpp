@@ -86,7 +86,7 @@ void Engine::Impl::ApplyResult(const ExecPtr& ex, int step, RunResult result) {
 
 void Engine::Impl::CompleteAttempt(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
-  if (!st.breaker_key.empty()) SettleBreaker(ex, step, nullptr);
+  if (!st.BreakerKey().empty()) SettleBreaker(ex, step, nullptr);
   if (st.in_flight && !st.fan && st.rec.started_at) {
     RecordDuration(*ex, step, loop_->Now() - st.rec.started_at);
   }
@@ -96,7 +96,7 @@ void Engine::Impl::CompleteAttempt(const ExecPtr& ex, int step) {
       return FailAttempt(ex, step, StepStatus::kFailed, set, nullptr);
     }
   }
-  if (!st.cache_key.empty()) StoreCacheResult(ex, step);
+  if (!st.CacheKey().empty()) StoreCacheResult(ex, step);
   Release(ex, step);
   st.rec.error = nullptr;
   st.rec.completed_at = loop_->Now();
@@ -189,7 +189,7 @@ void Engine::Impl::StopStep(const ExecPtr& ex, int step) {
 
 void Engine::Impl::Release(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
-  if (!st.cache_key.empty()) AbandonCacheFlight(ex, step);
+  if (!st.CacheKey().empty()) AbandonCacheFlight(ex, step);
   if (st.timer) {
     loop_->CancelTimer(st.timer);
     st.timer = 0;
@@ -221,7 +221,7 @@ void Engine::Impl::FailAttempt(const ExecPtr& ex, int step, StepStatus status, c
   logged["attempt"] = st.rec.attempts;
   logged["at"] = loop_->Now();
   st.attempt_errors.push_back(std::move(logged));
-  if (!st.breaker_key.empty()) SettleBreaker(ex, step, &err);
+  if (!st.BreakerKey().empty()) SettleBreaker(ex, step, &err);
   st.rec.error = err;
   SaveAttempt(*ex, step, status, err);
   MarkStepDirty(ex, step);
@@ -246,8 +246,11 @@ void Engine::Impl::FailAttempt(const ExecPtr& ex, int step, StepStatus status, c
     }
   }
   // Not before an open breaker's probe time: an earlier attempt would be refused.
-  if (retry && st.retry_floor > now + delay.count()) delay = Duration(st.retry_floor - now);
-  st.retry_floor = 0;
+  if (st.guards) {
+    const TimeMs floor = st.guards->retry_floor;
+    if (retry && floor > now + delay.count()) delay = Duration(floor - now);
+    st.guards->retry_floor = 0;
+  }
   if (retry) {
     st.rec.status = StepStatus::kWaitingRetry;
     st.rec.retry_at = now + delay.count();

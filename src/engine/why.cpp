@@ -51,7 +51,7 @@ Result<std::vector<StepWait>> Engine::Impl::Why(const std::string& id) const {
         if (w.steps.empty()) w.kind = ex->paused() ? "paused" : "scheduling";
         break;
       case StepStatus::kReady:
-        if (st.cache_waiting) {
+        if (st.CacheWaiting()) {
           w.kind = "cache";
           for (const auto& [flight_id, flight] : cache_flights_) {
             for (const auto& [weak, waiting] : flight.waiters) {
