@@ -2,6 +2,9 @@
 //   BM_InMemory/{chain,fanout,layered}: 100k no-op steps, memory store, virtual-time
 //     loop. Reports us_per_step (DESIGN.md §9 target <= 1 us; issue #2 done at <= 2 us).
 //   BM_EngineOnly: the same with batches discarded: the engine's scheduling cost alone.
+//   BM_CachedInMemory: the layered 100k DAG with `cache:` on every step, run twice on one
+//     engine: miss_us_per_step (key, lookup, entry stored) and hit_us_per_step (served
+//     from the cache), against BM_InMemory's us_per_step.
 //   BM_DurableSqlite: no-op steps through SQLite (synchronous=FULL) with group commit
 //     on a real loop. Reports steps_per_s (target >= 50,000; issue #2 done at 10,000).
 #include <baton/engine.h>
@@ -115,6 +118,49 @@ BENCHMARK(BM_InMemory)
     ->Args({kChain, 100'000})
     ->Args({kFanout, 100'000})
     ->Args({kLayered, 100'000})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
+
+void BM_CachedInMemory(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  auto plain = MakeDag(kLayered, n);
+  auto wf = std::make_shared<WorkflowDef>(*plain);
+  for (StepDef& s : wf->steps) {
+    s.cache = CacheSpec{Duration(3'600'000), nullptr};
+    s.spec["with"] = Json{{"id", s.id}};
+  }
+  double miss_us = 0, hit_us = 0;
+  for (auto _ : state) {
+    SimClock clock;
+    SimEventLoop loop(&clock);
+    auto store = NewMemoryStore();
+    auto committer = NewSyncCommitter(store.get());
+    EngineOptions options{.parallel = 8, .random_seed = 1};
+    options.cache.max_entries = static_cast<size_t>(n) * 2;
+    options.cache.max_bytes = int64_t{1} << 30;
+    Engine engine(&loop, committer.get(), options);
+    for (double* total : {&miss_us, &hit_us}) {
+      auto t0 = std::chrono::steady_clock::now();
+      loop.Post([&] {
+        StartRequest req;
+        req.workflow = wf;
+        auto id = engine.Start(req);
+        if (!id.ok()) state.SkipWithError(id.status().message().c_str());
+      });
+      loop.RunUntilIdle();
+      *total += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+                    .count();
+    }
+    if (engine.Stats().cache_hits != static_cast<uint64_t>(n)) {
+      state.SkipWithError("the second run was not served from the cache");
+    }
+  }
+  state.counters["miss_us_per_step"] = miss_us / static_cast<double>(state.iterations()) / n;
+  state.counters["hit_us_per_step"] = hit_us / static_cast<double>(state.iterations()) / n;
+}
+BENCHMARK(BM_CachedInMemory)
+    ->ArgNames({"steps"})
+    ->Args({100'000})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(3);
 

@@ -222,9 +222,7 @@ TEST_F(ServerApi, RetryRunsFailedStepsAgainAndKeepsCompletedOnes) {
   EXPECT_NE(unknown->body.find("has no step 'z' to run again from"), std::string::npos);
   auto typo = admin.Send("POST", "/api/v1/executions/" + id + "/retry", R"({"form":"a"})");
   EXPECT_EQ(typo->status, 400);
-  testing::ProcessResult cli = testing::RunProcess(
-      {testing::BatonBin(), "retry", id, "--from", "a", "--json"}, "",
-      {"BATON_SERVER=" + server_->url(), "BATON_TOKEN=" + server_->admin_token()});
+  testing::ProcessResult cli = server_->Cli({"retry", id, "--from", "a", "--json"});
   ASSERT_EQ(cli.exit_code, 0) << cli.out << cli.err;
   e = WaitForStatus(admin, id, "completed");
   EXPECT_EQ(testing::ReadFile(count), "a\na\n");

@@ -71,11 +71,7 @@ class ServerBreaker : public ::testing::Test {
     for (std::string line; std::getline(in, line);) ++n;
     return n;
   }
-  ProcessResult Cli(std::vector<std::string> args) {
-    args.insert(args.begin(), testing::BatonBin());
-    return RunProcess(args, "",
-                      {"BATON_SERVER=" + server_->url(), "BATON_TOKEN=" + server_->admin_token()});
-  }
+  ProcessResult Cli(std::vector<std::string> args) { return server_->Cli(std::move(args)); }
 
   std::string dir_;
   std::unique_ptr<ServerProcess> server_;

@@ -68,11 +68,7 @@ class ServerDlq : public ::testing::Test {
     return list["entries"].empty() ? 0 : list["entries"].back()["id"].get<int64_t>();
   }
   void MakeReady() { std::ofstream(ready_) << "ok\n"; }
-  ProcessResult Cli(std::vector<std::string> args) {
-    args.insert(args.begin(), testing::BatonBin());
-    return RunProcess(args, "",
-                      {"BATON_SERVER=" + server_->url(), "BATON_TOKEN=" + server_->admin_token()});
-  }
+  ProcessResult Cli(std::vector<std::string> args) { return server_->Cli(std::move(args)); }
 
   std::string dir_, ready_;
   std::unique_ptr<ServerProcess> server_;

@@ -65,11 +65,7 @@ class ServerSignals : public ::testing::Test {
     })) << server_->log();
     return id;
   }
-  ProcessResult Cli(std::vector<std::string> args) {
-    args.insert(args.begin(), testing::BatonBin());
-    return RunProcess(args, "",
-                      {"BATON_SERVER=" + server_->url(), "BATON_TOKEN=" + server_->admin_token()});
-  }
+  ProcessResult Cli(std::vector<std::string> args) { return server_->Cli(std::move(args)); }
 
   std::string dir_, marker_;
   std::unique_ptr<ServerProcess> server_;

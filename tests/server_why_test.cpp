@@ -70,11 +70,7 @@ class ServerWhy : public ::testing::Test {
     EXPECT_FALSE(found.is_null()) << step << " never waited for " << kind;
     return found;
   }
-  ProcessResult Cli(std::vector<std::string> args) {
-    args.insert(args.begin(), testing::BatonBin());
-    return testing::RunProcess(
-        args, "", {"BATON_SERVER=" + server_->url(), "BATON_TOKEN=" + server_->admin_token()});
-  }
+  ProcessResult Cli(std::vector<std::string> args) { return server_->Cli(std::move(args)); }
 
   std::string dir_;
   std::unique_ptr<ServerProcess> server_;

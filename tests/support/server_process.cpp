@@ -79,6 +79,11 @@ void ServerProcess::Start() {
   if (j.is_object()) token_ = j.value("token", "");
 }
 
+ProcessResult ServerProcess::Cli(std::vector<std::string> args) const {
+  args.insert(args.begin(), BatonBin());
+  return RunProcess(args, "", {"BATON_SERVER=" + url_, "BATON_TOKEN=" + token_});
+}
+
 std::string ServerProcess::log() const {
   return ReadFile(dir_ + "/server-" + std::to_string(starts_) + ".log");
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "client/api_client.h"
+#include "support/process_util.h"
 
 #include <sys/types.h>
 
@@ -25,6 +26,8 @@ class ServerProcess {
 
   client::ApiClient Admin() const { return client::ApiClient({url_, token_}); }
   client::ApiClient As(const std::string& token) const { return client::ApiClient({url_, token}); }
+  // Runs `baton ARGS...` against this server as its admin (BATON_SERVER, BATON_TOKEN set).
+  ProcessResult Cli(std::vector<std::string> args) const;
 
   void Kill9();     // what a crash leaves
   int Terminate();  // SIGTERM; returns the exit code
