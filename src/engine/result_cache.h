@@ -1,6 +1,6 @@
 // ResultCache: the engine's cached step results, bounded in count and bytes, evicted by
-// policy. Every operation is O(log n): entries sit in an ordered map and in one ordered
-// index per concern (eviction rank, expiry), so an insert never scans the cache.
+// policy. A lookup is one hash probe; an insert, a hit or an eviction is O(log n) in two
+// ordered indexes of integers (eviction rank, expiry), so nothing scans the cache.
 //
 // Not thread-safe: the engine uses it on its loop. It holds what the store holds (the
 // engine writes every change it reports into its turn's batch).
@@ -9,10 +9,10 @@
 #include <baton/engine.h>
 #include <baton/store.h>
 
-#include <map>
 #include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 namespace baton::engine {
@@ -35,7 +35,8 @@ class ResultCache {
   // the entry alone is larger than max_bytes.
   bool Insert(CacheEntryRecord entry, TimeMs now, std::vector<CacheKey>* removed);
   bool Erase(const std::string& ns, const std::string& key);
-  // Entries of `ns` (empty = all), optionally of one workflow and step, by ns, then key.
+  // Entries of `ns` (empty = all), optionally of one workflow and step, by ns, then key
+  // (sorted per call: for listings, not for the hot path).
   std::vector<const CacheEntryRecord*> List(const std::string& ns, const std::string& workflow,
                                             const std::string& step_id) const;
 
@@ -44,21 +45,28 @@ class ResultCache {
   const CacheOptions& options() const { return options_; }
 
  private:
-  using Id = std::pair<std::string, std::string>;  // ns, key
-  using Rank = std::tuple<int64_t, int64_t, Id>;   // eviction order: lowest goes first
+  struct Node {
+    CacheEntryRecord rec;
+    uint64_t seq = 0;  // unique: ties in the indexes break on it, never on the pointer
+  };
+  // Lowest goes first; the node is found again from the index without a lookup.
+  using Rank = std::tuple<int64_t, int64_t, uint64_t, Node*>;
+  using Expiry = std::tuple<TimeMs, uint64_t, Node*>;
+  static std::string IdOf(const std::string& ns, const std::string& key) { return ns + '\n' + key; }
 
-  Rank RankOf(const CacheEntryRecord& e) const;
-  void Index(const CacheEntryRecord& e);
-  void Unindex(const CacheEntryRecord& e);
-  void Remove(std::map<Id, CacheEntryRecord>::iterator it, std::vector<CacheKey>* removed);
+  Rank RankOf(Node& n) const;
+  void Index(Node& n);
+  void Unindex(Node& n);
+  void Remove(Node* n, std::vector<CacheKey>* removed);
   // Removes expired entries, then evicts by policy until within limits, sparing `keep`.
-  void Shrink(TimeMs now, std::vector<CacheKey>* removed, const Id* keep);
+  void Shrink(TimeMs now, std::vector<CacheKey>* removed, const Node* keep);
 
   CacheOptions options_;
-  std::map<Id, CacheEntryRecord> entries_;
+  std::unordered_map<std::string, Node> entries_;  // by IdOf(ns, key); nodes never move
   std::set<Rank> eviction_;
-  std::set<std::pair<TimeMs, Id>> expiry_;  // entries that expire, soonest first
+  std::set<Expiry> expiry_;  // entries that expire, soonest first
   int64_t bytes_ = 0;
+  uint64_t next_seq_ = 0;
 };
 
 }  // namespace baton::engine
