@@ -252,7 +252,8 @@ void AddClientCommands(CLI::App& app, std::function<int()>* action) {
     auto* cmd = app.add_subcommand(
         "why",
         "Say what each step of an execution that has not finished waits for: upstream "
-        "steps, a retry backoff, a signal, a timer, a free slot, a worker, a pause");
+        "steps, a retry backoff, an open circuit breaker, an identical cached step, a signal, "
+        "a timer, a free slot, a worker, a pause");
     cmd->add_option("execution_id", a->id, "Execution id")->required();
     AddCommon(cmd, &a->c);
     cmd->callback([a, action] {

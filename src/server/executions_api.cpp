@@ -320,7 +320,8 @@ void AddExecutionRoutes(Router& router, ApiContext& ctx) {
       });
   router.Add("GET", "/api/v1/executions/{id}/why", Scope::kRead,
              "What each step that has not finished waits for: upstream steps, a retry "
-             "backoff, a signal, a timer, a slot, a worker, a pause",
+             "backoff, an open circuit breaker, an identical step's cached run, a signal, a timer, "
+             "a slot, a worker, a pause",
              [&ctx](const Call& call, Responder respond) { Why(ctx, call, respond); });
   router.Add("GET", "/api/v1/executions/{id}/events", Scope::kRead,
              "An execution's events by seq, with positions: ?after=SEQ&limit=N",
