@@ -22,6 +22,7 @@ Status Coordinator::Load(Store* store) {
   }
   for (const WorkerRecord& r : *workers) {
     if (!holders.count(r.id)) continue;  // nothing to wait for: it registers afresh
+    loaded_sessions_[r.id] = r.session;
     WorkerEntry w;
     w.id = r.id;
     w.ns = r.ns;

@@ -230,6 +230,11 @@ class Coordinator {
   void ArmDeadline(WorkerEntry& w);
   void OnDeadline(const std::string& worker_id);
   void Reassign(const std::string& worker_id, const std::string& reason);
+  // Moves one dispatch off `w` (or fails it WORKER_LOST past max_reassignments); the
+  // caller runs Place(). `revoke`: cancel the old id when `w` is heard from again (not
+  // when `w` is already a new process that never had it).
+  void MoveAway(WorkerEntry& w, const std::string& dispatch_id, const std::string& reason,
+                bool revoke);
   void WriteWorker(const WorkerEntry& w);
   void Write(std::unique_ptr<WriteBatch> batch, std::function<void(const Status&)> then);
   void ResendUnacknowledged(WorkerEntry& w);
@@ -249,6 +254,9 @@ class Coordinator {
   std::deque<std::string> queue_;                   // dispatch ids waiting for a worker
   std::deque<std::string> local_queue_;             // ... for the local worker
   std::map<std::string, AssignmentRecord> loaded_;  // by dispatch id, until re-attached
+  // Worker id -> the session that held loaded_ work: a holder registered under another
+  // one by the time its step is re-attached is a new process that lost it.
+  std::map<std::string, std::string> loaded_sessions_;
   // Worker id -> worker-facing ids moved off it: cancelled when it is heard from again.
   std::map<std::string, std::set<std::string>> revoked_;
   std::unique_ptr<RemoteRunner> runner_;

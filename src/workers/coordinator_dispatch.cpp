@@ -338,6 +338,17 @@ void Coordinator::Reattach(const RunRequest& request, RunCallbacks callbacks) {
   holder->held.insert(id);
   current_[rec.id] = id;
   Dispatch& reattached = *(dispatches_[id] = std::move(d));
+  if (auto was = loaded_sessions_.find(holder->id);
+      was != loaded_sessions_.end() && !was->second.empty() && !holder->session.empty() &&
+      was->second != holder->session) {
+    // A new process registered under the holder's id before this step came back: the
+    // one that ran it is gone (Register() could not move what was not re-attached yet).
+    MoveAway(*holder, id, "worker " + holder->id + " restarted (a new process registered)",
+             /*revoke=*/false);
+    // ... and the new process may take it: it did not fail it.
+    reattached.refused_by.erase(holder->id);
+    return Place();
+  }
   // A holder that registered again before this missed the re-send for it: send it now
   // (a holder not back yet gets it when it registers).
   if (!reattached.sent) SendCommand(reattached);

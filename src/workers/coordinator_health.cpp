@@ -84,55 +84,61 @@ void Coordinator::Reassign(const std::string& worker_id, const std::string& reas
   WorkerEntry* w = registry_.Find(worker_id);
   if (w == nullptr) return;
   const std::set<std::string> held = w->held;
-  for (const std::string& dispatch_id : held) {
-    auto it = dispatches_.find(dispatch_id);
-    if (it == dispatches_.end()) continue;
-    Dispatch& d = *it->second;
-    w->held.erase(dispatch_id);
-    current_.erase(d.current_id);
-    // (Prepared, not started: it never had the command, there is nothing to cancel.)
-    if (!d.current_id.empty() && !d.awaiting_start) revoked_[worker_id].insert(d.current_id);
-    if (d.reassignments >= options_.max_reassignments) {
-      ++stats_.lost;
-      auto batch = std::make_unique<WriteBatch>();
-      ReassignmentRecord r;
-      r.id = "rsg_" + std::to_string(loop_->Now()) + "_" + std::to_string(++next_reassignment_);
-      r.ns = d.request.ns;
-      r.dispatch_id = dispatch_id;
-      r.assignment_id = d.current_id;
-      r.execution_id = d.request.execution_id;
-      r.step_id = d.request.step_id;
-      r.from_worker = worker_id;
-      r.reason = reason + "; not moved: it was moved " + std::to_string(d.reassignments) +
-                 " times already (max_reassignments)";
-      r.checkpoint = d.checkpoint;
-      r.at = loop_->Now();
-      batch->reassignments.push_back(std::move(r));
-      Write(std::move(batch), {});
-      RunResult result;
-      result.status =
-          Status(errc::kWorkerLost, reason + "; moved " + std::to_string(d.reassignments) +
-                                        " times already (max_reassignments)");
-      Finish(d, std::move(result), "lost");
-      continue;
-    }
-    // Accepted or running work moves with its checkpoint; a command it never acknowledged
-    // is simply placed again. Either way under a new worker-facing id, so whatever the old
-    // holder still sends for it is stale.
-    ++d.reassignments;
-    ++stats_.reassigned;
-    d.previous_worker = worker_id;
-    d.reassign_reason = reason;
-    d.worker_id.clear();
-    d.current_id.clear();
-    d.status = "waiting";
-    d.refused_by.insert(worker_id);
-    // Stored as waiting before Place() records where it went: if nobody takes it, the
-    // store must not keep naming the lost holder (a restart would hand it back).
-    WriteAssignment(d);
-    Enqueue(dispatch_id, /*front=*/true);
-  }
+  for (const std::string& dispatch_id : held) MoveAway(*w, dispatch_id, reason, /*revoke=*/true);
   Place();
+}
+
+void Coordinator::MoveAway(WorkerEntry& w, const std::string& dispatch_id,
+                           const std::string& reason, bool revoke) {
+  const std::string& worker_id = w.id;
+  auto it = dispatches_.find(dispatch_id);
+  if (it == dispatches_.end()) return;
+  Dispatch& d = *it->second;
+  w.held.erase(dispatch_id);
+  current_.erase(d.current_id);
+  // (Prepared, not started: it never had the command, there is nothing to cancel.)
+  if (revoke && !d.current_id.empty() && !d.awaiting_start) {
+    revoked_[worker_id].insert(d.current_id);
+  }
+  if (d.reassignments >= options_.max_reassignments) {
+    ++stats_.lost;
+    auto batch = std::make_unique<WriteBatch>();
+    ReassignmentRecord r;
+    r.id = "rsg_" + std::to_string(loop_->Now()) + "_" + std::to_string(++next_reassignment_);
+    r.ns = d.request.ns;
+    r.dispatch_id = dispatch_id;
+    r.assignment_id = d.current_id;
+    r.execution_id = d.request.execution_id;
+    r.step_id = d.request.step_id;
+    r.from_worker = worker_id;
+    r.reason = reason + "; not moved: it was moved " + std::to_string(d.reassignments) +
+               " times already (max_reassignments)";
+    r.checkpoint = d.checkpoint;
+    r.at = loop_->Now();
+    batch->reassignments.push_back(std::move(r));
+    Write(std::move(batch), {});
+    RunResult result;
+    result.status =
+        Status(errc::kWorkerLost, reason + "; moved " + std::to_string(d.reassignments) +
+                                      " times already (max_reassignments)");
+    Finish(d, std::move(result), "lost");
+    return;
+  }
+  // Accepted or running work moves with its checkpoint; a command it never acknowledged
+  // is simply placed again. Either way under a new worker-facing id, so whatever the old
+  // holder still sends for it is stale.
+  ++d.reassignments;
+  ++stats_.reassigned;
+  d.previous_worker = worker_id;
+  d.reassign_reason = reason;
+  d.worker_id.clear();
+  d.current_id.clear();
+  d.status = "waiting";
+  d.refused_by.insert(worker_id);
+  // Stored as waiting before Place() records where it went: if nobody takes it, the
+  // store must not keep naming the lost holder (a restart would hand it back).
+  WriteAssignment(d);
+  Enqueue(dispatch_id, /*front=*/true);
 }
 
 void Coordinator::CancelRevoked(const std::string& worker_id) {

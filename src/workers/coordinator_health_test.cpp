@@ -363,6 +363,7 @@ void SeedAndRestart(CoordinatorFixture& f, const std::string& status = "running"
   WriteBatch batch;
   WorkerRecord w;
   w.id = w.node = "a";
+  w.session = "process-1";
   w.capacity = 2;
   w.commands = {kCommand};
   w.status = "ONLINE";
@@ -464,6 +465,33 @@ TEST(CoordinatorRestart, AHolderThatRegisteredBeforeTheReattachGetsItsUnacknowle
   EXPECT_EQ(a->Commands()[0].assignment_id, id + ".r1");
   ASSERT_TRUE(f.Succeed("a", id + ".r1").ok());
   EXPECT_TRUE(f.Done(id).status.ok());
+}
+
+// Regression (CI, 2026-11-25): a new process of the holder registered before the engine's
+// recovery re-attached its step, so the step went back to the new process as if it were
+// still running there, and waited out the heartbeat timeout.
+TEST(CoordinatorRestart, ANewProcessOfTheHolderRegisteredBeforeTheReattachGetsTheWorkAgain) {
+  CoordinatorFixture f;
+  SeedAndRestart(f);
+  auto a = f.Connect("a", {.session = "process-2"});
+  const std::string id = f.Reattach("ex1");
+  ASSERT_EQ(a->Commands().size(), 1u);
+  EXPECT_EQ(a->Commands()[0].assignment_id, id + ".r2");
+  EXPECT_EQ(a->Commands()[0].checkpoint, (Json{{"bytes", 700}}));
+  EXPECT_EQ(f.coordinator->stats().reassigned, 1u);
+  ASSERT_TRUE(f.Succeed("a", id + ".r2").ok());
+  EXPECT_TRUE(f.Done(id).status.ok());
+}
+
+TEST(CoordinatorRestart, TheSameProcessRegisteredBeforeTheReattachKeepsItsRunningWork) {
+  CoordinatorFixture f;
+  SeedAndRestart(f);
+  auto a = f.Connect("a", {.session = "process-1"});
+  const std::string id = f.Reattach("ex1");
+  EXPECT_TRUE(a->Commands().empty());
+  ASSERT_TRUE(f.Succeed("a", id + ".r1").ok());
+  EXPECT_TRUE(f.Done(id).status.ok());
+  EXPECT_EQ(f.coordinator->stats().reassigned, 0u);
 }
 
 TEST(CoordinatorRestart, ADispatchWithNoStoredRecordIsPlacedLikeANewOne) {

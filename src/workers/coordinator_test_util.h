@@ -60,6 +60,7 @@ struct WorkerSpec {
   std::string node{};  // empty: the worker id
   std::vector<std::string> tags{};
   std::string ns = "default";
+  std::string session{};  // the process's `sessionId`; empty sends none
 };
 
 struct DispatchSpec {
@@ -130,6 +131,7 @@ class CoordinatorFixture {
     r.capacity = spec.capacity;
     r.commands = {kCommand};
     r.tags = spec.tags;
+    r.session_id = spec.session;
     return coordinator->Register(spec.ns, r, std::move(ch));
   }
   Status Send(const std::string& worker, const protocol::WorkerMessage& m) {
