@@ -102,6 +102,12 @@ struct CacheOptions {
   CacheEviction eviction = CacheEviction::kLru;
 };
 
+// Finds the workflow a `type: workflow` step starts, by namespace, name and version (0 =
+// the latest). Called on the engine thread when such a step starts; NOT_FOUND (or any
+// error) fails that attempt.
+using ChildWorkflowResolver = std::function<Result<std::shared_ptr<const WorkflowDef>>(
+    const std::string& ns, const std::string& name, int version)>;
+
 struct EngineOptions {
   int parallel = 0;          // local worker capacity (shell steps at once); 0 = hardware threads
   uint64_t random_seed = 0;  // jitter; 0 = seeded from the clock
@@ -113,6 +119,10 @@ struct EngineOptions {
   // stretch of silence. 0 = never.
   Duration stall_after{0};
   CacheOptions cache{};
+  // Unset: `type: workflow` steps fail UNSUPPORTED_STEP_TYPE.
+  ChildWorkflowResolver child_workflows{};
+  // How deep child workflows may nest (a top-level execution is at depth 1).
+  int max_child_depth = 16;
 
   // The local worker's capacity that `parallel` stands for.
   int local_capacity() const;
@@ -122,7 +132,9 @@ struct StartRequest {
   std::shared_ptr<const WorkflowDef> workflow;
   Json input = Json::object();  // already resolved (ResolveInputs)
   std::string execution_id;     // empty = generated
-  std::string parent_id;
+  std::string parent_id;        // a child workflow's parent (see ExecutionRecord)
+  std::string parent_step;
+  int parent_attempt = 0;
   std::optional<Priority> priority;  // overrides the workflow's
   std::string ns;                    // namespace; empty = kDefaultNamespace
   std::string idempotency_key;       // stored with the execution (the server dedupes)
@@ -160,6 +172,7 @@ struct EngineStats {
 //   running       attempt `attempt` runs since `since` (`until`: its timeout, if any)
 //   cache         an identical step (`steps`: "execution/step") is running; its result
 //                 will be this one's
+//   child         the child execution `steps[0]` (a `type: workflow` step) runs
 //   breaker       the circuit breaker `breaker` refused attempt `attempt` (`error`); the
 //                 next attempt starts at `until`, its probe time
 //   scheduling    ready, and starts on the engine's next turn

@@ -28,6 +28,8 @@ inline constexpr const char* kUnsupportedStepType = "UNSUPPORTED_STEP_TYPE";
 inline constexpr const char* kHttpStatus = "HTTP_STATUS";
 inline constexpr const char* kNetwork = "NETWORK";
 inline constexpr const char* kCircuitOpen = "CIRCUIT_OPEN";
+// A child workflow (`type: workflow`) failed, timed out or was cancelled; details name it.
+inline constexpr const char* kChildFailed = "CHILD_FAILED";
 inline constexpr const char* kStaleAssignment = "STALE_ASSIGNMENT";
 // Internal codes (not step errors).
 inline constexpr const char* kNotFound = "NOT_FOUND";

@@ -81,7 +81,11 @@ struct ExecutionRecord {
   int priority = 1;
   Json output;  // null until completed
   Json error;   // null or {code, message, step?}
+  // A child workflow's: the execution, step and attempt that started it (empty / 0 for a
+  // top-level execution).
   std::string parent_id;
+  std::string parent_step;
+  int parent_attempt = 0;
   TimeMs created_at = 0;
   TimeMs started_at = 0;
   TimeMs completed_at = 0;

@@ -303,8 +303,10 @@ Status Engine::Impl::BuildGraph(ExecState& ex) {
       ex.conditions[i] = std::make_unique<const expr::Condition>(std::move(cond.value()));
     }
     // Remote work (command) counts against its worker's capacity, not the local one.
+    // A child workflow's steps count for themselves: its parent step holds no slot (it
+    // would deadlock a capacity of one).
     st.uses_capacity = st.def->type != StepType::kNoop && st.def->type != StepType::kWait &&
-                       st.def->type != StepType::kCommand;
+                       st.def->type != StepType::kCommand && st.def->type != StepType::kWorkflow;
     ex.spec_has_templates[i] = expr::HasTemplates(st.def->spec);
   }
   // Kahn layers over the index graph (the definition is validated acyclic): for the
@@ -348,6 +350,8 @@ Result<std::string> Engine::Impl::Start(StartRequest request) {
   ex->rec.input = std::move(request.input);
   ex->rec.priority = static_cast<int>(request.priority.value_or(ex->def->priority));
   ex->rec.parent_id = request.parent_id;
+  ex->rec.parent_step = request.parent_step;
+  ex->rec.parent_attempt = request.parent_attempt;
   ex->rec.ns = request.ns.empty() ? kDefaultNamespace : request.ns;
   ex->rec.idempotency_key = request.idempotency_key;
   ex->rec.status = ExecutionStatus::kRunning;
@@ -371,8 +375,14 @@ Result<std::string> Engine::Impl::Start(StartRequest request) {
   propagate_.reserve(n);
   MarkDirty(ex);
   for (size_t i = 0; i < ex->steps.size(); ++i) MarkStepDirty(ex, static_cast<int>(i));
-  Emit(*ex, "execution.started", -1,
-       {{"workflow", ex->rec.workflow}, {"version", ex->rec.version}, {"input", ex->rec.input}});
+  Json started = {
+      {"workflow", ex->rec.workflow}, {"version", ex->rec.version}, {"input", ex->rec.input}};
+  if (!ex->rec.parent_id.empty()) {
+    started["parent_id"] = ex->rec.parent_id;
+    started["parent_step"] = ex->rec.parent_step;
+    children_[ex->rec.parent_id].push_back(ex->rec.id);
+  }
+  Emit(*ex, "execution.started", -1, std::move(started));
   if (ex->rec.deadline) {
     std::string id = ex->rec.id;
     ex->deadline_timer =
@@ -403,6 +413,7 @@ Status Engine::Impl::Pause(const std::string& id) {
   ex->rec.status = ExecutionStatus::kPaused;
   MarkDirty(ex);
   Emit(*ex, "execution.paused", -1);
+  for (const std::string& child : RunningChildren(id)) (void)Pause(child);
   return Status::Ok();
 }
 
@@ -420,6 +431,7 @@ Status Engine::Impl::Resume(const std::string& id) {
     ready_.push({ex->rec.priority * 8 + static_cast<int>(ex->steps[step].def->priority),
                  ready_seq_++, ex, step});
   }
+  for (const std::string& child : RunningChildren(id)) (void)Resume(child);
   return Status::Ok();
 }
 

@@ -197,6 +197,23 @@ class Engine::Impl {
   Result<size_t> ClearCache(const std::string& ns, const std::string& key,
                             const std::string& workflow, const std::string& step_id);
 
+  // --- children.cpp -----------------------------------------------------------
+  // Starts the child workflow of a dispatched `type: workflow` step in this turn (or
+  // fails the attempt: unknown workflow, bad input, a cycle, too deep).
+  void BeginChild(const ExecPtr& ex, int step, const Json& spec);
+  // A child execution came into memory (recovery): known to its parent, and linked to
+  // the parent's step when that step waits for it.
+  void AdoptChild(const ExecPtr& child);
+  // A recovered `type: workflow` step finds its child, should it be in memory already.
+  void LinkChild(const ExecPtr& ex, int step);
+  // A child finished (within its finishing turn): its result becomes the parent step's.
+  void EndChild(const engine::ExecState& child);
+  // A child step finished: the parent step's progress follows the child's.
+  void ReportChildProgress(const engine::ExecState& child);
+  // The parent step stops (cancel, timeout): its child is cancelled in this turn.
+  void StopChild(const ExecPtr& ex, int step, const std::string& reason);
+  std::vector<std::string> RunningChildren(const std::string& id) const;
+
   // --- stalls.cpp -------------------------------------------------------------
   // Arms the periodic check for stalled executions (EngineOptions::stall_after) unless
   // it is armed; it stays armed while executions are active.
@@ -232,6 +249,8 @@ class Engine::Impl {
     std::vector<std::pair<std::weak_ptr<engine::ExecState>, int>> waiters;
   };
   std::unordered_map<std::string, CacheFlight> cache_flights_;
+  // Running child executions by parent id (children.cpp).
+  std::unordered_map<std::string, std::vector<std::string>> children_;
   std::mt19937_64 rng_;
   std::unordered_map<StepType, Runner*> runners_;
   std::unique_ptr<Runner> noop_runner_;

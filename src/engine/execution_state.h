@@ -45,6 +45,9 @@ struct StepGuards {
   bool cache_waiting = false;  // ready, waiting for an identical step's run (cache.cpp)
   // The next retry may not start before this (an open breaker's probe time); 0 = none.
   TimeMs retry_floor = 0;
+  // A `type: workflow` step's running child execution (empty = none, or not linked yet
+  // after a restart).
+  std::string child_id;
 };
 
 struct StepState {
@@ -69,6 +72,7 @@ struct StepState {
   const std::string& BreakerKey() const { return guards ? guards->breaker_key : kNone; }
   const std::string& CacheKey() const { return guards ? guards->cache_key : kNone; }
   bool CacheWaiting() const { return guards && guards->cache_waiting; }
+  const std::string& ChildId() const { return guards ? guards->child_id : kNone; }
 
  private:
   static inline const std::string kNone;

@@ -90,6 +90,7 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
   TurnGuard turn(this);
   executions_.emplace(ex->rec.id, ex);
   ++active_;
+  if (!ex->rec.parent_id.empty()) AdoptChild(ex);
   ArmStallSweep();
   if (ex->rec.status == ExecutionStatus::kPending) {
     ex->rec.status = ExecutionStatus::kRunning;
@@ -171,6 +172,24 @@ bool Engine::Impl::ReattachStep(const ExecPtr& ex, int step) {
     }
     Emit(*ex, "step.reattached", step, {{"signal", def.spec["signal"]}}, st.rec.attempts);
     BeginSignalWait(ex, step);
+    return true;
+  }
+  if (def.type == StepType::kWorkflow && st.rec.status == StepStatus::kRunning) {
+    // Its child started in the same commit as this attempt: it is in the store, and
+    // recovered too; waiting for it again starts no second one.
+    st.in_flight = true;
+    if (st.rec.assignment_id.empty()) {
+      st.rec.assignment_id = ex->rec.id + "/" + def.id + "/" + std::to_string(st.rec.attempts);
+    }
+    if (st.rec.deadline) {
+      std::string id = ex->rec.id, assignment = st.rec.assignment_id;
+      st.timer = loop_->ScheduleAt(
+          std::max(st.rec.deadline, loop_->Now()),
+          [this, id, step, assignment] { OnAttemptTimeout(id, step, assignment); });
+    }
+    LinkChild(ex, step);  // else the child links itself when it is recovered
+    Emit(*ex, "step.reattached", step,
+         st.ChildId().empty() ? Json() : Json{{"child_id", st.ChildId()}}, st.rec.attempts);
     return true;
   }
   if (!def.for_each.is_null() || st.rec.assignment_id.empty()) return false;
@@ -257,6 +276,20 @@ Result<std::vector<std::string>> RecoverExecutions(Store* store, Engine* engine,
       return st;
     }
     ids.push_back(ex.id);
+  }
+  if (!only_id.empty()) {
+    // Its running children (and theirs) come back with it: its steps wait for them.
+    ExecutionFilter children;
+    children.parent_id = only_id;
+    children.limit = 0;
+    Result<std::vector<ExecutionRecord>> found = store->ListExecutions(children);
+    if (!found.ok()) return found.status();
+    for (const ExecutionRecord& child : *found) {
+      if (IsTerminal(child.status)) continue;
+      auto more = RecoverExecutions(store, engine, child.id);
+      if (!more.ok() && more.status().code() != errc::kConflict) return more.status();
+      if (more.ok()) ids.insert(ids.end(), more->begin(), more->end());
+    }
   }
   return ids;
 }

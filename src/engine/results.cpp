@@ -179,6 +179,7 @@ void Engine::Impl::StopStep(const ExecPtr& ex, int step) {
   CancelHeartbeat(st);
   CancelSlowWatch(st);
   if (!st.in_flight) return;
+  if (st.def->type == StepType::kWorkflow) return StopChild(ex, step, "its parent step stopped");
   auto it = runners_.find(st.def->type);
   if (it == runners_.end() || !it->second) return;
   Runner* runner = it->second;
@@ -314,6 +315,7 @@ void Engine::Impl::FinishStep(const ExecPtr& ex, int step, StepStatus status, bo
     }
   }
   MarkStepDirty(ex, step);
+  if (!ex->rec.parent_id.empty()) ReportChildProgress(*ex);
   if (propagate) {
     for (int d : ex->graph.Downstream(step)) {
       if (--ex->steps[d].pending_deps == 0) propagate_.emplace_back(ex, d);
@@ -374,6 +376,8 @@ void Engine::Impl::FinishExecution(const ExecPtr& ex, ExecutionStatus status, Js
   Json data = {{"status", ToString(status)}};
   if (!ex->rec.error.is_null()) data["error"] = ex->rec.error;
   Emit(*ex, type, -1, std::move(data));
+  // A child hands its result to the parent step in this same turn (children.cpp).
+  if (!ex->rec.parent_id.empty()) EndChild(*ex);
   if (options_.finish_hook != nullptr) {
     if (auto after_commit = options_.finish_hook->OnFinish(ex->rec, *ex->def, batch_)) {
       AddEffect(std::move(after_commit));

@@ -175,7 +175,8 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
     }
     spec = std::move(rendered.value());
   }
-  if (runner_it == runners_.end() || runner_it->second == nullptr) {
+  const bool child = def.type == StepType::kWorkflow;  // run by the engine itself
+  if (!child && (runner_it == runners_.end() || runner_it->second == nullptr)) {
     st.resolved_input = std::move(spec);
     return FailAttempt(ex, step, StepStatus::kFailed,
                        Status(errc::kUnsupportedStepType,
@@ -187,7 +188,7 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   // starts (the attempt has failed).
   if (def.cache && !fan_out && LookUpCache(ex, step, spec)) return;
   if (def.circuit_breaker && !PassBreaker(ex, step, spec)) return;
-  Runner* runner = runner_it->second;
+  Runner* runner = child ? nullptr : runner_it->second;
   ++stats_.steps_dispatched;
   // The attempt's row is written when it ends; until then the step row describes it.
   Emit(*ex, "step.dispatched", step, nullptr, st.rec.attempts);
@@ -219,6 +220,10 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   if (SignalWaitedFor(def) != nullptr) {
     st.resolved_input = std::move(spec);
     return BeginSignalWait(ex, step);
+  }
+  if (child) {
+    st.resolved_input = spec;
+    return BeginChild(ex, step, st.resolved_input);
   }
   ArmHeartbeat(ex, step);
   ArmSlowWatch(ex, step);

@@ -97,6 +97,9 @@ Result<std::vector<StepWait>> Engine::Impl::Why(const std::string& id) const {
         } else if (st.def->type == StepType::kWait) {
           w.kind = "timer";
           w.until = TimerEnd(st);
+        } else if (st.def->type == StepType::kWorkflow) {
+          w.kind = "child";
+          if (!st.ChildId().empty()) w.steps = {st.ChildId()};
         } else {
           w.kind = "running";
         }

@@ -55,6 +55,9 @@ bool HasTemplate(const Json& value);
 // Names and ids (workflow names, step ids, input names) are at most this long: a DNS
 // name's limit, and short enough for every key, label and log line they end up in.
 inline constexpr size_t kMaxNameBytes = 253;
+// [a-z0-9][a-z0-9_.-]*, at most kMaxNameBytes: a workflow's name (and a child step's
+// `workflow`).
+bool IsWorkflowName(std::string_view s);
 // `s` itself, or its first 40 bytes and its length when longer (for messages).
 std::string Abbreviated(std::string_view s);
 

@@ -9,9 +9,9 @@ namespace {
 
 Status Bad(const Json& entry) {
   std::string shown = entry.is_string() ? entry.get<std::string>() : entry.dump();
-  return Status(errc::kValidation,
-                "expected a status (404), a class (\"4xx\") or a range (\"400-499\"), got '" +
-                    shown + "'");
+  return Status(
+      errc::kValidation,
+      "expected a status (404), a class (\"4xx\") or a range (\"400-499\"), got '" + shown + "'");
 }
 
 Status OutOfRange() {

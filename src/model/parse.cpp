@@ -15,7 +15,6 @@
 
 namespace baton {
 namespace model {
-namespace {
 
 bool IsWorkflowName(std::string_view s) {
   if (s.empty() || s.size() > kMaxNameBytes) return false;
@@ -26,6 +25,8 @@ bool IsWorkflowName(std::string_view s) {
   }
   return true;
 }
+
+namespace {
 
 // Input names are path identifiers, so `{{ inputs.NAME }}` can reach them.
 bool IsIdentifier(std::string_view s) {
@@ -253,6 +254,16 @@ ParseOutcome BuildWorkflow(Json doc, const LineMap& lines, const std::string& fi
   }
   ValidateGraph(wf, sites, d);
   ValidateReferences(wf, sites, inputs_declared, d);
+  // The one child-workflow cycle a single file shows: a step starting its own workflow
+  // (longer cycles need the other files: the engine checks them when a child starts).
+  for (size_t i = 0; i < wf.steps.size() && i < sites.size(); ++i) {
+    const StepDef& step = wf.steps[i];
+    auto child = step.spec.find("workflow");
+    if (step.type == StepType::kWorkflow && child != step.spec.end() && *child == wf.name) {
+      d.Add(sites[i].where.Key("workflow"),
+            "starts its own workflow '" + wf.name + "' as a child: a cycle");
+    }
+  }
   if (d.size() > 0) return ParseOutcome{std::nullopt, d.Take()};
   wf.source = std::move(doc);
   LinkSteps(wf);

@@ -37,7 +37,7 @@ const std::vector<std::string>& TypeFields(StepType type) {
   static const std::vector<std::string> kHttp = {"request", "accept"};
   static const std::vector<std::string> kWait = {"duration", "until", "signal", "schema"};
   static const std::vector<std::string> kCommand = {"command", "resource", "target", "data"};
-  static const std::vector<std::string> kWorkflow = {"workflow", "input"};
+  static const std::vector<std::string> kWorkflow = {"workflow", "version", "input"};
   switch (type) {
     case StepType::kNoop:
       return kNoop;
@@ -312,6 +312,15 @@ void CheckWorkflow(const Json& s, Diags& d, const Where& w) {
     MissingField("workflow", d, w);
   } else if (auto name = GetString(s["workflow"], d, w.Key("workflow")); name && name->empty()) {
     d.Add(w.Key("workflow"), "empty workflow name");
+  } else if (name && !IsWorkflowName(*name)) {
+    d.Add(w.Key("workflow"), "invalid workflow name '" + Abbreviated(*name) +
+                                 "' (expected [a-z0-9][a-z0-9_.-]*, at most 253 bytes)");
+  }
+  if (s.contains("version")) {
+    std::optional<int64_t> v = GetInt(s["version"], d, w.Key("version"));
+    if (v && (*v < 1 || *v > std::numeric_limits<int>::max())) {
+      d.Add(w.Key("version"), "must be an integer >= 1");
+    }
   }
   if (s.contains("input")) {
     const Json& in = s["input"];
@@ -501,6 +510,9 @@ StepDef ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSit
     if (*type == StepType::kWait && s.contains("signal") && s.contains("for_each")) {
       // One signal completes one step; instances of a fan-out would race for it.
       d.Add(w.Key("for_each"), "a wait step on a signal cannot fan out");
+    }
+    if (*type == StepType::kWorkflow && s.contains("for_each")) {
+      d.Add(w.Key("for_each"), "a workflow step cannot fan out (start one child per step)");
     }
   }
   if (s.contains("with")) step.spec["with"] = s["with"];

@@ -199,6 +199,23 @@ TEST(ParseStep, WorkflowStep) {
   EXPECT_DIAG(out, 3, "a", "input", "expected object or template, got array");
 }
 
+TEST(ParseStep, WorkflowStepVersionNameForEachAndSelfCycle) {
+  WorkflowDef wf =
+      MustParse("name: x\nsteps:\n  - {id: a, type: workflow, workflow: c, version: 2}\n");
+  EXPECT_EQ(wf.steps[0].spec["version"], Json(2));
+  ParseOutcome out = Parse(
+      "name: x\nsteps:\n"
+      "  - {id: a, type: workflow, workflow: Bad Name, version: 0}\n"
+      "  - {id: b, type: workflow, workflow: c, for_each: [1, 2]}\n"
+      "  - {id: c, type: workflow, workflow: x}\n");
+  EXPECT_DIAG(
+      out, 3, "a", "workflow",
+      "invalid workflow name 'Bad Name' (expected [a-z0-9][a-z0-9_.-]*, at most 253 bytes)");
+  EXPECT_DIAG(out, 3, "a", "version", "must be an integer >= 1");
+  EXPECT_DIAG(out, 4, "b", "for_each", "a workflow step cannot fan out (start one child per step)");
+  EXPECT_DIAG(out, 5, "c", "workflow", "starts its own workflow 'x' as a child: a cycle");
+}
+
 TEST(ParseStep, CacheAndForEach) {
   WorkflowDef wf = MustParse(
       "name: x\nsteps:\n"

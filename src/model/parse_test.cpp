@@ -225,7 +225,8 @@ TEST(Parse, UnknownFieldsEverywhere) {
               "unknown field 'stepz' (valid: defaults, description, fail_fast, inputs, "
               "max_parallel, name, notify, output, priority, steps, timeout, vars, version)");
   EXPECT_DIAG(out, 3, "", "defaults.colour",
-              "unknown field 'colour' (valid: circuit_breaker, heartbeat_timeout, optional, priority, retry, "
+              "unknown field 'colour' (valid: circuit_breaker, heartbeat_timeout, optional, "
+              "priority, retry, "
               "timeout, trigger_rule)");
   EXPECT_DIAG(out, 5, "", "inputs.a.requird",
               "unknown field 'requird' (valid: default, description, required, type)");
@@ -245,7 +246,8 @@ TEST(Parse, FieldOfAnotherStepTypeIsUnknown) {
       "    request: {url: 'http://x'}\n"
       "    run: echo hi\n");
   EXPECT_DIAG(out, 6, "a", "run",
-              "unknown field 'run' for step type 'http' (valid: accept, cache, circuit_breaker, depends_on, "
+              "unknown field 'run' for step type 'http' (valid: accept, cache, circuit_breaker, "
+              "depends_on, "
               "description, expected_duration, for_each, heartbeat_timeout, id, name, optional, "
               "priority, request, retry, set_vars, timeout, trigger_rule, type, when, with)");
 }

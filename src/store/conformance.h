@@ -49,6 +49,8 @@ inline Json ToJson(const ExecutionRecord& e) {
           {"output", e.output},
           {"error", e.error},
           {"parent_id", e.parent_id},
+          {"parent_step", e.parent_step},
+          {"parent_attempt", e.parent_attempt},
           {"created_at", e.created_at},
           {"started_at", e.started_at},
           {"completed_at", e.completed_at},

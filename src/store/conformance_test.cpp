@@ -70,6 +70,8 @@ TEST_P(StoreConformance, ExecutionRoundTripsEveryFieldAndUpserts) {
   e.output = Json();  // null until completed
   e.error = Json{{"code", "TIMEOUT"}, {"message", "step «b» timed out"}, {"step", "b"}};
   e.parent_id = "exec-0";
+  e.parent_step = "deploy";
+  e.parent_attempt = 2;
   e.created_at = 1'700'000'000'001;
   e.started_at = 1'700'000'000'002;
   e.completed_at = 0;

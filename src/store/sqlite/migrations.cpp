@@ -356,6 +356,12 @@ CREATE TABLE cache_entries (
   PRIMARY KEY (ns, key)
 );
 )sql",
+    // 13 (kChildVersion): a child workflow's execution names the parent step and attempt
+    // that started it.
+    R"sql(
+ALTER TABLE executions ADD COLUMN parent_step TEXT NOT NULL DEFAULT '';
+ALTER TABLE executions ADD COLUMN parent_attempt INTEGER NOT NULL DEFAULT 0;
+)sql",
 };
 
 int64_t NowMs() {

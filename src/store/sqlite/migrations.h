@@ -30,6 +30,8 @@ inline constexpr int kDeadLetterQueueVersion = 10;
 inline constexpr int kBreakersVersion = 11;
 // The migration that adds the cache_entries table.
 inline constexpr int kCacheVersion = 12;
+// 13: executions record the parent step (and its attempt) that started them.
+inline constexpr int kChildVersion = 13;
 
 // Applies every migration newer than the database's version, each in its own
 // transaction. Fails (errc::kStore) when the database is newer than this build.

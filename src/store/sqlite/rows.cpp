@@ -13,15 +13,17 @@ const char* const kUpsertWorkflow =
 const char* const kUpsertExecution =
     "INSERT INTO executions (id, workflow, version, definition, input, status, priority, "
     "output, error, parent_id, created_at, started_at, completed_at, deadline, ns, "
-    "idempotency_key, vars) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17) "
+    "idempotency_key, vars, parent_step, parent_attempt) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
+    "?19) "
     "ON CONFLICT (id) DO UPDATE SET workflow = excluded.workflow, "
     "version = excluded.version, definition = excluded.definition, input = excluded.input, "
     "status = excluded.status, priority = excluded.priority, output = excluded.output, "
     "error = excluded.error, parent_id = excluded.parent_id, "
     "created_at = excluded.created_at, started_at = excluded.started_at, "
     "completed_at = excluded.completed_at, deadline = excluded.deadline, ns = excluded.ns, "
-    "idempotency_key = excluded.idempotency_key, vars = excluded.vars";
+    "idempotency_key = excluded.idempotency_key, vars = excluded.vars, "
+    "parent_step = excluded.parent_step, parent_attempt = excluded.parent_attempt";
 const char* const kUpsertStep =
     "INSERT INTO steps (execution_id, step_id, idx, status, attempts, progress, output, "
     "error, exit_code, stderr_tail, assignment_id, started_at, completed_at, retry_at, "
@@ -69,8 +71,8 @@ const char* const kSelectWorkflows =
     "SELECT name, version, definition, created_at, ns FROM workflows";
 const char* const kSelectExecutions =
     "SELECT id, workflow, version, definition, input, status, priority, output, error, "
-    "parent_id, created_at, started_at, completed_at, deadline, ns, idempotency_key, vars "
-    "FROM executions";
+    "parent_id, created_at, started_at, completed_at, deadline, ns, idempotency_key, vars, "
+    "parent_step, parent_attempt FROM executions";
 const char* const kSelectSteps =
     "SELECT execution_id, step_id, idx, status, attempts, progress, output, error, exit_code, "
     "stderr_tail, assignment_id, started_at, completed_at, retry_at, deadline, attempt_base "
@@ -112,6 +114,8 @@ Status Write(Stmt& q, const ExecutionRecord& e) {
   q.Bind(15, e.ns);
   q.Bind(16, e.idempotency_key);
   q.BindJson(17, e.vars);
+  q.Bind(18, e.parent_step);
+  q.Bind(19, e.parent_attempt);
   Status s = q.Run();
   return s.ok() ? s : Context(s, "writing execution " + e.id);
 }
@@ -239,6 +243,8 @@ bool Read(const Stmt& q, ExecutionRecord* e) {
   e->deadline = q.Int(13);
   e->ns = q.Text(14);
   e->idempotency_key = q.Text(15);
+  e->parent_step = q.Text(17);
+  e->parent_attempt = static_cast<int>(q.Int(18));
   return q.JsonAt(3, &e->definition) && q.JsonAt(4, &e->input) && q.JsonAt(7, &e->output) &&
          q.JsonAt(8, &e->error) && q.JsonAt(16, &e->vars);
 }
