@@ -10,6 +10,7 @@
 //   overlap        [[a, b], ...] pairs of steps whose run intervals overlap
 //   before         [[a, b], ...] a completed before b started
 //   stderr_contains / stdout_contains       substrings
+//   stderr_lacks   substrings stderr must not have
 #include "support/process_util.h"
 
 #include <baton/json.h>
@@ -68,6 +69,9 @@ TEST_P(Scenario, HasExpectedOutcome) {
   EXPECT_EQ(r.exit_code, expect.value("exit_code", 0));
   for (const auto& s : expect.value("stderr_contains", Json::array())) {
     EXPECT_NE(r.err.find(s.get<std::string>()), std::string::npos) << "stderr lacks: " << s;
+  }
+  for (const auto& s : expect.value("stderr_lacks", Json::array())) {
+    EXPECT_EQ(r.err.find(s.get<std::string>()), std::string::npos) << "stderr has: " << s;
   }
   for (const auto& s : expect.value("stdout_contains", Json::array())) {
     EXPECT_NE(r.out.find(s.get<std::string>()), std::string::npos) << "stdout lacks: " << s;

@@ -34,6 +34,9 @@ int Main(int argc, char** argv) {
                       "(default: number of cores)");
   run_cmd->add_flag("--sync-normal", run.sync_normal,
                     "SQLite synchronous=NORMAL: faster, may lose the last commits on power loss");
+  run_cmd->add_option("--workflows", run.workflows_dir,
+                      "Directory whose workflow files `type: workflow` steps start by name "
+                      "(default: the directory of FILE)");
   run_cmd->footer(
       "Example:\n  baton run examples/deploy-model.yaml --input model_id=llama-3-8b\n"
       "Ctrl-C cancels the execution cleanly (processes get SIGTERM, then SIGKILL).");
@@ -47,6 +50,9 @@ int Main(int argc, char** argv) {
   resume_cmd->add_flag("-q,--quiet", resume.quiet, "No progress output");
   resume_cmd->add_option("-p,--parallel", resume.parallel,
                          "Capacity of the local worker: shell and http steps running at once");
+  resume_cmd->add_option("--workflows", resume.workflows_dir,
+                         "Directory of the workflow files child workflows start from "
+                         "(default: the current directory)");
   std::string resume_server, resume_token;
   resume_cmd->add_option("--server", resume_server,
                          "Resume a paused execution on this server instead (also $BATON_SERVER)");

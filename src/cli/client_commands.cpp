@@ -44,6 +44,36 @@ std::map<std::string, std::string> WaitReasons(const ApiClient& api, const Json&
   return out;
 }
 
+// An execution, its steps, and under each step the child workflows it started (their
+// steps and children in turn), indented. `budget` bounds the requests for children.
+void PrintExecutionTree(const ApiClient& api, const Json& e, const std::string& indent,
+                        int* budget) {
+  std::printf("%s%s  %s  %s@%s  progress %s%%\n", indent.c_str(), Str(e, "id").c_str(),
+              Str(e, "status").c_str(), Str(e, "workflow").c_str(), Str(e, "version").c_str(),
+              Str(e, "progress").c_str());
+  std::map<std::string, std::string> why = WaitReasons(api, e);
+  const Json children = e.contains("children") ? e["children"] : Json::array();
+  for (const Json& s : e["steps"]) {
+    auto reason = why.find(Str(s, "id"));
+    std::printf("%s  %-24s %-13s attempts %s%s\n", indent.c_str(), Str(s, "id").c_str(),
+                Str(s, "status").c_str(), Str(s, "attempts").c_str(),
+                reason == why.end() ? "" : ("  " + reason->second).c_str());
+    for (const Json& c : children) {
+      if (Str(c, "parent_step") != Str(s, "id")) continue;
+      auto child = --*budget >= 0
+                       ? api.Call("GET", "/api/v1/executions/" + UrlEncode(Str(c, "id")))
+                       : Result<Json>(Status(errc::kConflict, "too many children to show"));
+      if (!child.ok()) {
+        std::printf("%s    %s  %s  %s (%s)\n", indent.c_str(), Str(c, "id").c_str(),
+                    Str(c, "status").c_str(), Str(c, "workflow").c_str(),
+                    child.status().message().c_str());
+        continue;
+      }
+      PrintExecutionTree(api, *child, indent + "    ", budget);
+    }
+  }
+}
+
 }  // namespace
 
 void AddClientCommands(CLI::App& app, std::function<int()>* action) {
@@ -122,16 +152,8 @@ void AddClientCommands(CLI::App& app, std::function<int()>* action) {
         ApiClient api = a->c.Client();
         return Finish(a->c, api.Call("GET", "/api/v1/executions/" + UrlEncode(a->id)),
                       [&api](const Json& e) {
-                        std::printf("%s  %s  %s@%s  progress %s%%\n", Str(e, "id").c_str(),
-                                    Str(e, "status").c_str(), Str(e, "workflow").c_str(),
-                                    Str(e, "version").c_str(), Str(e, "progress").c_str());
-                        std::map<std::string, std::string> why = WaitReasons(api, e);
-                        for (const Json& s : e["steps"]) {
-                          auto reason = why.find(Str(s, "id"));
-                          std::printf("  %-24s %-13s attempts %s%s\n", Str(s, "id").c_str(),
-                                      Str(s, "status").c_str(), Str(s, "attempts").c_str(),
-                                      reason == why.end() ? "" : ("  " + reason->second).c_str());
-                        }
+                        int budget = 200;  // child executions fetched at most
+                        PrintExecutionTree(api, e, "", &budget);
                         if (e.contains("waiting")) {
                           std::printf("waiting: %s\n", Str(e, "waiting").c_str());
                         }

@@ -27,6 +27,9 @@ struct RunArgs {
   int parallel = 0;
   std::string execution_id;  // resume: empty = every unfinished execution
   bool sync_normal = false;
+  // Where `type: workflow` steps find their child workflows, by name; empty: the run
+  // file's directory (resume: the current directory).
+  std::string workflows_dir;
 };
 
 int RunCommand(const RunArgs& args);

@@ -14,11 +14,6 @@ namespace {
 std::vector<std::pair<const StepDef*, std::string>> Unsupported(const WorkflowDef& wf) {
   std::vector<std::pair<const StepDef*, std::string>> out;
   for (const StepDef& s : wf.steps) {
-    if (s.type == StepType::kWorkflow) {
-      out.emplace_back(&s,
-                       "child workflows (type: workflow) are not run yet: the step fails "
-                       "with UNSUPPORTED_STEP_TYPE");
-    }
     if (s.cache && !s.for_each.is_null()) {
       out.emplace_back(&s, "cache is not applied to for_each steps: the step runs every time");
     }

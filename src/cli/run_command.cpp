@@ -2,6 +2,7 @@
 #include "cli/commands.h"
 #include "cli/progress_view.h"
 #include "cli/signals.h"
+#include "cli/workflow_directory.h"
 #include "common/json_parse.h"
 #include "runners/http_runner.h"
 #include "server/views.h"
@@ -83,6 +84,15 @@ int Drive(const RunArgs& args, Session& session,
   std::unique_ptr<Runner> http = NewHttpRunner(*http_options);
   EngineOptions options;
   options.parallel = args.parallel;
+  // Child workflows by name, from the workflow files of one directory.
+  std::string dir = args.workflows_dir;
+  if (dir.empty())
+    dir = args.file.empty() ? "." : std::filesystem::path(args.file).parent_path().string();
+  if (dir.empty()) dir = ".";
+  WorkflowDirectory children(dir);
+  options.child_workflows = [&children](const std::string&, const std::string& name, int version) {
+    return children.Find(name, version);
+  };
   Engine engine(&loop, committer.get(), options);
   // Shell and http steps run on the in-process local worker, through the same
   // coordinator (queue, placement, assignments) as a server's; no remote workers here.

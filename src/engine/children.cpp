@@ -104,10 +104,8 @@ void Engine::Impl::AdoptChild(const ExecPtr& child) {
   if (!parent || parent->finished) return;
   auto it = parent->StepIndex().find(child->rec.parent_step);
   if (it == parent->StepIndex().end()) return;
-  StepState& st = parent->steps[it->second];
-  if (st.in_flight && st.ChildId().empty() && IsChildOf(*child, *parent, it->second)) {
-    st.Guards().child_id = child->rec.id;
-  }
+  const StepState& st = parent->steps[it->second];
+  if (st.in_flight && st.ChildId().empty()) LinkChild(parent, it->second);
 }
 
 void Engine::Impl::LinkChild(const ExecPtr& ex, int step) {
@@ -122,21 +120,29 @@ void Engine::Impl::LinkChild(const ExecPtr& ex, int step) {
   }
 }
 
+Engine::Impl::ExecPtr Engine::Impl::WaitingParent(const ExecState& child, int* step) const {
+  ExecPtr parent = Find(child.rec.parent_id);
+  if (!parent || parent->finished) return nullptr;
+  auto index = parent->StepIndex().find(child.rec.parent_step);
+  if (index == parent->StepIndex().end()) return nullptr;
+  const StepState& st = parent->steps[index->second];
+  // Only the child the step waits for now: not one of an attempt that already ended
+  // (timed out, cancelled), whose cancellation lands later.
+  if (!st.in_flight || st.ChildId() != child.rec.id) return nullptr;
+  *step = index->second;
+  return parent;
+}
+
 void Engine::Impl::EndChild(const ExecState& child) {
   if (auto it = children_.find(child.rec.parent_id); it != children_.end()) {
     auto& ids = it->second;
     ids.erase(std::remove(ids.begin(), ids.end(), child.rec.id), ids.end());
     if (ids.empty()) children_.erase(it);
   }
-  ExecPtr parent = Find(child.rec.parent_id);
-  if (!parent || parent->finished) return;
-  auto index = parent->StepIndex().find(child.rec.parent_step);
-  if (index == parent->StepIndex().end()) return;
-  const int step = index->second;
+  int step = 0;
+  ExecPtr parent = WaitingParent(child, &step);
+  if (!parent) return;
   StepState& st = parent->steps[step];
-  // Only the child the step waits for now: not one of an attempt that already ended
-  // (timed out, cancelled), whose cancellation lands later.
-  if (!st.in_flight || st.ChildId() != child.rec.id) return;
   st.guards->child_id.clear();
   RunResult result;
   if (child.rec.status == ExecutionStatus::kCompleted) {
@@ -158,13 +164,10 @@ void Engine::Impl::EndChild(const ExecState& child) {
 }
 
 void Engine::Impl::ReportChildProgress(const ExecState& child) {
-  ExecPtr parent = Find(child.rec.parent_id);
-  if (!parent || parent->finished) return;
-  auto index = parent->StepIndex().find(child.rec.parent_step);
-  if (index == parent->StepIndex().end()) return;
-  const int step = index->second;
+  int step = 0;
+  ExecPtr parent = WaitingParent(child, &step);
+  if (!parent) return;
   StepState& st = parent->steps[step];
-  if (!st.in_flight || st.ChildId() != child.rec.id) return;
   // 100 is the step's own, once it finishes.
   const int percent = std::clamp(ProgressOf(child).percent, 0, 99);
   if (percent == st.rec.progress) return;

@@ -213,6 +213,8 @@ class Engine::Impl {
   // The parent step stops (cancel, timeout): its child is cancelled in this turn.
   void StopChild(const ExecPtr& ex, int step, const std::string& reason);
   std::vector<std::string> RunningChildren(const std::string& id) const;
+  // The parent whose step (*step) waits for `child` now; null when none does.
+  ExecPtr WaitingParent(const engine::ExecState& child, int* step) const;
 
   // --- stalls.cpp -------------------------------------------------------------
   // Arms the periodic check for stalled executions (EngineOptions::stall_after) unless

@@ -157,9 +157,13 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
 bool Engine::Impl::ReattachStep(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
   const StepDef& def = *st.def;
-  if (SignalWaitedFor(def) != nullptr) {
-    // Nothing ran outside the engine: the step simply waits again (and its timeout, if
-    // any, still counts from its first dispatch).
+  const bool signal = SignalWaitedFor(def) != nullptr;
+  const bool child = def.type == StepType::kWorkflow && st.rec.status == StepStatus::kRunning;
+  if (signal || child) {
+    // Nothing ran outside the engine: the step simply waits again, for a signal or for
+    // its child (started in the same commit as this attempt, so in the store and
+    // recovered too: no second child). Its timeout, if any, still counts from its
+    // first dispatch.
     st.in_flight = true;
     if (st.rec.assignment_id.empty()) {
       st.rec.assignment_id = ex->rec.id + "/" + def.id + "/" + std::to_string(st.rec.attempts);
@@ -170,26 +174,14 @@ bool Engine::Impl::ReattachStep(const ExecPtr& ex, int step) {
           std::max(st.rec.deadline, loop_->Now()),
           [this, id, step, assignment] { OnAttemptTimeout(id, step, assignment); });
     }
-    Emit(*ex, "step.reattached", step, {{"signal", def.spec["signal"]}}, st.rec.attempts);
-    BeginSignalWait(ex, step);
-    return true;
-  }
-  if (def.type == StepType::kWorkflow && st.rec.status == StepStatus::kRunning) {
-    // Its child started in the same commit as this attempt: it is in the store, and
-    // recovered too; waiting for it again starts no second one.
-    st.in_flight = true;
-    if (st.rec.assignment_id.empty()) {
-      st.rec.assignment_id = ex->rec.id + "/" + def.id + "/" + std::to_string(st.rec.attempts);
+    if (signal) {
+      Emit(*ex, "step.reattached", step, {{"signal", def.spec["signal"]}}, st.rec.attempts);
+      BeginSignalWait(ex, step);
+    } else {
+      LinkChild(ex, step);  // else the child links itself when it is recovered
+      Emit(*ex, "step.reattached", step,
+           st.ChildId().empty() ? Json() : Json{{"child_id", st.ChildId()}}, st.rec.attempts);
     }
-    if (st.rec.deadline) {
-      std::string id = ex->rec.id, assignment = st.rec.assignment_id;
-      st.timer = loop_->ScheduleAt(
-          std::max(st.rec.deadline, loop_->Now()),
-          [this, id, step, assignment] { OnAttemptTimeout(id, step, assignment); });
-    }
-    LinkChild(ex, step);  // else the child links itself when it is recovered
-    Emit(*ex, "step.reattached", step,
-         st.ChildId().empty() ? Json() : Json{{"child_id", st.ChildId()}}, st.rec.attempts);
     return true;
   }
   if (!def.for_each.is_null() || st.rec.assignment_id.empty()) return false;

@@ -276,6 +276,11 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   engine_options.stall_after = options.stall_after;
   engine_options.cache = options.cache;
   engine_options.finish_hook = impl->follow_ups.get();
+  // A `type: workflow` step starts a workflow of the caller's namespace, by name.
+  engine_options.child_workflows =
+      [store = impl->store.get()](const std::string& ns, const std::string& name, int version) {
+        return LoadStoredWorkflow(store, ns, name, version);
+      };
   impl->engine =
       std::make_unique<EngineHost>(impl->store.get(), engine_options, *http, impl->clock);
   impl->engine->AddObserver(&impl->metrics);

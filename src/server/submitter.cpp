@@ -17,24 +17,32 @@ const char* ToString(ControlOp op) {
 void Submitter::SubmitStored(const std::string& ns, const std::string& workflow, int version,
                              Json input, std::string idempotency_key,
                              std::function<void(Result<SubmitOutcome>)> done) {
-  auto wf = host_->store()->GetWorkflow(ns, workflow, version);
-  if (!wf.ok()) {
-    if (wf.status().code() != errc::kNotFound) return done(wf.status());
-    return done(Status(errc::kNotFound,
-                       "no workflow '" + workflow + "'" +
-                           (version ? " version " + std::to_string(version) : std::string())));
-  }
-  auto def = WorkflowFromSnapshot(wf->definition, "workflow " + wf->name);
+  auto def = LoadStoredWorkflow(host_->store(), ns, workflow, version);
   if (!def.ok()) return done(def.status());
-  def->version = wf->version;
-  auto resolved = ResolveInputs(*def, input, {});
+  auto resolved = ResolveInputs(**def, input, {});
   if (!resolved.ok()) return done(Status(errc::kValidation, resolved.status().message()));
   SubmitRequest req;
   req.ns = ns;
-  req.workflow = std::make_shared<const WorkflowDef>(std::move(def.value()));
+  req.workflow = std::move(def.value());
   req.input = std::move(resolved.value());
   req.idempotency_key = std::move(idempotency_key);
   Submit(std::move(req), std::move(done));
+}
+
+Result<std::shared_ptr<const WorkflowDef>> LoadStoredWorkflow(Store* store, const std::string& ns,
+                                                              const std::string& name,
+                                                              int version) {
+  auto wf = store->GetWorkflow(ns, name, version);
+  if (!wf.ok()) {
+    if (wf.status().code() != errc::kNotFound) return wf.status();
+    return Status(errc::kNotFound, "no workflow '" + name + "'" +
+                                       (version ? " version " + std::to_string(version) : "") +
+                                       " in namespace '" + ns + "'");
+  }
+  auto def = WorkflowFromSnapshot(wf->definition, "workflow " + wf->name);
+  if (!def.ok()) return def.status();
+  def->version = wf->version;
+  return std::make_shared<const WorkflowDef>(std::move(def.value()));
 }
 
 namespace {

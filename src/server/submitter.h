@@ -30,6 +30,12 @@ struct SubmitOutcome {
   bool created = true;  // false: an earlier submit with the same idempotency key
 };
 
+// A workflow of the catalog (version 0 = the latest), parsed from its stored definition:
+// what a submit by name starts, and what a `type: workflow` step starts as a child.
+// NOT_FOUND names the workflow (and version).
+Result<std::shared_ptr<const WorkflowDef>> LoadStoredWorkflow(Store* store, const std::string& ns,
+                                                              const std::string& name, int version);
+
 enum class ControlOp { kCancel, kPause, kResume };
 const char* ToString(ControlOp op);
 

@@ -2,9 +2,11 @@
 
 #include <baton/workflow.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <map>
+#include <tuple>
 
 namespace baton {
 
@@ -105,6 +107,7 @@ Json ExecutionSummaryJson(const ExecutionRecord& e) {
           {"status", ToString(e.status)},
           {"priority", e.priority},
           {"parent_id", e.parent_id.empty() ? Json(nullptr) : Json(e.parent_id)},
+          {"parent_step", e.parent_step.empty() ? Json(nullptr) : Json(e.parent_step)},
           {"idempotency_key", e.idempotency_key.empty() ? Json(nullptr) : Json(e.idempotency_key)},
           {"error", e.error},
           {"created_at", TimeOrNull(e.created_at)},
@@ -120,6 +123,28 @@ Result<Json> ExecutionDetailJson(Store* store, const ExecutionRecord& e) {
   for (const auto& [k, v] : summary.items()) j[k] = v;
   const TimeMs end = e.completed_at;
   j["duration_ms"] = e.started_at && end ? Json(end - e.started_at) : Json(nullptr);
+  // Child workflows its steps started (every attempt's), oldest first.
+  ExecutionFilter children;
+  children.parent_id = e.id;
+  children.ns = e.ns;
+  children.limit = kMaxChildrenListed;
+  auto found = store->ListExecutions(children);
+  if (!found.ok()) return found.status();
+  std::sort(found->begin(), found->end(), [](const ExecutionRecord& a, const ExecutionRecord& b) {
+    return std::tie(a.created_at, a.id) < std::tie(b.created_at, b.id);
+  });
+  j["children"] = Json::array();
+  for (const ExecutionRecord& c : *found) {
+    j["children"].push_back({{"id", c.id},
+                             {"workflow", c.workflow},
+                             {"version", c.version},
+                             {"status", ToString(c.status)},
+                             {"parent_step", c.parent_step},
+                             {"parent_attempt", c.parent_attempt},
+                             {"error", c.error},
+                             {"created_at", TimeOrNull(c.created_at)},
+                             {"completed_at", TimeOrNull(c.completed_at)}});
+  }
   // Attempts per step, in order.
   auto attempts = store->GetAttempts(e.id);
   if (!attempts.ok()) return attempts.status();
