@@ -238,6 +238,23 @@ steps: [{id: call, type: workflow, workflow: ping}]
   EXPECT_EQ(h.Step(unknown, "s").error["code"], errc::kNotFound);
 }
 
+TEST(EngineChildren, ACachedWorkflowStepStartsNoSecondChild) {
+  Catalog c{{{"training", kTraining}}};
+  SimHarness h(WithCatalog(c));
+  constexpr const char* kCached = R"(
+name: cached
+steps:
+  - {id: train, type: workflow, workflow: training, input: {model: m}, cache: {ttl: 1h}}
+)";
+  std::string first = h.Run(kCached);
+  std::string second = h.Run(kCached);
+  EXPECT_EQ(h.Step(first, "train").status, StepStatus::kCompleted);
+  EXPECT_EQ(h.Step(second, "train").status, StepStatus::kCached);
+  EXPECT_EQ(h.Step(second, "train").output, Json({{"path", "/models/m"}}));
+  EXPECT_EQ(ChildrenOf(h, first).size(), 1u);
+  EXPECT_TRUE(ChildrenOf(h, second).empty());
+}
+
 TEST(EngineChildren, WithoutACatalogTheStepFailsUnsupported) {
   SimHarness h;
   std::string id = h.Run("name: u\nsteps: [{id: s, type: workflow, workflow: x}]\n");

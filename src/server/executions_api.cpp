@@ -299,7 +299,8 @@ void AddExecutionRoutes(Router& router, ApiContext& ctx) {
              [&ctx](const Call& call, Responder respond) { List(ctx, call, respond); });
   router.Add(
       "GET", "/api/v1/executions/{id}", Scope::kRead,
-      "An execution with its steps, attempts, timing and layers",
+      "An execution with its steps, attempts, timing, layers and the child workflows its steps "
+      "started (children)",
       [&ctx](const Call& call, Responder respond) {
         auto e = Visible(ctx, call);
         if (!e.ok()) return respond(ErrorResponse(e.status()));

@@ -306,6 +306,11 @@ std::string WaitSentence(const StepWait& w, const std::string& execution_id,
     return "waits for signal '" + w.signal + "' (`baton signal " + execution_id + " " + w.signal +
            " --data JSON`)" + timeout;
   }
+  if (w.kind == "child") {
+    return w.steps.empty() ? "its child execution is being recovered" + timeout
+                           : "its child execution " + w.steps[0] + " runs (`baton status " +
+                                 w.steps[0] + "`)" + timeout;
+  }
   if (w.kind == "timer") return w.until ? "waits until " + IsoTime(w.until) : "waits";
   if (w.kind == "instances") {
     return std::to_string(w.done) + " of " + std::to_string(w.total) + " items finished" + timeout;
