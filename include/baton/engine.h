@@ -123,6 +123,10 @@ struct EngineOptions {
   ChildWorkflowResolver child_workflows{};
   // How deep child workflows may nest (a top-level execution is at depth 1).
   int max_child_depth = 16;
+  // Top-level executions running at once (0 = no limit); more wait `queued`, highest
+  // priority first, then first come first served. Child workflows are not counted (their
+  // parents wait for them: counting them could stall a parent forever).
+  int max_running_executions = 0;
 
   // The local worker's capacity that `parallel` stands for.
   int local_capacity() const;
@@ -150,6 +154,9 @@ struct EngineStats {
   uint64_t cache_hits = 0;               // steps served from the cache (`cached`)
   uint64_t cache_misses = 0;             // steps with `cache:` that ran
   uint64_t cache_evictions = 0;          // entries removed: expired, over the limits, or cleared
+  uint64_t children_started = 0;         // child workflow executions started
+  size_t executions_queued = 0;          // waiting for a concurrency slot now
+  uint64_t concurrency_cancelled = 0;    // cancelled by cancel_newest / cancel_oldest
   size_t cache_entries = 0;
   int64_t cache_bytes = 0;
   uint64_t batches = 0;
@@ -173,6 +180,9 @@ struct EngineStats {
 //   cache         an identical step (`steps`: "execution/step") is running; its result
 //                 will be this one's
 //   child         the child execution `steps[0]` (a `type: workflow` step) runs
+//   concurrency   the execution is queued: its workflow's concurrency key (in `breaker`)
+//                 allows `limit` at once, held by `steps` (execution ids)
+//   max_running   the execution is queued: the server runs `limit` executions at once
 //   breaker       the circuit breaker `breaker` refused attempt `attempt` (`error`); the
 //                 next attempt starts at `until`, its probe time
 //   scheduling    ready, and starts on the engine's next turn

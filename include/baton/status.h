@@ -30,6 +30,8 @@ inline constexpr const char* kNetwork = "NETWORK";
 inline constexpr const char* kCircuitOpen = "CIRCUIT_OPEN";
 // A child workflow (`type: workflow`) failed, timed out or was cancelled; details name it.
 inline constexpr const char* kChildFailed = "CHILD_FAILED";
+// A workflow's `concurrency` limit was reached and its policy cancelled the new execution.
+inline constexpr const char* kConcurrencyLimit = "CONCURRENCY_LIMIT";
 inline constexpr const char* kStaleAssignment = "STALE_ASSIGNMENT";
 // Internal codes (not step errors).
 inline constexpr const char* kNotFound = "NOT_FOUND";

@@ -36,7 +36,10 @@ enum class ExecutionStatus {
   kCompleted,
   kFailed,
   kTimeout,
-  kCancelled
+  kCancelled,
+  // Waiting for a concurrency slot (the workflow's `concurrency`, or the server's
+  // --max-running-executions) before it runs.
+  kQueued
 };
 enum class StepStatus {
   kPending,

@@ -78,6 +78,18 @@ struct CircuitBreakerSpec {
   int success_threshold = 1;
 };
 
+// A workflow's `concurrency:`: at most `limit` of its executions with the same key run
+// at once (per namespace). Over it, a new execution waits `queued` (priority, then
+// first come first served), is cancelled (cancel_newest), or cancels the oldest running
+// one of the key (cancel_oldest).
+enum class ConcurrencyPolicy { kQueue, kCancelNewest, kCancelOldest };
+const char* ToString(ConcurrencyPolicy p);
+struct ConcurrencySpec {
+  int limit = 1;
+  std::string key;  // may hold templates over `inputs`; empty = one key for the workflow
+  ConcurrencyPolicy policy = ConcurrencyPolicy::kQueue;
+};
+
 struct StepDef {
   std::string id;
   std::string name;
@@ -123,6 +135,7 @@ struct WorkflowDef {
   int max_parallel = 0;  // 0 = no limit of its own
   Priority priority = Priority::kNormal;
   bool fail_fast = false;
+  std::optional<ConcurrencySpec> concurrency;
   Json vars = Json::object();
   std::vector<StepDef> steps;
   Json output;              // null or a template value rendered at completion

@@ -165,6 +165,7 @@ void Engine::Impl::EndTurn() {
               abandoned_.push_back(ex->rec.id);
             }
           }
+          DropAllSlots();              // taken again as they are re-adopted
           committer_->ClearFailure();  // batches submitted from now on may commit
         }
         for (const auto& [runner, assignment] : cancels) {
@@ -357,7 +358,6 @@ Result<std::string> Engine::Impl::Start(StartRequest request) {
   ex->rec.status = ExecutionStatus::kRunning;
   ex->rec.created_at = now;
   ex->rec.started_at = now;
-  if (ex->def->timeout) ex->rec.deadline = now + ex->def->timeout->count();
   if (Status st = BuildGraph(*ex); !st.ok()) return st;
 
   TurnGuard turn(this);
@@ -383,7 +383,16 @@ Result<std::string> Engine::Impl::Start(StartRequest request) {
     children_[ex->rec.parent_id].push_back(ex->rec.id);
   }
   Emit(*ex, "execution.started", -1, std::move(started));
-  if (ex->rec.deadline) {
+  if (!ex->rec.parent_id.empty()) ++stats_.children_started;
+  if (Admit(ex)) BeginSteps(ex);  // else queued, or refused by its concurrency policy
+  return ex->rec.id;
+}
+
+void Engine::Impl::BeginSteps(const ExecPtr& ex) {
+  // The timeout counts from here: time spent queued is not running time.
+  if (ex->def->timeout) {
+    ex->rec.deadline = loop_->Now() + ex->def->timeout->count();
+    MarkDirty(ex);
     std::string id = ex->rec.id;
     ex->deadline_timer =
         loop_->ScheduleAt(ex->rec.deadline, [this, id] { OnExecutionDeadline(id); });
@@ -392,7 +401,6 @@ Result<std::string> Engine::Impl::Start(StartRequest request) {
     if (ex->steps[i].pending_deps == 0) OnDependenciesDone(ex, static_cast<int>(i));
   }
   MaybeFinish(ex);  // an execution of only skipped steps
-  return ex->rec.id;
 }
 
 Status Engine::Impl::Cancel(const std::string& id, const std::string& reason) {
@@ -409,6 +417,11 @@ Status Engine::Impl::Pause(const std::string& id) {
   ExecPtr ex = Find(id);
   if (!ex || ex->finished) return Status(errc::kNotFound, "no running execution '" + id + "'");
   if (ex->paused()) return Status::Ok();
+  if (ex->rec.status == ExecutionStatus::kQueued) {
+    return Status(errc::kConflict, "execution '" + id +
+                                       "' is queued for a concurrency slot: nothing runs to "
+                                       "pause (cancel it, or let it start)");
+  }
   TurnGuard turn(this);
   ex->rec.status = ExecutionStatus::kPaused;
   MarkDirty(ex);

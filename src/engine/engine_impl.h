@@ -216,6 +216,29 @@ class Engine::Impl {
   // The parent whose step (*step) waits for `child` now; null when none does.
   ExecPtr WaitingParent(const engine::ExecState& child, int* step) const;
 
+  // --- concurrency.cpp --------------------------------------------------------
+  using WaitQueue = engine::WaitQueue;
+  struct ConcurrencyGroup {
+    std::vector<std::string> running;  // holders, in admission order
+    WaitQueue queued;
+  };
+  // "namespace\nworkflow\nrendered key", or "" for a workflow without `concurrency`.
+  Result<std::string> ConcurrencyGroupOf(const engine::ExecState& ex) const;
+  // Takes the slots a new (or queued) execution needs: true when it may run now; else it
+  // is queued, or finished (cancel_newest, a key that cannot be rendered).
+  bool Admit(const ExecPtr& ex);
+  void Enqueue(const ExecPtr& ex, WaitQueue* queue);
+  // Recovery: a queued execution waits again; a running one holds its slots again.
+  void RequeueRecovered(const ExecPtr& ex);
+  void HoldRecoveredSlots(const ExecPtr& ex);
+  // The execution finished: its slots go to the next in line.
+  void ReleaseSlots(const ExecPtr& ex);
+  // Every execution was dropped from memory (store error): no slot is held.
+  void DropAllSlots();
+  std::vector<std::string> SlotHolders(const engine::ExecState& ex) const;
+  // An admitted execution's steps begin (and its timeout starts).
+  void BeginSteps(const ExecPtr& ex);
+
   // --- stalls.cpp -------------------------------------------------------------
   // Arms the periodic check for stalled executions (EngineOptions::stall_after) unless
   // it is armed; it stays armed while executions are active.
@@ -251,6 +274,11 @@ class Engine::Impl {
     std::vector<std::pair<std::weak_ptr<engine::ExecState>, int>> waiters;
   };
   std::unordered_map<std::string, CacheFlight> cache_flights_;
+  std::unordered_map<std::string, ConcurrencyGroup> concurrency_;
+  WaitQueue global_queue_;     // waiting for max_running_executions
+  WaitQueue recovered_queue_;  // queued executions recovered, admitted after the recovery
+  size_t running_top_ = 0;     // executions counted against max_running_executions
+  bool admit_posted_ = false;
   // Running child executions by parent id (children.cpp).
   std::unordered_map<std::string, std::vector<std::string>> children_;
   std::mt19937_64 rng_;

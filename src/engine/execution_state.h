@@ -10,8 +10,10 @@
 #include <array>
 #include <deque>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -99,6 +101,11 @@ struct StepGraph {
   }
 };
 
+struct ExecState;
+// Executions waiting for a concurrency slot: highest priority (negated) first, then
+// first come first served.
+using WaitQueue = std::set<std::tuple<int, uint64_t, std::shared_ptr<ExecState>>>;
+
 struct ExecState {
   ExecutionRecord rec;
   std::shared_ptr<const WorkflowDef> def;
@@ -144,6 +151,14 @@ struct ExecState {
   // reported since.
   TimeMs last_activity = 0;
   bool stall_reported = false;
+
+  // Concurrency (concurrency.cpp): the group (namespace, workflow, rendered key; empty =
+  // none), the slots held, and the queue it waits in (null = none) at queue_seq.
+  std::string concurrency_group;
+  bool holds_group_slot = false;
+  bool holds_global_slot = false;
+  WaitQueue* waiting_in = nullptr;
+  uint64_t queue_seq = 0;
 
   bool paused() const { return rec.status == ExecutionStatus::kPaused; }
 };

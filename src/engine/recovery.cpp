@@ -91,6 +91,14 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
   executions_.emplace(ex->rec.id, ex);
   ++active_;
   if (!ex->rec.parent_id.empty()) AdoptChild(ex);
+  if (ex->rec.status == ExecutionStatus::kQueued && retry == nullptr) {
+    // Nothing of it ran: it waits for its slot again, in its place.
+    Emit(*ex, "execution.recovered", -1,
+         {{"steps_done", ex->terminal_steps}, {"steps_total", ex->steps.size()}});
+    RequeueRecovered(ex);
+    return Status::Ok();
+  }
+  HoldRecoveredSlots(ex);
   ArmStallSweep();
   if (ex->rec.status == ExecutionStatus::kPending) {
     ex->rec.status = ExecutionStatus::kRunning;

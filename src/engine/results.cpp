@@ -355,6 +355,7 @@ void Engine::Impl::FinishExecution(const ExecPtr& ex, ExecutionStatus status, Js
     ex->deadline_timer = 0;
   }
   ex->parked.clear();
+  const bool was_queued = ex->rec.status == ExecutionStatus::kQueued;
   ex->rec.status = status;
   ex->rec.error = std::move(error);
   ex->rec.completed_at = loop_->Now();
@@ -378,6 +379,8 @@ void Engine::Impl::FinishExecution(const ExecPtr& ex, ExecutionStatus status, Js
   Emit(*ex, type, -1, std::move(data));
   // A child hands its result to the parent step in this same turn (children.cpp).
   if (!ex->rec.parent_id.empty()) EndChild(*ex);
+  // Its concurrency slots go to the next in line, in this turn too.
+  if (was_queued || ex->holds_group_slot || ex->holds_global_slot) ReleaseSlots(ex);
   if (options_.finish_hook != nullptr) {
     if (auto after_commit = options_.finish_hook->OnFinish(ex->rec, *ex->def, batch_)) {
       AddEffect(std::move(after_commit));

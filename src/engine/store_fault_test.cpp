@@ -147,5 +147,59 @@ TEST(StoreFault, FailingEachCommitInTurnLosesNothingAndLeaksNothing) {
   }
 }
 
+constexpr const char* kOneAtATime = R"(
+name: serial
+concurrency: {limit: 1}
+steps:
+  - {id: work, type: shell, run: "true", retry: {max_attempts: 4, initial_delay: 1s}}
+)";
+
+// Concurrency slots after a refused commit: whichever commit N is refused, both
+// executions (one queued behind the other) complete, and a third runs at once after
+// them: no slot is leaked or held twice.
+TEST(StoreFault, ARefusedCommitLeaksNoConcurrencySlot) {
+  for (uint64_t n = 1; n <= 30; ++n) {
+    SCOPED_TRACE("commit " + std::to_string(n) + " refused");
+    SimHarness h;
+    h.engine.reset();
+    h.committer.reset();
+    auto faulty =
+        std::make_unique<FaultInjectingStore>(std::move(h.store), FaultInjectingStore::Plan{n, 1});
+    FaultInjectingStore* store = faulty.get();
+    h.store = std::move(faulty);
+    h.committer = NewSyncCommitter(h.store.get());
+    h.Reset();
+    h.runner->script["work"] = {Outcome(10)};
+    std::vector<std::string> ids;
+    h.loop->Post([&] {
+      for (int i = 0; i < 2; ++i) {
+        StartRequest req;
+        req.workflow = MustParse(kOneAtATime);
+        auto started = h.engine->Start(req);
+        if (started.ok()) ids.push_back(*started);
+      }
+    });
+    h.loop->RunUntilIdle();
+    for (int round = 0; round < 5; ++round) {
+      for (const std::string& dropped : h.engine->TakeAbandoned()) {
+        h.loop->Post(
+            [&h, dropped] { (void)RecoverExecutions(h.store.get(), h.engine.get(), dropped); });
+      }
+      h.loop->RunUntilIdle();
+    }
+    if (store->refused() == 0) break;
+    for (const std::string& id : ids) {
+      if (!h.store->GetExecution(id).ok()) continue;  // its start was refused
+      EXPECT_EQ(h.Execution(id).status, ExecutionStatus::kCompleted) << id;
+    }
+    EXPECT_EQ(h.engine->Stats().executions_queued, 0u);
+    const std::string next = h.StartOnly(kOneAtATime);
+    h.loop->RunReady();
+    EXPECT_EQ(h.Execution(next).status, ExecutionStatus::kRunning);  // not queued: free
+    h.loop->RunUntilIdle();
+    EXPECT_EQ(h.Execution(next).status, ExecutionStatus::kCompleted);
+  }
+}
+
 }  // namespace
 }  // namespace baton::testing

@@ -42,6 +42,20 @@ Result<std::vector<StepWait>> Engine::Impl::Why(const std::string& id) const {
     w.status = st.rec.status;
     w.attempt = st.rec.attempts;
     w.max_attempts = st.def->retry.max_attempts;
+    if (ex->rec.status == ExecutionStatus::kQueued) {
+      // Nothing starts before the execution has its slot.
+      if (ex->holds_group_slot || ex->concurrency_group.empty()) {
+        w.kind = "max_running";
+        w.limit = options_.max_running_executions;
+      } else {
+        w.kind = "concurrency";
+        w.limit = ex->def->concurrency->limit;
+        const std::string& group = ex->concurrency_group;
+        w.breaker = group.substr(group.rfind('\n') + 1);  // the rendered key
+        w.steps = SlotHolders(*ex);
+      }
+      continue;
+    }
     switch (st.rec.status) {
       case StepStatus::kPending:
         w.kind = "upstream";

@@ -7,6 +7,18 @@
 #include <utility>
 
 namespace baton {
+
+const char* ToString(ConcurrencyPolicy p) {
+  switch (p) {
+    case ConcurrencyPolicy::kQueue:
+      return "queue";
+    case ConcurrencyPolicy::kCancelNewest:
+      return "cancel_newest";
+    case ConcurrencyPolicy::kCancelOldest:
+      return "cancel_oldest";
+  }
+  return "queue";
+}
 namespace {
 
 template <class E, size_t N>

@@ -28,6 +28,41 @@ bool IsWorkflowName(std::string_view s) {
 
 namespace {
 
+ConcurrencySpec ParseConcurrency(const Json& c, Diags& d, const Where& w) {
+  ConcurrencySpec spec;
+  if (!ExpectObject(c, d, w)) return spec;
+  CheckFields(c, {"limit", "key", "policy"}, d, w);
+  if (c.contains("limit")) {
+    std::optional<int64_t> v = GetInt(c["limit"], d, w.Key("limit"));
+    if (v && (*v < 1 || *v > 1'000'000)) {
+      d.Add(w.Key("limit"), "must be an integer from 1 to 1000000");
+    } else if (v) {
+      spec.limit = static_cast<int>(*v);
+    }
+  }
+  if (c.contains("key")) {
+    if (auto key = GetString(c["key"], d, w.Key("key"))) {
+      if (key->size() > 1024) d.Add(w.Key("key"), "longer than 1024 bytes");
+      spec.key = *key;
+    }
+  }
+  if (c.contains("policy")) {
+    if (auto p = GetString(c["policy"], d, w.Key("policy"))) {
+      if (*p == "queue") {
+        spec.policy = ConcurrencyPolicy::kQueue;
+      } else if (*p == "cancel_newest") {
+        spec.policy = ConcurrencyPolicy::kCancelNewest;
+      } else if (*p == "cancel_oldest") {
+        spec.policy = ConcurrencyPolicy::kCancelOldest;
+      } else {
+        d.Add(w.Key("policy"), "unknown policy '" + Abbreviated(*p) +
+                                   "' (expected queue, cancel_newest or cancel_oldest)");
+      }
+    }
+  }
+  return spec;
+}
+
 // Input names are path identifiers, so `{{ inputs.NAME }}` can reach them.
 bool IsIdentifier(std::string_view s) {
   if (s.empty() || s.size() > kMaxNameBytes) return false;
@@ -187,7 +222,7 @@ ParseOutcome BuildWorkflow(Json doc, const LineMap& lines, const std::string& fi
   wf.source_name = file;
   CheckFields(doc,
               {"name", "version", "description", "inputs", "timeout", "max_parallel", "priority",
-               "fail_fast", "vars", "defaults", "steps", "output", "notify"},
+               "fail_fast", "concurrency", "vars", "defaults", "steps", "output", "notify"},
               d, root);
   if (!doc.contains("name")) {
     MissingField("name", d, root);
@@ -230,6 +265,9 @@ ParseOutcome BuildWorkflow(Json doc, const LineMap& lines, const std::string& fi
   }
   if (doc.contains("vars")) {
     if (ExpectObject(doc["vars"], d, root.Key("vars"))) wf.vars = doc["vars"];
+  }
+  if (doc.contains("concurrency")) {
+    wf.concurrency = ParseConcurrency(doc["concurrency"], d, root.Key("concurrency"));
   }
   StepDefaults defaults;
   if (doc.contains("defaults")) defaults = ParseDefaults(doc["defaults"], d, root.Key("defaults"));

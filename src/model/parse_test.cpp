@@ -208,6 +208,23 @@ TEST(Parse, NotifyNamesKnownEventsAndHttpUrls) {
               "execution.completed, execution.failed, execution.timed_out)");
 }
 
+TEST(Parse, Concurrency) {
+  ParseOutcome ok = Parse(
+      "name: x\nconcurrency: {limit: 2, key: '{{ inputs.c }}', policy: cancel_oldest}\n"
+      "inputs: {c: {type: string}}\nsteps: [{id: a, type: noop}]\n");
+  ASSERT_TRUE(ok.ok()) << ok.ToStatus().message();
+  ASSERT_TRUE(ok.workflow->concurrency);
+  EXPECT_EQ(ok.workflow->concurrency->limit, 2);
+  EXPECT_EQ(ok.workflow->concurrency->key, "{{ inputs.c }}");
+  EXPECT_EQ(ok.workflow->concurrency->policy, ConcurrencyPolicy::kCancelOldest);
+  ParseOutcome out = Parse(
+      "name: x\nconcurrency: {limit: 0, policy: newest, keys: a}\nsteps: [{id: a, type: noop}]\n");
+  EXPECT_DIAG(out, 2, "", "concurrency.limit", "must be an integer from 1 to 1000000");
+  EXPECT_DIAG(out, 2, "", "concurrency.policy",
+              "unknown policy 'newest' (expected queue, cancel_newest or cancel_oldest)");
+  EXPECT_DIAG(out, 2, "", "concurrency.keys", "unknown field 'keys' (valid: key, limit, policy)");
+}
+
 TEST(Parse, UnknownFieldsEverywhere) {
   ParseOutcome out = Parse(
       "name: x\n"
@@ -222,8 +239,9 @@ TEST(Parse, UnknownFieldsEverywhere) {
       "    retry: {max_attempts: 2, backoff: 3}\n"
       "    cache: {ttl: 1h, size: 3}\n");
   EXPECT_DIAG(out, 2, "", "stepz",
-              "unknown field 'stepz' (valid: defaults, description, fail_fast, inputs, "
-              "max_parallel, name, notify, output, priority, steps, timeout, vars, version)");
+              "unknown field 'stepz' (valid: concurrency, defaults, description, fail_fast, "
+              "inputs, max_parallel, name, notify, output, priority, steps, timeout, vars, "
+              "version)");
   EXPECT_DIAG(out, 3, "", "defaults.colour",
               "unknown field 'colour' (valid: circuit_breaker, heartbeat_timeout, optional, "
               "priority, retry, "

@@ -48,6 +48,8 @@ void ServerMetrics::OnEvent(const EventRecord& e, const ExecutionProgress&) {
       ++finished_[it->second];
     } else if (t == "execution.paused") {
       live_[e.execution_id] = ExecutionStatus::kPaused;
+    } else if (t == "execution.queued") {
+      live_[e.execution_id] = ExecutionStatus::kQueued;
     } else {
       live_[e.execution_id] = ExecutionStatus::kRunning;
     }

@@ -306,6 +306,15 @@ std::string WaitSentence(const StepWait& w, const std::string& execution_id,
     return "waits for signal '" + w.signal + "' (`baton signal " + execution_id + " " + w.signal +
            " --data JSON`)" + timeout;
   }
+  if (w.kind == "concurrency") {
+    return "the execution is queued: its workflow runs at most " + std::to_string(w.limit) +
+           " at once for concurrency key '" + w.breaker + "', held by " +
+           (w.steps.empty() ? std::string("nobody yet") : Quoted(w.steps));
+  }
+  if (w.kind == "max_running") {
+    return "the execution is queued: the server runs at most " + std::to_string(w.limit) +
+           " executions at once (--max-running-executions)";
+  }
   if (w.kind == "child") {
     return w.steps.empty() ? "its child execution is being recovered" + timeout
                            : "its child execution " + w.steps[0] + " runs (`baton status " +
@@ -333,7 +342,7 @@ Json StepWaitJson(const StepWait& w, const std::string& execution_id,
             {"until", TimeOrNull(w.until)}};
   if (!w.steps.empty()) j["steps"] = w.steps;
   if (!w.signal.empty()) j["signal"] = w.signal;
-  if (!w.breaker.empty()) j["breaker"] = w.breaker;
+  if (!w.breaker.empty()) j[w.kind == "concurrency" ? "key" : "breaker"] = w.breaker;
   return j;
 }
 

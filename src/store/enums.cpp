@@ -8,7 +8,7 @@
 namespace baton {
 namespace {
 
-constexpr std::array<std::pair<ExecutionStatus, const char*>, 7> kExecutionNames{{
+constexpr std::array<std::pair<ExecutionStatus, const char*>, 8> kExecutionNames{{
     {ExecutionStatus::kPending, "pending"},
     {ExecutionStatus::kRunning, "running"},
     {ExecutionStatus::kPaused, "paused"},
@@ -16,6 +16,7 @@ constexpr std::array<std::pair<ExecutionStatus, const char*>, 7> kExecutionNames
     {ExecutionStatus::kFailed, "failed"},
     {ExecutionStatus::kTimeout, "timeout"},
     {ExecutionStatus::kCancelled, "cancelled"},
+    {ExecutionStatus::kQueued, "queued"},
 }};
 
 constexpr std::array<std::pair<StepStatus, const char*>, 11> kStepNames{{
@@ -82,6 +83,7 @@ bool IsTerminal(ExecutionStatus s) {
     case ExecutionStatus::kPending:
     case ExecutionStatus::kRunning:
     case ExecutionStatus::kPaused:
+    case ExecutionStatus::kQueued:
       return false;
     case ExecutionStatus::kCompleted:
     case ExecutionStatus::kFailed:

@@ -154,7 +154,7 @@ class SqliteStore final : public Store {
   Result<std::vector<ExecutionRecord>> ListUnfinishedExecutions() override {
     std::lock_guard lock(mu_);
     return Query<ExecutionRecord>(std::string(sqlite::kSelectExecutions) +
-                                      " WHERE status IN ('pending', 'running', 'paused')"
+                                      " WHERE status IN ('pending', 'running', 'paused', 'queued')"
                                       " ORDER BY created_at, rowid",
                                   "executions", [](Stmt&) {});
   }

@@ -1,0 +1,193 @@
+// Concurrency limits: a workflow's `concurrency: {limit, key, policy}` and the engine's
+// max_running_executions. An execution over a limit waits `queued` (no step starts),
+// highest priority first, then first come first served, or is cancelled per the policy.
+//
+// Slots are derived from executions in memory, never stored: a slot is held from the
+// admission of an execution until it finishes (FinishExecution) or is dropped (a store
+// error), and after a restart the running executions take theirs again before any
+// queued one is admitted. So no crash, cancel, timeout or store error can leak one.
+#include "engine/engine_impl.h"
+
+#include "expr/template.h"
+
+namespace baton {
+
+using engine::ExecState;
+
+namespace {
+
+bool CountsGlobally(const ExecState& ex) {
+  return ex.rec.parent_id.empty();  // children: their parents wait for them
+}
+
+}  // namespace
+
+Result<std::string> Engine::Impl::ConcurrencyGroupOf(const ExecState& ex) const {
+  if (!ex.def->concurrency) return std::string();
+  std::string key = ex.def->concurrency->key;
+  if (expr::HasTemplates(Json(key))) {
+    engine::ExecScope scope(ex);
+    Result<Json> rendered = expr::Render(Json(key), scope);
+    if (!rendered.ok()) return rendered.status();
+    key = rendered->is_string() ? rendered->get<std::string>() : rendered->dump();
+  }
+  return ex.rec.ns + "\n" + ex.rec.workflow + "\n" + key;
+}
+
+bool Engine::Impl::Admit(const ExecPtr& ex) {
+  if (ex->concurrency_group.empty() && ex->def->concurrency) {
+    Result<std::string> group = ConcurrencyGroupOf(*ex);
+    if (!group.ok()) {
+      FinishExecution(ex, ExecutionStatus::kFailed,
+                      {{"code", errc::kTemplateError},
+                       {"message", "concurrency key: " + group.status().message()}});
+      return false;
+    }
+    ex->concurrency_group = std::move(group.value());
+  }
+  if (!ex->concurrency_group.empty() && !ex->holds_group_slot) {
+    const ConcurrencySpec& spec = *ex->def->concurrency;
+    if (ConcurrencyGroup& g = concurrency_[ex->concurrency_group];
+        static_cast<int>(g.running.size()) >= spec.limit &&
+        spec.policy == ConcurrencyPolicy::kCancelOldest) {
+      ++stats_.concurrency_cancelled;
+      // Cancelling frees its slot (and may drop the group: look it up again below).
+      (void)Cancel(g.running.front(),
+                   "replaced by execution " + ex->rec.id + " (concurrency: cancel_oldest)");
+    }
+    ConcurrencyGroup& g = concurrency_[ex->concurrency_group];
+    if (static_cast<int>(g.running.size()) >= spec.limit) {
+      if (spec.policy == ConcurrencyPolicy::kCancelNewest) {
+        ++stats_.concurrency_cancelled;
+        CancelOpenSteps(ex, "concurrency limit reached");
+        FinishExecution(ex, ExecutionStatus::kCancelled,
+                        {{"code", errc::kConcurrencyLimit},
+                         {"message", "workflow '" + ex->rec.workflow + "' already runs " +
+                                         std::to_string(g.running.size()) +
+                                         " execution(s) of its concurrency key (limit " +
+                                         std::to_string(spec.limit) + ", cancel_newest)"}});
+        return false;
+      }
+      Enqueue(ex, &g.queued);
+      return false;
+    }
+    g.running.push_back(ex->rec.id);
+    ex->holds_group_slot = true;
+  }
+  if (options_.max_running_executions > 0 && CountsGlobally(*ex) && !ex->holds_global_slot) {
+    if (running_top_ >= static_cast<size_t>(options_.max_running_executions)) {
+      Enqueue(ex, &global_queue_);
+      return false;
+    }
+    ++running_top_;
+    ex->holds_global_slot = true;
+  }
+  if (ex->rec.status == ExecutionStatus::kQueued) {
+    --stats_.executions_queued;
+    ex->rec.status = ExecutionStatus::kRunning;
+    MarkDirty(ex);
+    Emit(*ex, "execution.dequeued", -1);
+  }
+  return true;
+}
+
+void Engine::Impl::Enqueue(const ExecPtr& ex, WaitQueue* queue) {
+  ex->waiting_in = queue;
+  ex->queue_seq = ready_seq_++;
+  queue->insert({-ex->rec.priority, ex->queue_seq, ex});
+  if (ex->rec.status == ExecutionStatus::kQueued) return;  // moved on to the global queue
+  ++stats_.executions_queued;
+  ex->rec.status = ExecutionStatus::kQueued;
+  MarkDirty(ex);
+  Json data = {{"reason", queue == &global_queue_ ? "max_running" : "concurrency"}};
+  if (queue != &global_queue_) data["limit"] = ex->def->concurrency->limit;
+  Emit(*ex, "execution.queued", -1, std::move(data));
+}
+
+void Engine::Impl::RequeueRecovered(const ExecPtr& ex) {
+  // Admitted (or refused) once every execution of the recovery is in memory, so that
+  // the running ones hold their slots first.
+  ++stats_.executions_queued;  // queued already: Enqueue does not count it again
+  Enqueue(ex, &recovered_queue_);
+  if (admit_posted_) return;
+  admit_posted_ = true;
+  loop_->Post([this, alive = std::weak_ptr<bool>(alive_)] {
+    if (alive.expired()) return;
+    admit_posted_ = false;
+    TurnGuard turn(this);
+    WaitQueue recovered;
+    recovered.swap(recovered_queue_);
+    for (const auto& [priority, seq, queued] : recovered) {
+      queued->waiting_in = nullptr;
+      if (!queued->finished && Admit(queued)) BeginSteps(queued);
+    }
+  });
+}
+
+void Engine::Impl::HoldRecoveredSlots(const ExecPtr& ex) {
+  // A running execution had its slots before the restart: it keeps them, even over a
+  // limit lowered since.
+  if (ex->def->concurrency) {
+    Result<std::string> group = ConcurrencyGroupOf(*ex);
+    if (group.ok()) {
+      ex->concurrency_group = std::move(group.value());
+      concurrency_[ex->concurrency_group].running.push_back(ex->rec.id);
+      ex->holds_group_slot = true;
+    }
+  }
+  if (options_.max_running_executions > 0 && CountsGlobally(*ex)) {
+    ++running_top_;
+    ex->holds_global_slot = true;
+  }
+}
+
+void Engine::Impl::ReleaseSlots(const ExecPtr& ex) {
+  if (ex->waiting_in != nullptr) {  // finished while queued (cancelled)
+    ex->waiting_in->erase({-ex->rec.priority, ex->queue_seq, ex});
+    ex->waiting_in = nullptr;
+    if (stats_.executions_queued > 0) --stats_.executions_queued;
+  }
+  std::vector<ExecPtr> next;
+  if (ex->holds_group_slot) {
+    ex->holds_group_slot = false;
+    auto it = concurrency_.find(ex->concurrency_group);
+    if (it != concurrency_.end()) {
+      ConcurrencyGroup& g = it->second;
+      std::erase(g.running, ex->rec.id);
+      if (!g.queued.empty()) {
+        next.push_back(std::get<2>(*g.queued.begin()));
+        g.queued.erase(g.queued.begin());
+      } else if (g.running.empty()) {
+        concurrency_.erase(it);
+      }
+    }
+  }
+  if (ex->holds_global_slot) {
+    ex->holds_global_slot = false;
+    --running_top_;
+    if (!global_queue_.empty()) {
+      next.push_back(std::get<2>(*global_queue_.begin()));
+      global_queue_.erase(global_queue_.begin());
+    }
+  }
+  for (const ExecPtr& waiting : next) {
+    waiting->waiting_in = nullptr;
+    if (!waiting->finished && Admit(waiting)) BeginSteps(waiting);
+  }
+}
+
+void Engine::Impl::DropAllSlots() {
+  concurrency_.clear();
+  global_queue_.clear();
+  recovered_queue_.clear();
+  running_top_ = 0;
+  stats_.executions_queued = 0;
+  children_.clear();
+}
+
+std::vector<std::string> Engine::Impl::SlotHolders(const ExecState& ex) const {
+  auto it = concurrency_.find(ex.concurrency_group);
+  return it == concurrency_.end() ? std::vector<std::string>{} : it->second.running;
+}
+
+}  // namespace baton
