@@ -195,6 +195,11 @@ void AddServerCommand(CLI::App& app, std::function<int()>* action) {
                   "A running execution with no event for this long (not one waiting only for a "
                   "signal, a timer or a retry) gets an execution.stalled event; 0 = never")
       ->capture_default_str();
+  cmd->add_option("--max-running-executions", args->options.max_running_executions,
+                  "Top-level executions running at once; more wait `queued`, highest priority "
+                  "first, then in order (child workflows are not counted); 0 = no limit")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--cache-max-entries", args->options.cache.max_entries,
                   "Cached step results kept (steps with `cache:`); past it entries are evicted")
       ->capture_default_str();

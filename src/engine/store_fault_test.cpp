@@ -85,6 +85,30 @@ TEST(StoreFault, ARefusedBatchGivesBackItsSlotsAndTheEngineGoesOn) {
   EXPECT_TRUE(h.engine->TakeAbandoned().empty());
 }
 
+// Puts a store that refuses its n-th commit (once) under `h`'s engine.
+FaultInjectingStore* RefuseCommit(SimHarness& h, uint64_t n, EngineOptions options) {
+  h.engine.reset();
+  h.committer.reset();
+  auto faulty =
+      std::make_unique<FaultInjectingStore>(std::move(h.store), FaultInjectingStore::Plan{n, 1});
+  FaultInjectingStore* store = faulty.get();
+  h.store = std::move(faulty);
+  h.committer = NewSyncCommitter(h.store.get());
+  h.Reset(options);
+  return store;
+}
+
+// What a host does every few hundred ms: re-adopts what a refused batch dropped.
+void ReadoptDropped(SimHarness& h) {
+  for (int round = 0; round < 5; ++round) {
+    for (const std::string& dropped : h.engine->TakeAbandoned()) {
+      h.loop->Post(
+          [&h, dropped] { (void)RecoverExecutions(h.store.get(), h.engine.get(), dropped); });
+    }
+    h.loop->RunUntilIdle();
+  }
+}
+
 constexpr const char* kDiamond = R"(
 name: diamond
 defaults:
@@ -103,14 +127,7 @@ TEST(StoreFault, FailingEachCommitInTurnLosesNothingAndLeaksNothing) {
   for (uint64_t n = 1; n <= 40; ++n) {
     SCOPED_TRACE("commit " + std::to_string(n) + " refused");
     SimHarness h;
-    h.engine.reset();
-    h.committer.reset();
-    auto faulty =
-        std::make_unique<FaultInjectingStore>(std::move(h.store), FaultInjectingStore::Plan{n, 1});
-    FaultInjectingStore* store = faulty.get();
-    h.store = std::move(faulty);
-    h.committer = NewSyncCommitter(h.store.get());
-    h.Reset(EngineOptions{.parallel = 2});
+    FaultInjectingStore* store = RefuseCommit(h, n, EngineOptions{.parallel = 2});
     for (const char* step : {"a", "b", "c", "d"}) h.runner->script[step] = {Outcome(10)};
 
     std::string id;
@@ -121,13 +138,7 @@ TEST(StoreFault, FailingEachCommitInTurnLosesNothingAndLeaksNothing) {
       if (started.ok()) id = *started;
     });
     h.loop->RunUntilIdle();
-    for (int round = 0; round < 5; ++round) {  // a host's periodic re-adoption
-      for (const std::string& dropped : h.engine->TakeAbandoned()) {
-        h.loop->Post(
-            [&h, dropped] { (void)RecoverExecutions(h.store.get(), h.engine.get(), dropped); });
-      }
-      h.loop->RunUntilIdle();
-    }
+    ReadoptDropped(h);
     if (store->refused() == 0) break;  // n is past the last commit a run makes
     if (id.empty() || !h.store->GetExecution(id).ok()) continue;  // the start was refused
     ASSERT_EQ(h.Execution(id).status, ExecutionStatus::kCompleted);
@@ -161,14 +172,7 @@ TEST(StoreFault, ARefusedCommitLeaksNoConcurrencySlot) {
   for (uint64_t n = 1; n <= 30; ++n) {
     SCOPED_TRACE("commit " + std::to_string(n) + " refused");
     SimHarness h;
-    h.engine.reset();
-    h.committer.reset();
-    auto faulty =
-        std::make_unique<FaultInjectingStore>(std::move(h.store), FaultInjectingStore::Plan{n, 1});
-    FaultInjectingStore* store = faulty.get();
-    h.store = std::move(faulty);
-    h.committer = NewSyncCommitter(h.store.get());
-    h.Reset();
+    FaultInjectingStore* store = RefuseCommit(h, n, EngineOptions{});
     h.runner->script["work"] = {Outcome(10)};
     std::vector<std::string> ids;
     h.loop->Post([&] {
@@ -180,13 +184,7 @@ TEST(StoreFault, ARefusedCommitLeaksNoConcurrencySlot) {
       }
     });
     h.loop->RunUntilIdle();
-    for (int round = 0; round < 5; ++round) {
-      for (const std::string& dropped : h.engine->TakeAbandoned()) {
-        h.loop->Post(
-            [&h, dropped] { (void)RecoverExecutions(h.store.get(), h.engine.get(), dropped); });
-      }
-      h.loop->RunUntilIdle();
-    }
+    ReadoptDropped(h);
     if (store->refused() == 0) break;
     for (const std::string& id : ids) {
       if (!h.store->GetExecution(id).ok()) continue;  // its start was refused

@@ -212,6 +212,16 @@ std::string ServerMetrics::Render() const {
     << "baton_step_duration_seconds_count " << duration_count_ << '\n';
   help("baton_ready_queue_depth", "gauge", "Steps ready and waiting for capacity.");
   o << "baton_ready_queue_depth " << engine_.ready_queue_depth << '\n';
+  help("baton_executions_queued", "gauge",
+       "Executions waiting for a concurrency slot (a workflow's concurrency, or "
+       "--max-running-executions).");
+  o << "baton_executions_queued " << engine_.executions_queued << '\n';
+  help("baton_executions_concurrency_cancelled_total", "counter",
+       "Executions cancelled by a concurrency policy (cancel_newest, cancel_oldest).");
+  o << "baton_executions_concurrency_cancelled_total " << engine_.concurrency_cancelled << '\n';
+  help("baton_child_executions_started_total", "counter",
+       "Child workflow executions started by `type: workflow` steps.");
+  o << "baton_child_executions_started_total " << engine_.children_started << '\n';
   help("baton_executions_abandoned_total", "counter",
        "Executions dropped from memory after the store refused a batch of theirs.");
   o << "baton_executions_abandoned_total " << engine_.executions_abandoned << '\n';

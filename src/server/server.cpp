@@ -274,6 +274,7 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   EngineOptions engine_options;
   engine_options.parallel = options.parallel;
   engine_options.stall_after = options.stall_after;
+  engine_options.max_running_executions = options.max_running_executions;
   engine_options.cache = options.cache;
   engine_options.finish_hook = impl->follow_ups.get();
   // A `type: workflow` step starts a workflow of the caller's namespace, by name.

@@ -31,6 +31,9 @@ struct ServerOptions {
   // A running execution with no event for this long gets an `execution.stalled` event
   // (EngineOptions::stall_after); 0 = never.
   Duration stall_after{3'600'000};
+  // Top-level executions running at once; more wait `queued` (0 = no limit;
+  // EngineOptions::max_running_executions).
+  int max_running_executions = 0;
   // Cached step results: bounds and eviction (EngineOptions::cache).
   CacheOptions cache{};
   // Remote workers: heartbeats, failure detection, reassignment (workers/coordinator.h).
