@@ -179,6 +179,8 @@ struct EngineStats {
 //   running       attempt `attempt` runs since `since` (`until`: its timeout, if any)
 //   cache         an identical step (`steps`: "execution/step") is running; its result
 //                 will be this one's
+//   pool          the step waits for slots of pool `breaker` (`limit` slots), held by
+//                 `steps` ("execution/step")
 //   child         the child execution `steps[0]` (a `type: workflow` step) runs
 //   concurrency   the execution is queued: its workflow's concurrency key (in `breaker`)
 //                 allows `limit` at once, held by `steps` (execution ids)
@@ -200,6 +202,14 @@ struct StepWait {
   size_t done = 0, total = 0;
   TimeMs since = 0;
   TimeMs until = 0;  // 0 = not known / none
+};
+
+// A pool as the engine holds it: its definition and who uses it now.
+struct PoolUsage {
+  PoolRecord pool;
+  int used = 0;                      // slots held
+  std::vector<std::string> holders;  // "execution/step"
+  size_t waiting = 0;                // steps ready and waiting for slots
 };
 
 class Engine {
@@ -272,6 +282,16 @@ class Engine {
   // when). NOT_FOUND when the namespace has no breaker of that key.
   Result<BreakerRecord> ResetBreaker(const std::string& ns, const std::string& key);
 
+  // Pools (a step's `pool`), shared by every execution of a namespace. AdoptPools takes
+  // the stored ones (LoadPools below): call before Start or Recover. SetPool creates or
+  // resizes one, written in this turn (WhenDurable tells when) and lets waiting steps in;
+  // RemovePool forgets one (NOT_FOUND when unknown): its holders keep their slots until
+  // they end, steps waiting for it fail NOT_FOUND. The store's row is the caller's.
+  void AdoptPools(std::vector<PoolRecord> pools);
+  Status SetPool(const PoolRecord& pool);
+  Status RemovePool(const std::string& ns, const std::string& name);
+  std::vector<PoolUsage> Pools(const std::string& ns) const;
+
   // Cached step results. Takes the stored entries (LoadCache below does): call before
   // Start or Recover. Entries beyond the options' limits are deleted.
   void AdoptCache(std::vector<CacheEntryRecord> entries);
@@ -334,6 +354,9 @@ Status LoadBreakers(Store* store, Engine* engine);
 // Hands `engine` the cache entries stored in `store` (Engine::AdoptCache), next to
 // LoadBreakers.
 Status LoadCache(Store* store, Engine* engine);
+
+// Hands `engine` the pools stored in `store` (Engine::AdoptPools), next to LoadBreakers.
+Status LoadPools(Store* store, Engine* engine);
 
 // New execution id: time-ordered, 15 characters, e.g. "01jd3k5x7q4f9a2".
 std::string NewExecutionId(TimeMs now);

@@ -218,6 +218,16 @@ struct SignalRecord {
   TimeMs consumed_at = 0;
 };
 
+// A named pool of slots shared by the workflows of a namespace (Airflow's pools): a step
+// with `pool: NAME` runs only while `pool_slots` of its slots are free.
+struct PoolRecord {
+  std::string ns = kDefaultNamespace;
+  std::string name;
+  int slots = 1;
+  TimeMs created_at = 0;
+  TimeMs updated_at = 0;
+};
+
 // A circuit breaker (DESIGN.md §3): the health of one dependency, shared by every
 // execution of a namespace. The engine writes it in the batch of the attempt that
 // changed it, so after a restart a breaker is as open as it was.
@@ -459,6 +469,7 @@ struct WriteBatch {
   std::vector<ReassignmentRecord> reassignments;  // appended (ids are unique)
   std::vector<SignalRecord> signals;              // upserts keyed by execution + seq
   std::vector<BreakerRecord> breakers;            // upserts keyed by ns + key
+  std::vector<PoolRecord> pools;                  // upserts keyed by ns + name
   // Cache entries: upserts keyed by ns + key, then touches (of entries that exist; one
   // that does not is ignored), then deletions (absent ones ignored), in that order.
   std::vector<CacheEntryRecord> cache_entries;
@@ -469,7 +480,7 @@ struct WriteBatch {
            events.empty() && dead_letters.empty() && tokens.empty() && schedules.empty() &&
            hooks.empty() && triggers.empty() && deliveries.empty() && workers.empty() &&
            assignments.empty() && reassignments.empty() && signals.empty() && breakers.empty() &&
-           cache_entries.empty() && cache_touches.empty() && cache_deletes.empty();
+           pools.empty() && cache_entries.empty() && cache_touches.empty() && cache_deletes.empty();
   }
 };
 
@@ -596,6 +607,10 @@ class Store {
   virtual Result<std::vector<SignalRecord>> ListSignals(const std::string& execution_id) = 0;
   // Circuit breakers of one namespace (empty = all), by namespace, then key.
   virtual Result<std::vector<BreakerRecord>> ListBreakers(const std::string& ns) = 0;
+  // Pools of one namespace (empty = all), by namespace, then name.
+  virtual Result<std::vector<PoolRecord>> ListPools(const std::string& ns) = 0;
+  // NOT_FOUND when `ns` has no pool `name`.
+  virtual Status DeletePool(const std::string& ns, const std::string& name) = 0;
   // Cache entries of one namespace (empty = all), by namespace, then key, outputs included.
   virtual Result<std::vector<CacheEntryRecord>> ListCacheEntries(const std::string& ns) = 0;
 };
@@ -701,6 +716,12 @@ class StoreWrapper : public Store {
   }
   Result<std::vector<BreakerRecord>> ListBreakers(const std::string& ns) override {
     return target_->ListBreakers(ns);
+  }
+  Result<std::vector<PoolRecord>> ListPools(const std::string& ns) override {
+    return target_->ListPools(ns);
+  }
+  Status DeletePool(const std::string& ns, const std::string& name) override {
+    return target_->DeletePool(ns, name);
   }
   Result<std::vector<CacheEntryRecord>> ListCacheEntries(const std::string& ns) override {
     return target_->ListCacheEntries(ns);

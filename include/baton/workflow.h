@@ -119,6 +119,10 @@ struct StepDef {
   Json for_each;  // null, or a template string that yields an array
   std::optional<CacheSpec> cache;
   std::optional<CircuitBreakerSpec> circuit_breaker;
+  // A named pool of the namespace (empty = none): each attempt runs only while
+  // `pool_slots` of its slots are free, and holds them until it ends.
+  std::string pool;
+  int pool_slots = 1;
   // null, or {name: value-or-template}: when the step completes, each value is rendered
   // (the step's own output is `steps.<id>.output`) and becomes the execution variable
   // `vars.<name>` for the steps that start after it.

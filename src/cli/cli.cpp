@@ -34,6 +34,9 @@ int Main(int argc, char** argv) {
                       "(default: number of cores)");
   run_cmd->add_flag("--sync-normal", run.sync_normal,
                     "SQLite synchronous=NORMAL: faster, may lose the last commits on power loss");
+  run_cmd->add_option("--pool", run.pools,
+                      "NAME=SLOTS: a pool for steps with `pool: NAME` (repeatable; kept in the "
+                      "database, as a server's POST /api/v1/pools)");
   run_cmd->add_option("--workflows", run.workflows_dir,
                       "Directory whose workflow files `type: workflow` steps start by name "
                       "(default: the directory of FILE)");

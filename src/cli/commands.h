@@ -30,6 +30,8 @@ struct RunArgs {
   // Where `type: workflow` steps find their child workflows, by name; empty: the run
   // file's directory (resume: the current directory).
   std::string workflows_dir;
+  // --pool NAME=N: pools (a step's `pool`) created or resized for this run.
+  std::vector<std::string> pools;
 };
 
 int RunCommand(const RunArgs& args);

@@ -70,6 +70,22 @@ Result<Session> OpenStore(const RunArgs& args) {
   return s;
 }
 
+// "gpu=2" -> the pool gpu with 2 slots.
+Result<PoolRecord> ParsePoolFlag(const std::string& spec) {
+  const auto eq = spec.find('=');
+  PoolRecord pool;
+  pool.name = spec.substr(0, eq == std::string::npos ? spec.size() : eq);
+  const std::string slots = eq == std::string::npos ? "" : spec.substr(eq + 1);
+  const bool digits = !slots.empty() && slots.size() <= 7 &&
+                      slots.find_first_not_of("0123456789") == std::string::npos;
+  if (pool.name.empty() || !digits || std::stoi(slots) < 1 || std::stoi(slots) > 1'000'000) {
+    return Status(errc::kValidation,
+                  "--pool expects NAME=SLOTS with SLOTS from 1 to 1000000, got '" + spec + "'");
+  }
+  pool.slots = std::stoi(slots);
+  return pool;
+}
+
 // Runs the loop until every execution in `ids` (or started by `start`) is terminal.
 int Drive(const RunArgs& args, Session& session,
           const std::function<Result<std::vector<std::string>>(Engine&)>& begin) {
@@ -132,6 +148,12 @@ int Drive(const RunArgs& args, Session& session,
     Status seeded = SeedEventPositions(session.store.get(), &engine);
     if (seeded.ok()) seeded = LoadBreakers(session.store.get(), &engine);
     if (seeded.ok()) seeded = LoadCache(session.store.get(), &engine);
+    if (seeded.ok()) seeded = LoadPools(session.store.get(), &engine);
+    // --pool NAME=N: pools of this run (kept in the database like a server's).
+    for (const std::string& spec : args.pools) {
+      Result<PoolRecord> pool = ParsePoolFlag(spec);
+      if (seeded.ok()) seeded = pool.ok() ? engine.SetPool(*pool) : pool.status();
+    }
     auto started = seeded.ok() ? begin(engine) : Result<std::vector<std::string>>(seeded);
     if (!started.ok()) {
       std::fprintf(stderr, "baton: %s\n", started.status().message().c_str());

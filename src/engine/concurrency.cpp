@@ -183,6 +183,7 @@ void Engine::Impl::DropAllSlots() {
   running_top_ = 0;
   stats_.executions_queued = 0;
   children_.clear();
+  DropPoolSlots();
 }
 
 std::vector<std::string> Engine::Impl::SlotHolders(const ExecState& ex) const {

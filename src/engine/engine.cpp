@@ -520,6 +520,18 @@ std::vector<CacheEntryRecord> Engine::CacheEntries(const std::string& ns,
   for (const CacheEntryRecord* e : impl_->cache_.List(ns, workflow, step_id)) out.push_back(*e);
   return out;
 }
+void Engine::AdoptPools(std::vector<PoolRecord> pools) {
+  impl_->AdoptPools(std::move(pools));
+}
+Status Engine::SetPool(const PoolRecord& pool) {
+  return impl_->SetPool(pool);
+}
+Status Engine::RemovePool(const std::string& ns, const std::string& name) {
+  return impl_->RemovePool(ns, name);
+}
+std::vector<PoolUsage> Engine::Pools(const std::string& ns) const {
+  return impl_->ListPools(ns);
+}
 Result<size_t> Engine::ClearCache(const std::string& ns, const std::string& key,
                                   const std::string& workflow, const std::string& step_id) {
   return impl_->ClearCache(ns, key, workflow, step_id);

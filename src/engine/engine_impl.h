@@ -14,6 +14,8 @@
 #include <map>
 #include <queue>
 #include <random>
+#include <set>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -239,6 +241,27 @@ class Engine::Impl {
   // An admitted execution's steps begin (and its timeout starts).
   void BeginSteps(const ExecPtr& ex);
 
+  // --- pools.cpp --------------------------------------------------------------
+  struct PoolState {
+    PoolRecord rec;
+    bool defined = false;  // false: deleted, or only known from a recovered holder
+    int used = 0;
+    std::vector<std::string> holders;                           // "execution/step"
+    std::set<std::tuple<int, uint64_t, ExecPtr, int>> waiting;  // (-priority, seq, ex, step)
+  };
+  // Before an attempt of a step with a pool starts: true when it holds its slots; false
+  // when it waits for them (queued in the pool) or failed (no such pool, too many slots).
+  bool TakePoolSlots(const ExecPtr& ex, int step);
+  void HoldPoolSlots(const ExecPtr& ex, int step);    // recovery: a re-attached attempt
+  void ReturnPoolSlots(const ExecPtr& ex, int step);  // from Release()
+  void WakePoolWaiters(PoolState& pool);
+  void DispatchPoolWoken();  // from DispatchReady()
+  Status SetPool(const PoolRecord& record);
+  Status RemovePool(const std::string& ns, const std::string& name);
+  void AdoptPools(std::vector<PoolRecord> records);
+  std::vector<PoolUsage> ListPools(const std::string& ns) const;
+  void DropPoolSlots();
+
   // --- stalls.cpp -------------------------------------------------------------
   // Arms the periodic check for stalled executions (EngineOptions::stall_after) unless
   // it is armed; it stays armed while executions are active.
@@ -279,6 +302,8 @@ class Engine::Impl {
   WaitQueue recovered_queue_;  // queued executions recovered, admitted after the recovery
   size_t running_top_ = 0;     // executions counted against max_running_executions
   bool admit_posted_ = false;
+  std::map<std::pair<std::string, std::string>, PoolState> pools_;  // by namespace, name
+  std::vector<std::pair<ExecPtr, int>> pool_woken_;  // given their slots, to dispatch
   // Running child executions by parent id (children.cpp).
   std::unordered_map<std::string, std::vector<std::string>> children_;
   std::mt19937_64 rng_;

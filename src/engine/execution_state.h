@@ -47,6 +47,9 @@ struct StepGuards {
   bool cache_waiting = false;  // ready, waiting for an identical step's run (cache.cpp)
   // The next retry may not start before this (an open breaker's probe time); 0 = none.
   TimeMs retry_floor = 0;
+  // Slots of the step's pool its attempt holds (0 = none), and whether it waits for them.
+  int pool_held = 0;
+  bool pool_waiting = false;
   // A `type: workflow` step's running child execution (empty = none, or not linked yet
   // after a restart).
   std::string child_id;

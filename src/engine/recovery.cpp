@@ -135,7 +135,10 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
     switch (st.rec.status) {
       case StepStatus::kDispatched:
       case StepStatus::kRunning:
-        if (ReattachStep(ex, step)) break;
+        if (ReattachStep(ex, step)) {
+          HoldPoolSlots(ex, step);
+          break;
+        }
         FailAttempt(
             ex, step, StepStatus::kFailed,
             Status(errc::kEngineRestart, "the engine stopped while this attempt was running"),
@@ -236,6 +239,13 @@ Status SeedEventPositions(Store* store, Engine* engine) {
   Result<int64_t> last = store->LastEventPosition();
   if (!last.ok()) return last.status();
   engine->SetLastEventPosition(*last);
+  return Status::Ok();
+}
+
+Status LoadPools(Store* store, Engine* engine) {
+  Result<std::vector<PoolRecord>> pools = store->ListPools("");
+  if (!pools.ok()) return pools.status();
+  engine->AdoptPools(std::move(pools.value()));
   return Status::Ok();
 }
 

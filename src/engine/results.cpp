@@ -190,6 +190,9 @@ void Engine::Impl::StopStep(const ExecPtr& ex, int step) {
 
 void Engine::Impl::Release(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
+  if (st.guards && (st.guards->pool_held > 0 || st.guards->pool_waiting)) {
+    ReturnPoolSlots(ex, step);
+  }
   if (!st.CacheKey().empty()) AbandonCacheFlight(ex, step);
   if (st.timer) {
     loop_->CancelTimer(st.timer);

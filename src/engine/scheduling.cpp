@@ -122,6 +122,7 @@ void Engine::Impl::DispatchReady() {
   if (dispatching_) return;
   dispatching_ = true;
   DrainPropagation();
+  if (!pool_woken_.empty()) DispatchPoolWoken();
   while (!ready_.empty() && capacity_used_ < capacity_) {
     ReadyItem item = ready_.top();
     ready_.pop();
@@ -140,6 +141,7 @@ void Engine::Impl::DispatchReady() {
 void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
   const StepDef& def = *st.def;
+  if (!def.pool.empty() && !TakePoolSlots(ex, step)) return;  // waits (ready), or failed
   st.rec.attempts += 1;
   st.rec.status = StepStatus::kDispatched;
   st.rec.assignment_id.clear();

@@ -65,7 +65,15 @@ Result<std::vector<StepWait>> Engine::Impl::Why(const std::string& id) const {
         if (w.steps.empty()) w.kind = ex->paused() ? "paused" : "scheduling";
         break;
       case StepStatus::kReady:
-        if (st.CacheWaiting()) {
+        if (st.guards && st.guards->pool_waiting) {
+          w.kind = "pool";
+          w.breaker = st.def->pool;
+          auto pool = pools_.find({ex->rec.ns, st.def->pool});
+          if (pool != pools_.end()) {
+            w.limit = pool->second.rec.slots;
+            w.steps = pool->second.holders;
+          }
+        } else if (st.CacheWaiting()) {
           w.kind = "cache";
           for (const auto& [flight_id, flight] : cache_flights_) {
             for (const auto& [weak, waiting] : flight.waiters) {

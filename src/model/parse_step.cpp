@@ -28,7 +28,9 @@ const std::vector<std::string> kCommonFields = {"id",
                                                 "cache",
                                                 "set_vars",
                                                 "expected_duration",
-                                                "circuit_breaker"};
+                                                "circuit_breaker",
+                                                "pool",
+                                                "pool_slots"};
 
 const std::vector<std::string>& TypeFields(StepType type) {
   static const std::vector<std::string> kNoop;
@@ -475,6 +477,25 @@ StepDef ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSit
   step.timeout = defaults.timeout;
   if (s.contains("timeout")) step.timeout = GetTimeout(s["timeout"], d, w.Key("timeout"));
   step.heartbeat_timeout = defaults.heartbeat_timeout;
+  if (s.contains("pool")) {
+    if (auto pool = GetString(s["pool"], d, w.Key("pool"))) {
+      if (!IsWorkflowName(*pool)) {
+        d.Add(w.Key("pool"), "invalid pool name '" + Abbreviated(*pool) +
+                                 "' (expected [a-z0-9][a-z0-9_.-]*, at most 253 bytes)");
+      }
+      step.pool = *pool;
+    }
+  }
+  if (s.contains("pool_slots")) {
+    std::optional<int64_t> n = GetInt(s["pool_slots"], d, w.Key("pool_slots"));
+    if (!s.contains("pool")) {
+      d.Add(w.Key("pool_slots"), "pool_slots needs a pool");
+    } else if (n && (*n < 1 || *n > 1'000'000)) {
+      d.Add(w.Key("pool_slots"), "must be an integer from 1 to 1000000");
+    } else if (n) {
+      step.pool_slots = static_cast<int>(*n);
+    }
+  }
   if (s.contains("expected_duration")) {
     step.expected_duration = GetTimeout(s["expected_duration"], d, w.Key("expected_duration"));
   }

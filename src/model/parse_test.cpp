@@ -208,6 +208,20 @@ TEST(Parse, NotifyNamesKnownEventsAndHttpUrls) {
               "execution.completed, execution.failed, execution.timed_out)");
 }
 
+TEST(Parse, PoolAndPoolSlots) {
+  ParseOutcome ok = Parse("name: x\nsteps: [{id: a, type: noop, pool: gpu, pool_slots: 2}]\n");
+  ASSERT_TRUE(ok.ok()) << ok.ToStatus().message();
+  EXPECT_EQ(ok.workflow->steps[0].pool, "gpu");
+  EXPECT_EQ(ok.workflow->steps[0].pool_slots, 2);
+  ParseOutcome out = Parse(
+      "name: x\nsteps:\n  - {id: a, type: noop, pool: GPU!, pool_slots: 0}\n"
+      "  - {id: b, type: noop, pool_slots: 1}\n");
+  EXPECT_DIAG(out, 3, "a", "pool",
+              "invalid pool name 'GPU!' (expected [a-z0-9][a-z0-9_.-]*, at most 253 bytes)");
+  EXPECT_DIAG(out, 3, "a", "pool_slots", "must be an integer from 1 to 1000000");
+  EXPECT_DIAG(out, 4, "b", "pool_slots", "pool_slots needs a pool");
+}
+
 TEST(Parse, Concurrency) {
   ParseOutcome ok = Parse(
       "name: x\nconcurrency: {limit: 2, key: '{{ inputs.c }}', policy: cancel_oldest}\n"
@@ -267,7 +281,8 @@ TEST(Parse, FieldOfAnotherStepTypeIsUnknown) {
               "unknown field 'run' for step type 'http' (valid: accept, cache, circuit_breaker, "
               "depends_on, "
               "description, expected_duration, for_each, heartbeat_timeout, id, name, optional, "
-              "priority, request, retry, set_vars, timeout, trigger_rule, type, when, with)");
+              "pool, pool_slots, priority, request, retry, set_vars, timeout, trigger_rule, type, "
+              "when, with)");
 }
 
 TEST(Parse, StepIdAndType) {

@@ -35,6 +35,7 @@ Result<size_t> EngineHost::Start() {
     Status seeded = SeedEventPositions(store_, engine_.get());
     if (seeded.ok()) seeded = LoadBreakers(store_, engine_.get());
     if (seeded.ok()) seeded = LoadCache(store_, engine_.get());
+    if (seeded.ok()) seeded = LoadPools(store_, engine_.get());
     if (!seeded.ok()) {
       recovered.set_value(seeded);
       return;

@@ -417,6 +417,9 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
       if (Status loaded = LoadBreakers(host->store(), &engine); !loaded.ok()) {
         std::fprintf(stderr, "baton: reloading circuit breakers: %s\n", loaded.message().c_str());
       }
+      if (Status loaded = LoadPools(host->store(), &engine); !loaded.ok()) {
+        std::fprintf(stderr, "baton: reloading pools: %s\n", loaded.message().c_str());
+      }
     }
     for (const std::string& id : abandoned) {
       auto back = RecoverExecutions(host->store(), &engine, id);

@@ -95,6 +95,45 @@ TEST_P(BreakerConformance, AWriteReplacesTheBreakerOfItsNamespaceAndKey) {
   EXPECT_EQ(AsJson(*rows), AsJson(std::vector<BreakerRecord>{closed}));
 }
 
+PoolRecord Pool(const std::string& ns, const std::string& name, int slots) {
+  PoolRecord p;
+  p.ns = ns;
+  p.name = name;
+  p.slots = slots;
+  p.created_at = 100;
+  p.updated_at = 200;
+  return p;
+}
+
+std::vector<std::string> PoolRows(const std::vector<PoolRecord>& pools) {
+  std::vector<std::string> out;
+  for (const PoolRecord& p : pools) {
+    out.push_back(p.ns + "/" + p.name + "=" + std::to_string(p.slots) + "@" +
+                  std::to_string(p.created_at) + "," + std::to_string(p.updated_at));
+  }
+  return out;
+}
+
+TEST_P(BreakerConformance, PoolsAreUpsertedByNamespaceAndNameListedAndDeleted) {
+  WriteBatch b;
+  b.pools = {Pool("team-b", "gpu", 2), Pool("team-a", "gpu", 4), Pool("team-a", "db", 1)};
+  Commit(b);
+  EXPECT_EQ(PoolRows(*store_->ListPools("")),
+            (std::vector<std::string>{"team-a/db=1@100,200", "team-a/gpu=4@100,200",
+                                      "team-b/gpu=2@100,200"}));
+  PoolRecord resized = Pool("team-a", "gpu", 8);
+  resized.updated_at = 300;
+  WriteBatch update;
+  update.pools = {resized};
+  Commit(update);
+  EXPECT_EQ(PoolRows(*store_->ListPools("team-a")),
+            (std::vector<std::string>{"team-a/db=1@100,200", "team-a/gpu=8@100,300"}));
+  EXPECT_EQ(store_->DeletePool("team-b", "db").code(), errc::kNotFound);
+  ASSERT_TRUE(store_->DeletePool("team-a", "gpu").ok());
+  EXPECT_EQ(PoolRows(*store_->ListPools("team-a")),
+            (std::vector<std::string>{"team-a/db=1@100,200"}));
+}
+
 INSTANTIATE_TEST_SUITE_P(AllStores, BreakerConformance, ::testing::ValuesIn(Factories()),
                          [](const ::testing::TestParamInfo<StoreFactory>& p) {
                            return p.param.name;

@@ -155,6 +155,7 @@ struct SimHarness {
     // After a Crash() the store has events: numbering continues after them.
     EXPECT_TRUE(SeedEventPositions(store.get(), engine.get()).ok());
     EXPECT_TRUE(LoadBreakers(store.get(), engine.get()).ok());
+    EXPECT_TRUE(LoadPools(store.get(), engine.get()).ok());
     EXPECT_TRUE(LoadCache(store.get(), engine.get()).ok());
     engine->SetRunner(StepType::kShell, runner.get());
     engine->AddObserver(&log);

@@ -451,6 +451,20 @@ class MemoryStore final : public Store {
     }
     return out;
   }
+  Result<std::vector<PoolRecord>> ListPools(const std::string& ns) override {
+    std::lock_guard lock(mu_);
+    std::vector<PoolRecord> out;
+    auto it = ns.empty() ? pools_.begin() : pools_.lower_bound({ns, ""});
+    for (; it != pools_.end() && (ns.empty() || it->first.first == ns); ++it) {
+      out.push_back(it->second);
+    }
+    return out;
+  }
+  Status DeletePool(const std::string& ns, const std::string& name) override {
+    std::lock_guard lock(mu_);
+    if (pools_.erase({ns, name}) == 0) return Status(errc::kNotFound, "pool " + name);
+    return Status::Ok();
+  }
   Result<std::vector<BreakerRecord>> ListBreakers(const std::string& ns) override {
     std::lock_guard lock(mu_);
     std::vector<BreakerRecord> out;
@@ -620,6 +634,7 @@ class MemoryStore final : public Store {
     for (auto& d : b.dead_letters) dead_letters_.Add(Take(d));
     for (auto& sg : b.signals) signals_[{sg.execution_id, sg.seq}] = Take(sg);
     for (auto& br : b.breakers) breakers_[{br.ns, br.key}] = Take(br);
+    for (auto& p : b.pools) pools_[{p.ns, p.name}] = Take(p);
     for (auto& c : b.cache_entries) cache_[{c.ns, c.key}] = Take(c);
     for (const CacheTouch& t : b.cache_touches) {
       if (auto it = cache_.find({t.ns, t.key}); it != cache_.end()) {
@@ -652,6 +667,7 @@ class MemoryStore final : public Store {
   memory::DeadLetterTable dead_letters_;
   std::map<std::pair<std::string, int64_t>, SignalRecord> signals_;        // by execution, seq
   std::map<std::pair<std::string, std::string>, BreakerRecord> breakers_;  // by ns, key
+  std::map<std::pair<std::string, std::string>, PoolRecord> pools_;        // by ns, name
   std::map<std::pair<std::string, std::string>, CacheEntryRecord> cache_;  // by ns, key
   // Every event with a position, ascending: where ListEvents reads.
   struct PositionEntry {

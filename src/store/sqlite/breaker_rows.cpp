@@ -1,4 +1,5 @@
-// Rows of the breakers table: circuit breakers, one per namespace and key.
+// Rows of the breakers and pools tables: what guards work shared by a namespace --
+// circuit breakers (one per key) and pools of slots (one per name).
 #include "store/sqlite/rows.h"
 
 #include <string>
@@ -54,6 +55,31 @@ bool Read(const Stmt& q, BreakerRecord* r) {
     return false;
   }
   return q.JsonAt(8, &r->last_error);
+}
+
+const char* const kUpsertPool =
+    "INSERT INTO pools (ns, name, slots, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5) "
+    "ON CONFLICT (ns, name) DO UPDATE SET slots = excluded.slots, "
+    "updated_at = excluded.updated_at";
+const char* const kSelectPools = "SELECT ns, name, slots, created_at, updated_at FROM pools";
+
+Status Write(Stmt& q, const PoolRecord& r) {
+  q.Bind(1, r.ns);
+  q.Bind(2, r.name);
+  q.Bind(3, r.slots);
+  q.Bind(4, r.created_at);
+  q.Bind(5, r.updated_at);
+  Status s = q.Run();
+  return s.ok() ? s : Context(s, "writing pool '" + r.name + "' of namespace " + r.ns);
+}
+
+bool Read(const Stmt& q, PoolRecord* r) {
+  r->ns = q.Text(0);
+  r->name = q.Text(1);
+  r->slots = static_cast<int>(q.Int(2));
+  r->created_at = q.Int(3);
+  r->updated_at = q.Int(4);
+  return true;
 }
 
 }  // namespace baton::sqlite

@@ -362,6 +362,17 @@ CREATE TABLE cache_entries (
 ALTER TABLE executions ADD COLUMN parent_step TEXT NOT NULL DEFAULT '';
 ALTER TABLE executions ADD COLUMN parent_attempt INTEGER NOT NULL DEFAULT 0;
 )sql",
+    // 14 (kPoolsVersion): named pools of slots.
+    R"sql(
+CREATE TABLE pools (
+  ns TEXT NOT NULL,
+  name TEXT NOT NULL,
+  slots INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (ns, name)
+);
+)sql",
 };
 
 int64_t NowMs() {

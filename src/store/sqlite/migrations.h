@@ -32,6 +32,8 @@ inline constexpr int kBreakersVersion = 11;
 inline constexpr int kCacheVersion = 12;
 // 13: executions record the parent step (and its attempt) that started them.
 inline constexpr int kChildVersion = 13;
+// 14: the pools table.
+inline constexpr int kPoolsVersion = 14;
 
 // Applies every migration newer than the database's version, each in its own
 // transaction. Fails (errc::kStore) when the database is newer than this build.

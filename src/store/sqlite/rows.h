@@ -31,6 +31,7 @@ extern const char* const kUpsertAssignment;
 extern const char* const kInsertReassignment;  // a plain insert: a taken id fails
 extern const char* const kUpsertSignal;        // signal_rows.cpp
 extern const char* const kUpsertBreaker;       // breaker_rows.cpp
+extern const char* const kUpsertPool;          // breaker_rows.cpp
 extern const char* const kUpsertCacheEntry;    // cache_rows.cpp, with the two below
 extern const char* const kTouchCacheEntry;
 extern const char* const kDeleteCacheEntry;
@@ -52,6 +53,7 @@ extern const char* const kSelectAssignments;
 extern const char* const kSelectReassignments;
 extern const char* const kSelectSignals;
 extern const char* const kSelectBreakers;
+extern const char* const kSelectPools;
 extern const char* const kSelectCacheEntries;
 
 // Bind the record to the matching statement above and run it; errors name the record.
@@ -71,6 +73,7 @@ Status Write(Stmt& q, const AssignmentRecord& a);
 Status Write(Stmt& q, const ReassignmentRecord& r);
 Status Write(Stmt& q, const SignalRecord& r);
 Status Write(Stmt& q, const BreakerRecord& r);
+Status Write(Stmt& q, const PoolRecord& r);
 Status Write(Stmt& q, const CacheEntryRecord& r);
 Status Write(Stmt& q, const CacheTouch& r);
 Status Write(Stmt& q, const CacheKey& r);
@@ -93,6 +96,7 @@ bool Read(const Stmt& q, AssignmentRecord* a);
 bool Read(const Stmt& q, ReassignmentRecord* r);
 bool Read(const Stmt& q, SignalRecord* r);
 bool Read(const Stmt& q, BreakerRecord* r);
+bool Read(const Stmt& q, PoolRecord* r);
 bool Read(const Stmt& q, CacheEntryRecord* r);
 
 // The filtered, ordered and limited SELECTs of ListAssignments and ListReassignments,

@@ -50,7 +50,7 @@ class SqliteStore final : public Store {
     if (!any) return Status::Ok();
     std::lock_guard lock(mu_);
     Stmt *begin, *commit, *wf, *ex, *st, *at, *ev, *dl, *tk, *sc, *hk, *tg, *dv, *wk, *as, *rs, *sg,
-        *br, *ce, *ct, *cd;
+        *br, *ce, *ct, *cd, *pl;
     for (auto [stmt, sql] :
          {std::pair{&begin, "BEGIN IMMEDIATE"}, {&commit, "COMMIT"},
           {&wf, sqlite::kUpsertWorkflow},       {&ex, sqlite::kUpsertExecution},
@@ -62,7 +62,7 @@ class SqliteStore final : public Store {
           {&as, sqlite::kUpsertAssignment},     {&rs, sqlite::kInsertReassignment},
           {&sg, sqlite::kUpsertSignal},         {&br, sqlite::kUpsertBreaker},
           {&ce, sqlite::kUpsertCacheEntry},     {&ct, sqlite::kTouchCacheEntry},
-          {&cd, sqlite::kDeleteCacheEntry}}) {
+          {&cd, sqlite::kDeleteCacheEntry},     {&pl, sqlite::kUpsertPool}}) {
       if (Status s = Cached(sql, stmt); !s.ok()) return Context(s, "commit");
     }
     const bool coalesce = batches.size() > 1;
@@ -95,7 +95,7 @@ class SqliteStore final : public Store {
           !(s = AppendAll(*rs, b->reassignments)).ok() || !(s = AppendAll(*sg, b->signals)).ok() ||
           !(s = AppendAll(*br, b->breakers)).ok() || !(s = AppendAll(*ce, b->cache_entries)).ok() ||
           !(s = AppendAll(*ct, b->cache_touches)).ok() ||
-          !(s = AppendAll(*cd, b->cache_deletes)).ok()) {
+          !(s = AppendAll(*cd, b->cache_deletes)).ok() || !(s = AppendAll(*pl, b->pools)).ok()) {
         break;
       }
     }
@@ -428,6 +428,12 @@ class SqliteStore final : public Store {
   }
   Result<std::vector<BreakerRecord>> ListBreakers(const std::string& ns) override {
     return ListByNs<BreakerRecord>(sqlite::kSelectBreakers, "breakers", ns, "ns, key");
+  }
+  Result<std::vector<PoolRecord>> ListPools(const std::string& ns) override {
+    return ListByNs<PoolRecord>(sqlite::kSelectPools, "pools", ns, "ns, name");
+  }
+  Status DeletePool(const std::string& ns, const std::string& name) override {
+    return DeleteOne("DELETE FROM pools WHERE ns = ?1 AND name = ?2", ns, name, "pool " + name);
   }
 
  private:
