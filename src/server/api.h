@@ -67,6 +67,7 @@ void AddTriggerRoutes(Router& router, ApiContext& ctx);     // triggers and deli
 void AddDeadLetterRoutes(Router& router, ApiContext& ctx);  // the dead-letter queue
 void AddBreakerRoutes(Router& router, ApiContext& ctx);     // circuit breakers
 void AddCacheRoutes(Router& router, ApiContext& ctx);       // cached step results
+void AddPoolRoutes(Router& router, ApiContext& ctx);        // pools of slots
 // Workers, assignments, reassignments, coordinator health (workers/workers_api.cpp), and
 // the long-poll transport (workers/worker_longpoll.cpp).
 void AddWorkerRoutes(Router& router, ApiContext& ctx);

@@ -364,6 +364,7 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   AddDeadLetterRoutes(*impl->router, ctx);
   AddBreakerRoutes(*impl->router, ctx);
   AddCacheRoutes(*impl->router, ctx);
+  AddPoolRoutes(*impl->router, ctx);
   AddWorkerRoutes(*impl->router, ctx);
 
   auto shared = std::make_shared<SessionShared>();

@@ -306,6 +306,10 @@ std::string WaitSentence(const StepWait& w, const std::string& execution_id,
     return "waits for signal '" + w.signal + "' (`baton signal " + execution_id + " " + w.signal +
            " --data JSON`)" + timeout;
   }
+  if (w.kind == "pool") {
+    return "waits for a slot of pool '" + w.breaker + "' (" + std::to_string(w.limit) +
+           " slots), held by " + (w.steps.empty() ? std::string("nobody") : Quoted(w.steps));
+  }
   if (w.kind == "concurrency") {
     return "the execution is queued: its workflow runs at most " + std::to_string(w.limit) +
            " at once for concurrency key '" + w.breaker + "', held by " +
@@ -342,7 +346,9 @@ Json StepWaitJson(const StepWait& w, const std::string& execution_id,
             {"until", TimeOrNull(w.until)}};
   if (!w.steps.empty()) j["steps"] = w.steps;
   if (!w.signal.empty()) j["signal"] = w.signal;
-  if (!w.breaker.empty()) j[w.kind == "concurrency" ? "key" : "breaker"] = w.breaker;
+  if (!w.breaker.empty()) {
+    j[w.kind == "concurrency" ? "key" : w.kind == "pool" ? "pool" : "breaker"] = w.breaker;
+  }
   return j;
 }
 
