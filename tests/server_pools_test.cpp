@@ -83,9 +83,9 @@ TEST_F(ServerPools, StepsWaitForTheSlotsAndWhySaysWhoHoldsThem) {
       << why->dump();
 
   // Growing the pool lets the waiting step in at once.
-  auto resized = admin.Send("POST", "/api/v1/pools", R"({"name":"gpu","slots":2})");
-  ASSERT_TRUE(resized.ok());
-  EXPECT_EQ(resized->status, 200) << resized->body;
+  testing::ProcessResult resized = server_->Cli({"pool", "set", "gpu", "2", "--json"});
+  EXPECT_EQ(resized.exit_code, 0) << resized.err;
+  EXPECT_NE(resized.out.find("\"slots\": 2"), std::string::npos) << resized.out;
   EXPECT_TRUE(WaitUntil([&] { return Pools()[0]["used"] == 2; })) << Pools().dump();
   Go();
   WaitForExecutionStatus(admin, id, "completed");
@@ -108,9 +108,12 @@ TEST_F(ServerPools, AKill9NeitherLosesThePoolNorLeaksItsSlots) {
   WaitForExecutionStatus(server_->Admin(), id, "completed");
   EXPECT_EQ(Pools()[0]["used"], 0);
 
-  auto deleted = server_->Admin().Send("DELETE", "/api/v1/pools/gpu", "");
-  ASSERT_TRUE(deleted.ok());
-  EXPECT_EQ(deleted->status, 200) << deleted->body;
+  testing::ProcessResult listed = server_->Cli({"pool", "list"});
+  EXPECT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("gpu"), std::string::npos) << listed.out;
+  testing::ProcessResult deleted = server_->Cli({"pool", "delete", "gpu"});
+  EXPECT_EQ(deleted.exit_code, 0) << deleted.err;
+  EXPECT_NE(deleted.out.find("pool gpu deleted"), std::string::npos) << deleted.out;
   EXPECT_TRUE(Pools().empty());
   server_->Restart();  // (a SIGTERM first) and still gone
   ASSERT_TRUE(server_->ok()) << server_->log();

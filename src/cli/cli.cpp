@@ -86,6 +86,7 @@ int Main(int argc, char** argv) {
   AddWorkerCommands(app, &action);
   AddDeadLetterCommands(app, &action);
   AddBreakerCommands(app, &action);
+  AddPoolCommands(app, &action);
   AddCacheCommands(app, &action);
 
   try {

@@ -55,6 +55,7 @@ void AddWorkerCommands(CLI::App& app, std::function<int()>* action);
 void AddDeadLetterCommands(CLI::App& app, std::function<int()>* action);
 // `baton breaker list|reset` (breaker_commands.cpp).
 void AddBreakerCommands(CLI::App& app, std::function<int()>* action);
+void AddPoolCommands(CLI::App& app, std::function<int()>* action);
 // `baton cache list|clear` (cache_commands.cpp).
 void AddCacheCommands(CLI::App& app, std::function<int()>* action);
 int ResumeOnServer(const std::string& id, const std::string& server, const std::string& token,
