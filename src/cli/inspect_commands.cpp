@@ -1,9 +1,13 @@
 // `baton validate` and `baton analyze`: read workflow files, run nothing.
 #include "cli/commands.h"
+#include "cli/workflow_directory.h"
 
 #include <baton/workflow.h>
 
+#include <filesystem>
 #include <iostream>
+#include <map>
+#include <set>
 
 namespace baton::cli {
 
@@ -21,13 +25,64 @@ std::vector<std::pair<const StepDef*, std::string>> Unsupported(const WorkflowDe
   return out;
 }
 
+// Whether the child workflows of `from` (by name, through `dir`) lead to `target`; the
+// names on the way are appended to `path`.
+bool Reaches(const std::string& from, const std::string& target, WorkflowDirectory& dir,
+             std::set<std::string>& seen, std::vector<std::string>& path) {
+  if (from == target) return true;
+  if (!seen.insert(from).second) return false;
+  std::shared_ptr<const WorkflowDef> def = dir.Peek(from);
+  if (!def) return false;  // unknown here: the engine checks it when the child starts
+  for (const StepDef& s : def->steps) {
+    auto child = s.spec.find("workflow");
+    if (s.type != StepType::kWorkflow || child == s.spec.end() || !child->is_string()) continue;
+    path.push_back(child->get<std::string>());
+    if (Reaches(path.back(), target, dir, seen, path)) return true;
+    path.pop_back();
+  }
+  return false;
+}
+
+// Steps of `wf` whose child workflow leads back to `wf` through the workflow files of
+// `dir`, each with its cycle ("a -> b -> a").
+std::vector<std::pair<const StepDef*, std::string>> ChildCycles(const WorkflowDef& wf,
+                                                                WorkflowDirectory& dir) {
+  std::vector<std::pair<const StepDef*, std::string>> out;
+  for (const StepDef& s : wf.steps) {
+    auto child = s.spec.find("workflow");
+    if (s.type != StepType::kWorkflow || child == s.spec.end() || !child->is_string()) continue;
+    std::vector<std::string> path = {wf.name, child->get<std::string>()};
+    std::set<std::string> seen;
+    if (path.back() == wf.name || !Reaches(path.back(), wf.name, dir, seen, path)) continue;
+    std::string text;
+    for (const std::string& name : path) text += (text.empty() ? "" : " -> ") + name;
+    out.emplace_back(&s, text);
+  }
+  return out;
+}
+
 }  // namespace
 
 int ValidateCommand(const std::vector<std::string>& files, bool json) {
   int code = 0;
   Json report = Json::array();
+  std::map<std::string, std::unique_ptr<WorkflowDirectory>> dirs;  // by directory
   for (const auto& file : files) {
     ParseOutcome out = LoadWorkflowFile(file);
+    if (out.ok()) {
+      // Child workflows known by name (the files of the same directory, as `baton run`
+      // finds them): a cycle through them is an error here, not a failure at run time.
+      std::string dir = std::filesystem::path(file).parent_path().string();
+      if (dir.empty()) dir = ".";
+      auto& catalog = dirs[dir];
+      if (!catalog) catalog = std::make_unique<WorkflowDirectory>(dir);
+      for (const auto& [step, cycle] : ChildCycles(*out.workflow, *catalog)) {
+        out.diagnostics.push_back(Diagnostic{
+            file, step->line, step->id, "workflow",
+            "child workflow cycle: " + cycle + " (through the workflow files of " + dir + ")"});
+      }
+      if (!out.diagnostics.empty()) out.workflow.reset();
+    }
     Json entry = {{"file", file},
                   {"valid", out.ok()},
                   {"errors", Json::array()},

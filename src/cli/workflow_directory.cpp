@@ -36,6 +36,15 @@ void WorkflowDirectory::Scan() {
   }
 }
 
+std::shared_ptr<const WorkflowDef> WorkflowDirectory::Peek(const std::string& name) {
+  if (!scanned_) Scan();
+  std::shared_ptr<const WorkflowDef> pick;
+  for (const auto& [key, entry] : found_) {
+    if (key.first == name) pick = entry.def;  // ordered by version: the last is the highest
+  }
+  return pick;
+}
+
 Result<std::shared_ptr<const WorkflowDef>> WorkflowDirectory::Find(const std::string& name,
                                                                    int version) {
   if (!scanned_) Scan();

@@ -23,6 +23,9 @@ class WorkflowDirectory {
   // the directory has; a file that does not parse is skipped, and named if no other
   // file has the workflow.
   Result<std::shared_ptr<const WorkflowDef>> Find(const std::string& name, int version);
+  // The highest version of `name` the directory has, or null; says nothing.
+  std::shared_ptr<const WorkflowDef> Peek(const std::string& name);
+  const std::string& dir() const { return dir_; }
 
  private:
   struct Entry {
