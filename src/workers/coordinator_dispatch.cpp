@@ -235,6 +235,11 @@ void Coordinator::Stale(const std::string& worker_id, const std::string& assignm
 }
 
 void Coordinator::Finish(Dispatch& d, RunResult result, const std::string& final_status) {
+  // Only a dispatch still waiting for a worker is in a queue (Assign takes it out): the
+  // scan stays off the path of every completion, where it was O(backlog).
+  if (d.status == "waiting") {
+    std::erase(d.local != nullptr ? local_queue_ : queue_, d.request.assignment_id);
+  }
   d.status = final_status;
   d.updated_at = loop_->Now();
   WriteAssignment(d);
@@ -242,7 +247,6 @@ void Coordinator::Finish(Dispatch& d, RunResult result, const std::string& final
     holder->held.erase(d.request.assignment_id);
   }
   current_.erase(d.current_id);
-  std::erase(d.local != nullptr ? local_queue_ : queue_, d.request.assignment_id);
   auto callbacks = std::move(d.callbacks);
   const bool before_start = d.awaiting_start;
   const std::string id = d.request.assignment_id;

@@ -373,6 +373,16 @@ CREATE TABLE pools (
   PRIMARY KEY (ns, name)
 );
 )sql",
+    // 15 (kActiveAssignmentsOrVersion): the active-assignments index with its condition
+    // written with OR. With `status IN (...)` SQLite builds a temporary b-tree for the
+    // list on every write of an assignment (3 OpenEphemeral per upsert), and freeing it
+    // is what sent the writer thread's heap back to the kernel over and over.
+    R"sql(
+DROP INDEX assignments_active;
+CREATE INDEX assignments_active ON assignments (created_at, dispatch_id)
+  WHERE status = 'waiting' OR status = 'dispatched' OR status = 'accepted'
+     OR status = 'running';
+)sql",
 };
 
 int64_t NowMs() {

@@ -34,6 +34,8 @@ inline constexpr int kCacheVersion = 12;
 inline constexpr int kChildVersion = 13;
 // 14: the pools table.
 inline constexpr int kPoolsVersion = 14;
+// The migration that writes the assignments_active index's condition with OR.
+inline constexpr int kActiveAssignmentsOrVersion = 15;
 
 // Applies every migration newer than the database's version, each in its own
 // transaction. Fails (errc::kStore) when the database is newer than this build.

@@ -3,6 +3,7 @@
 
 #include "store/conformance.h"
 #include "store/sqlite/migrations.h"
+#include "store/sqlite/rows.h"
 #include "store/store_test_util.h"
 
 #include <gtest/gtest.h>
@@ -102,6 +103,82 @@ TEST(SqliteStore, RecordsSchemaVersionAndUsesWal) {
   ASSERT_TRUE(OpenSqliteStore(path).ok());
   EXPECT_EQ(RawQuery(path, "SELECT COUNT(*) FROM schema_migrations"),
             std::to_string(sqlite::LatestSchemaVersion()));
+}
+
+// How many temporary b-trees (OpenEphemeral) SQLite's program for `sql` opens.
+int EphemeralTables(const std::string& path, const char* sql) {
+  sqlite3* db = nullptr;
+  int count = -1;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* q = nullptr;
+    const std::string explain = std::string("EXPLAIN ") + sql;
+    if (sqlite3_prepare_v2(db, explain.c_str(), -1, &q, nullptr) == SQLITE_OK) {
+      count = 0;
+      while (sqlite3_step(q) == SQLITE_ROW) {
+        const auto* opcode = reinterpret_cast<const char*>(sqlite3_column_text(q, 1));
+        if (opcode != nullptr && std::string(opcode) == "OpenEphemeral") ++count;
+      }
+    }
+    sqlite3_finalize(q);
+  }
+  sqlite3_close(db);
+  return count;
+}
+
+// Regression: the assignments_active index's condition was `status IN (...)`, and SQLite
+// built a temporary b-tree for that list on every assignment write; freeing it returned
+// the writer thread's heap to the kernel over and over (a third of the server's CPU on
+// the worker path). No write of a commit may open a temporary table.
+TEST(SqliteStore, NoWriteStatementBuildsATemporaryTable) {
+  TempDir dir;
+  const std::string path = dir.File("baton.db");
+  ASSERT_TRUE(OpenSqliteStore(path).ok());
+  const std::vector<std::pair<const char*, const char*>> writes = {
+      {"workflow", sqlite::kUpsertWorkflow},
+      {"execution", sqlite::kUpsertExecution},
+      {"step", sqlite::kUpsertStep},
+      {"attempt", sqlite::kUpsertAttempt},
+      {"event", sqlite::kInsertEvent},
+      {"dead letter", sqlite::kUpsertDeadLetter},
+      {"token", sqlite::kUpsertToken},
+      {"schedule", sqlite::kUpsertSchedule},
+      {"hook", sqlite::kUpsertHook},
+      {"trigger", sqlite::kUpsertTrigger},
+      {"delivery", sqlite::kUpsertDelivery},
+      {"worker", sqlite::kUpsertWorker},
+      {"assignment", sqlite::kUpsertAssignment},
+      {"reassignment", sqlite::kInsertReassignment},
+      {"signal", sqlite::kUpsertSignal},
+      {"breaker", sqlite::kUpsertBreaker},
+      {"pool", sqlite::kUpsertPool},
+      {"cache entry", sqlite::kUpsertCacheEntry},
+      {"cache touch", sqlite::kTouchCacheEntry},
+      {"cache delete", sqlite::kDeleteCacheEntry},
+  };
+  for (const auto& [what, sql] : writes) {
+    EXPECT_EQ(EphemeralTables(path, sql), 0) << what << ": " << sql;
+  }
+}
+
+// A database of schema 14 gets the index rewritten, and its active assignments stay
+// listed as active.
+TEST(SqliteStore, MigrationRewritesTheActiveAssignmentsIndex) {
+  TempDir dir;
+  const std::string path = dir.File("baton.db");
+  ASSERT_EQ(MakeOldDatabase(path, sqlite::kActiveAssignmentsOrVersion - 1, ""), "");
+  EXPECT_GT(EphemeralTables(path, sqlite::kUpsertAssignment), 0);
+  auto store = OpenSqliteStore(path);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_EQ(EphemeralTables(path, sqlite::kUpsertAssignment), 0);
+  WriteBatch b;
+  b.assignments = {Assignment("d1", 10, "w1", "running"), Assignment("d2", 20, "w1", "completed")};
+  ASSERT_TRUE((*store)->Commit(b).ok());
+  AssignmentFilter active;
+  active.active_only = true;
+  auto listed = (*store)->ListAssignments(active);
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].dispatch_id, "d1");
 }
 
 // A database as the build before event positions left it: the migration numbers its

@@ -142,15 +142,19 @@ bool Read(const Stmt& q, ReassignmentRecord* r) {
   return q.JsonAt(9, &r->checkpoint);
 }
 
+// The assignments_active index's condition (migration 15), term for term: SQLite uses a
+// partial index only for a query that repeats its condition.
+constexpr const char* kActiveAssignmentCondition =
+    "status = 'waiting' OR status = 'dispatched' OR status = 'accepted' OR status = 'running'";
+
 // The SQL names only the filters that are set, so each shape can use its index;
-// parameters keep fixed numbers whatever the shape. The active-status list is the
-// assignments_active index's condition, word for word, so that index serves it.
+// parameters keep fixed numbers whatever the shape.
 std::string SelectAssignments(const AssignmentFilter& f) {
   std::string sql = std::string(kSelectAssignments) + " WHERE 1";
   if (!f.ns.empty()) sql += " AND ns = ?1";
   if (!f.worker_id.empty()) sql += " AND worker_id = ?2";
   if (!f.execution_id.empty()) sql += " AND execution_id = ?3";
-  if (f.active_only) sql += " AND status IN ('waiting', 'dispatched', 'accepted', 'running')";
+  if (f.active_only) sql += " AND (" + std::string(kActiveAssignmentCondition) + ")";
   return sql + " ORDER BY created_at, dispatch_id LIMIT ?4";
 }
 
