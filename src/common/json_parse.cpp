@@ -8,33 +8,39 @@ namespace {
 
 std::atomic<size_t> g_default_max_depth{128};
 
-// Builds the DOM with nlohmann's own SAX builder while keeping the path to the current
-// value (for messages) and refusing nesting past the limit as soon as it opens.
+// Builds the DOM while keeping the path to the current value (for messages), refusing
+// nesting past the limit as soon as it opens and, when asked, a key repeated within an
+// object (nlohmann's own builder keeps the last silently).
 class BoundedSax {
  public:
-  using Dom = nlohmann::detail::json_sax_dom_parser<Json>;
+  BoundedSax(Json* out, const JsonParseLimits& limits, size_t max_depth)
+      : root_(*out), max_depth_(max_depth), refuse_duplicates_(limits.refuse_duplicate_keys) {}
 
-  BoundedSax(Json* out, size_t max_depth)
-      : dom_(*out, /*allow_exceptions=*/false), max_depth_(max_depth) {}
+  bool null() { return Value(Json(nullptr)); }
+  bool boolean(bool v) { return Value(Json(v)); }
+  bool number_integer(Json::number_integer_t v) { return Value(Json(v)); }
+  bool number_unsigned(Json::number_unsigned_t v) { return Value(Json(v)); }
+  bool number_float(Json::number_float_t v, const std::string&) { return Value(Json(v)); }
+  bool string(std::string& v) { return Value(Json(std::move(v))); }
+  bool binary(Json::binary_t& v) { return Value(Json::binary(std::move(v))); }
 
-  bool null() { return Value(dom_.null()); }
-  bool boolean(bool v) { return Value(dom_.boolean(v)); }
-  bool number_integer(Json::number_integer_t v) { return Value(dom_.number_integer(v)); }
-  bool number_unsigned(Json::number_unsigned_t v) { return Value(dom_.number_unsigned(v)); }
-  bool number_float(Json::number_float_t v, const std::string& s) {
-    return Value(dom_.number_float(v, s));
-  }
-  bool string(std::string& v) { return Value(dom_.string(v)); }
-  bool binary(Json::binary_t& v) { return Value(dom_.binary(v)); }
-
-  bool start_object(std::size_t n) { return Open(false) && dom_.start_object(n); }
-  bool start_array(std::size_t n) { return Open(true) && dom_.start_array(n); }
+  bool start_object(std::size_t) { return Open(false, Json::object()); }
+  bool start_array(std::size_t) { return Open(true, Json::array()); }
   bool key(std::string& k) {
-    frames_.back().key = k;
-    return dom_.key(k);
+    auto& object = containers_.back()->get_ref<Json::object_t&>();
+    auto [it, inserted] = object.emplace(std::move(k), nullptr);
+    frames_.back().key = &it->first;  // a map's keys do not move
+    if (!inserted && refuse_duplicates_) {
+      error_.field = Path();
+      error_.message = "duplicate key '" + Shorten(it->first) + "'";
+      error_.duplicate_key = true;
+      return false;
+    }
+    member_ = &it->second;
+    return true;
   }
-  bool end_object() { return Close(dom_.end_object()); }
-  bool end_array() { return Close(dom_.end_array()); }
+  bool end_object() { return Close(); }
+  bool end_array() { return Close(); }
 
   bool parse_error(std::size_t position, const std::string& token,
                    const nlohmann::detail::exception& ex) {
@@ -54,27 +60,47 @@ class BoundedSax {
   struct Frame {
     bool array = false;
     size_t index = 0;
-    std::string key;
+    const std::string* key = nullptr;  // the member being read, in the DOM; null before the first
   };
 
-  bool Value(bool ok) {
-    Advance();
-    return ok;
+  // Where a value read now goes: the root, the end of the open array, or the member
+  // whose key was just read. Pointers into open containers stay valid: a container is
+  // only appended to while none of its children is open.
+  Json* Place(Json&& v) {
+    if (containers_.empty()) {
+      root_ = std::move(v);
+      return &root_;
+    }
+    Json& top = *containers_.back();
+    if (top.is_array()) {
+      auto& array = top.get_ref<Json::array_t&>();
+      array.push_back(std::move(v));
+      return &array.back();
+    }
+    *member_ = std::move(v);
+    return member_;
   }
-  bool Open(bool array) {
+  bool Value(Json&& v) {
+    Place(std::move(v));
+    Advance();
+    return true;
+  }
+  bool Open(bool array, Json&& empty) {
     if (frames_.size() >= max_depth_) {
       error_.field = Path();
       error_.message = "nesting deeper than " + std::to_string(max_depth_) + " levels";
       limit_hit_ = true;
       return false;
     }
-    frames_.push_back(Frame{array, 0, {}});
+    containers_.push_back(Place(std::move(empty)));
+    frames_.push_back(Frame{array, 0, nullptr});
     return true;
   }
-  bool Close(bool ok) {
+  bool Close() {
     frames_.pop_back();
+    containers_.pop_back();
     Advance();
-    return ok;
+    return true;
   }
   void Advance() {
     if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
@@ -89,9 +115,9 @@ class BoundedSax {
     for (const Frame& f : frames_) {
       if (f.array) {
         out += "[" + std::to_string(f.index) + "]";
-      } else if (!f.key.empty() || &f != &frames_.back()) {
+      } else if (f.key != nullptr && (!f.key->empty() || &f != &frames_.back())) {
         if (!out.empty()) out += '.';
-        out += Shorten(f.key);
+        out += Shorten(*f.key);
       }
     }
     return out;
@@ -111,8 +137,11 @@ class BoundedSax {
     return std::string(s);
   }
 
-  Dom dom_;
+  Json& root_;
+  std::vector<Json*> containers_;  // the open arrays and objects, innermost last
+  Json* member_ = nullptr;         // the member of the innermost object being read
   size_t max_depth_;
+  bool refuse_duplicates_;
   std::vector<Frame> frames_;
   JsonParseError error_;
   bool limit_hit_ = false;
@@ -144,7 +173,7 @@ bool ParseJsonText(std::string_view text, Json* out, JsonParseError* error,
   Json result;
   bool ok = false;
   {
-    BoundedSax sax(&result, depth);
+    BoundedSax sax(&result, limits, depth);
     try {
       ok = Json::sax_parse(text.begin(), text.end(), &sax);
     } catch (const std::exception& e) {  // defensive: the SAX API reports, not throws

@@ -18,9 +18,10 @@ namespace baton {
 
 // Where a JSON text was refused.
 struct JsonParseError {
-  std::string field;    // "input.a[3].b" ("" at the top level or before the first value)
-  size_t byte = 0;      // 1-based offset where the parser stopped
-  std::string message;  // "number 1e400 is out of range", "nesting deeper than 128 levels"
+  std::string field;           // "input.a[3].b" ("" at the top level or before the first value)
+  size_t byte = 0;             // 1-based offset where the parser stopped
+  std::string message;         // "number 1e400 is out of range", "nesting deeper than 128 levels"
+  bool duplicate_key = false;  // refused for a repeated key (refuse_duplicate_keys)
   // "field 'input.a': number 1e400 is out of range (at byte 12)"
   std::string Describe() const;
 };
@@ -29,6 +30,9 @@ struct JsonParseLimits {
   // Containers nested deeper than this are refused while parsing, before any recursive
   // walk sees them. 0 takes the process default (DefaultMaxJsonDepth()).
   size_t max_depth = 0;
+  // A key repeated within one object is an error ("duplicate key 'x'") instead of the
+  // last one winning.
+  bool refuse_duplicate_keys = false;
 };
 
 // The process-wide default nesting limit: 128 unless changed (server --max-json-depth).

@@ -6,6 +6,7 @@
 #include <baton/json.h>
 #include <baton/workflow.h>
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -19,16 +20,26 @@ std::string PointerIndex(std::string_view parent, size_t index);
 
 // 1-based source lines keyed by JSON pointer. An object member maps to the line of its
 // key, an array element to the line where it starts.
+//
+// A JSON source's map is filled only when a line other than a step's is first asked for
+// (an error message): the happy path pays no string per node. Such a map refers to the
+// source text, and must not be asked after the text is gone. Not thread-safe, Find()
+// included.
 class LineMap {
  public:
   void Set(std::string pointer, int line) { lines_.emplace(std::move(pointer), line); }
   // The line of `pointer`, else of its nearest ancestor that has one; 0 when none does.
   int Find(std::string_view pointer) const;
-  bool empty() const { return lines_.empty(); }
-  size_t size() const { return lines_.size(); }
+  // Lines of the elements of the top-level `steps` array, known without `fill`; `fill`
+  // Set()s every line, and runs at most once, at the first Find() that needs it.
+  void SetLazy(std::vector<int> step_lines, std::function<void(LineMap*)> fill);
+  bool empty() const { return lines_.empty() && !fill_ && step_lines_.empty(); }
+  size_t size() const { return lines_.size(); }  // the lines Set() so far
 
  private:
-  std::unordered_map<std::string, int> lines_;
+  mutable std::unordered_map<std::string, int> lines_;
+  mutable std::function<void(LineMap*)> fill_;
+  std::vector<int> step_lines_;
 };
 
 struct SourceDoc {
@@ -41,6 +52,11 @@ struct SourceDoc {
 
 // Parses YAML, or JSON when the first non-space character is '{'. Never throws.
 SourceDoc ParseSource(std::string_view text, const std::string& file);
+
+// The 1-based line where each element of the top-level object's "steps" array starts,
+// in one pass over `text` that allocates nothing per node. `text` must be valid JSON
+// (as nlohmann accepted it); empty when there is no such array.
+std::vector<int> JsonStepLines(std::string_view text);
 
 // YAML 1.2 core schema resolution of a plain (unquoted) scalar: null, true/false,
 // integers (decimal, 0o octal, 0x hex), floats; anything else (and .inf/.nan, which JSON

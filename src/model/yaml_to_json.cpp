@@ -333,24 +333,36 @@ void ParseYaml(std::string_view text, const std::string& file, SourceDoc* doc) {
 }
 
 void ParseJson(std::string_view text, const std::string& file, SourceDoc* doc) {
-  // nlohmann is the judge of valid JSON and its messages; libyaml (which reads JSON as
-  // YAML flow style) supplies lines and duplicate keys when it agrees on the value.
+  // nlohmann is the judge of valid JSON and its messages. Lines cost a libyaml pass
+  // (which reads JSON as YAML flow style) and a string per node, so that pass runs only
+  // when a message needs a line, or at once for a repeated key, which it reports with
+  // both lines.
   Json strict;
   JsonParseError error;
-  if (!ParseJsonText(text, &strict, &error)) {
+  JsonParseLimits limits;
+  limits.refuse_duplicate_keys = true;
+  if (!ParseJsonText(text, &strict, &error, limits)) {
+    if (error.duplicate_key) {
+      SourceDoc via_yaml;
+      ParseYaml(text, file, &via_yaml);
+      if (!via_yaml.syntax_error && !via_yaml.diagnostics.empty()) {
+        *doc = std::move(via_yaml);
+        return;
+      }
+    }
     doc->diagnostics.push_back(Diagnostic{file, LineAt(text, error.byte == 0 ? 0 : error.byte - 1),
                                           "", error.field, "invalid JSON: " + error.message});
     doc->syntax_error = true;
     return;
   }
-  SourceDoc via_yaml;
-  ParseYaml(text, file, &via_yaml);
-  bool has_duplicates = !via_yaml.diagnostics.empty();
-  if (!via_yaml.syntax_error && (has_duplicates || via_yaml.value == strict)) {
-    *doc = std::move(via_yaml);
-    return;
-  }
   doc->value = std::move(strict);
+  doc->lines.SetLazy(JsonStepLines(text), [text, file](LineMap* lines) {
+    // Keys are quoted in JSON, so libyaml sees the same structure even where it would
+    // resolve a scalar differently: its lines are right for every pointer.
+    SourceDoc via_yaml;
+    ParseYaml(text, file, &via_yaml);
+    if (!via_yaml.syntax_error) *lines = std::move(via_yaml.lines);
+  });
 }
 
 bool IsDigits(std::string_view s, int base) {
@@ -411,7 +423,27 @@ std::string PointerIndex(std::string_view parent, size_t index) {
   return std::string(parent) + "/" + std::to_string(index);
 }
 
+void LineMap::SetLazy(std::vector<int> step_lines, std::function<void(LineMap*)> fill) {
+  step_lines_ = std::move(step_lines);
+  fill_ = std::move(fill);
+}
+
 int LineMap::Find(std::string_view pointer) const {
+  if (!step_lines_.empty() && pointer.starts_with("/steps/")) {
+    std::string_view index = pointer.substr(7);
+    size_t i = 0;
+    auto [end, ec] = std::from_chars(index.data(), index.data() + index.size(), i);
+    if (ec == std::errc() && end == index.data() + index.size() && i < step_lines_.size()) {
+      return step_lines_[i];
+    }
+  }
+  if (fill_) {
+    auto fill = std::move(fill_);
+    fill_ = nullptr;
+    LineMap filled;
+    fill(&filled);
+    lines_ = std::move(filled.lines_);
+  }
   std::string key(pointer);
   while (true) {
     auto it = lines_.find(key);

@@ -228,6 +228,25 @@ TEST(Source, JsonDuplicateKeys) {
   EXPECT_EQ(doc.diagnostics[0].line, 2);
 }
 
+// A JSON workflow's step lines come from one scan; the full line map (a libyaml pass and
+// a string per node) is built only when a message needs another line.
+TEST(Source, JsonStepLinesNeedNoLineMap) {
+  const std::string text =
+      "{\"name\": \"w\", \"x\": \"steps\", \"y\": [\"[\", {\"steps\": [1]}],\n"
+      "\"steps\": [\n  {\"id\": \"a\", \"with\": {\"s\": \"}],\\\"\"}},\n\n"
+      "  {\"id\": \"b\", \"with\": [[], {}]}\n  , \"c\"]}";
+  EXPECT_EQ(JsonStepLines(text), (std::vector<int>{3, 5, 6}));
+  SourceDoc doc = ParseSource(text, "f.json");
+  ASSERT_FALSE(doc.syntax_error);
+  EXPECT_EQ(doc.lines.Find("/steps/1"), 5);
+  EXPECT_EQ(doc.lines.size(), 0u);  // not filled
+  EXPECT_EQ(doc.lines.Find("/steps/1/with/0"), 5);
+  EXPECT_GT(doc.lines.size(), 0u);  // filled on demand
+  EXPECT_EQ(doc.lines.Find("/y"), 1);
+  EXPECT_EQ(JsonStepLines("{\"steps\": []}"), std::vector<int>{});
+  EXPECT_EQ(JsonStepLines("{\"a\": {\"steps\": [1, 2]}}"), std::vector<int>{});
+}
+
 TEST(Source, InvalidUtf8) {
   SourceDoc doc = ParseSource("a: 1\nb: \xff\xfe\n", "f.yaml");
   ASSERT_TRUE(doc.syntax_error);
