@@ -34,6 +34,7 @@ struct ServerLimits {
 };
 
 class Submitter;
+class WorkflowCache;
 class ServerMetrics;
 class Scheduler;
 class FollowUps;
@@ -46,6 +47,7 @@ struct ApiContext {
   EngineHost* engine = nullptr;
   TokenAuthority* auth = nullptr;
   Submitter* submitter = nullptr;
+  WorkflowCache* workflows = nullptr;  // thread-safe
   ServerMetrics* metrics = nullptr;
   Scheduler* scheduler = nullptr;               // engine thread only: reach it through engine->Post
   FollowUps* follow_ups = nullptr;              // engine thread only

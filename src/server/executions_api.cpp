@@ -3,6 +3,7 @@
 #include "server/api.h"
 #include "server/submitter.h"
 #include "server/views.h"
+#include "server/workflow_cache.h"
 #include "workers/coordinator.h"
 
 #include <baton/workflow.h>
@@ -87,9 +88,8 @@ void Submit(ApiContext& ctx, const Call& call, const Responder& respond) {
   }
   auto rec = ctx.store->GetWorkflow(req.ns, wf.get<std::string>(), version);
   if (!rec.ok()) return respond(ErrorResponse(rec.status()));
-  auto def = WorkflowFromSnapshot(rec->definition, "workflow " + rec->name);
+  auto def = ctx.workflows->Get(*rec);
   if (!def.ok()) return respond(ErrorResponse(def.status()));
-  def->version = rec->version;
   // `args`: ["key=value", ...] as typed on a command line, converted to the declared types.
   std::vector<std::pair<std::string, std::string>> args;
   if (body->contains("args")) {
@@ -106,13 +106,13 @@ void Submit(ApiContext& ctx, const Call& call, const Responder& respond) {
       args.emplace_back(text.substr(0, eq), text.substr(eq + 1));
     }
   }
-  auto resolved = ResolveInputs(*def, input, args);
+  auto resolved = ResolveInputs(**def, input, args);
   if (!resolved.ok()) {
     return respond(
         ErrorResponse(400, errc::kValidation, resolved.status().message(), {{"field", "input"}}));
   }
   req.input = std::move(resolved.value());
-  req.workflow = std::make_shared<const WorkflowDef>(std::move(def.value()));
+  req.workflow = std::move(def.value());
   ctx.submitter->Submit(std::move(req), [&ctx, respond](Result<SubmitOutcome> out) {
     if (!out.ok()) return respond(ErrorResponse(out.status()));
     RespondWithExecution(ctx, out->execution_id, out->created ? 201 : 200, respond, true,

@@ -130,6 +130,7 @@ struct Server::Impl {
   std::unique_ptr<Runner> refused_shell;  // --no-local-shell; declared first: outlives the engine
   std::unique_ptr<EngineHost> engine;
   std::unique_ptr<TokenAuthority> auth;
+  WorkflowCache workflows;
   std::unique_ptr<Submitter> submitter;
   std::unique_ptr<FollowUps> follow_ups;  // engine thread; outlives the engine
   std::unique_ptr<Deliverer> deliverer;   // engine thread; destroyed after the engine stops
@@ -278,15 +279,16 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   engine_options.cache = options.cache;
   engine_options.finish_hook = impl->follow_ups.get();
   // A `type: workflow` step starts a workflow of the caller's namespace, by name.
-  engine_options.child_workflows =
-      [store = impl->store.get()](const std::string& ns, const std::string& name, int version) {
-        return LoadStoredWorkflow(store, ns, name, version);
-      };
+  engine_options.child_workflows = [store = impl->store.get(), cache = &impl->workflows](
+                                       const std::string& ns, const std::string& name,
+                                       int version) {
+    return LoadStoredWorkflow(store, ns, name, version, cache);
+  };
   impl->engine =
       std::make_unique<EngineHost>(impl->store.get(), engine_options, *http, impl->clock);
   impl->engine->AddObserver(&impl->metrics);
   impl->engine->AddObserver(&impl->hub);
-  impl->submitter = std::make_unique<Submitter>(impl->engine.get());
+  impl->submitter = std::make_unique<Submitter>(impl->engine.get(), &impl->workflows);
   // Command steps go to remote workers. What workers held when the previous process
   // stopped is loaded before recovery, which re-attaches their steps.
   impl->coordinator = std::make_unique<workers::Coordinator>(
@@ -340,6 +342,7 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   ctx.engine = impl->engine.get();
   ctx.auth = impl->auth.get();
   ctx.submitter = impl->submitter.get();
+  ctx.workflows = &impl->workflows;
   ctx.metrics = &impl->metrics;
   ctx.limits = options.limits;
   impl->scheduler =

@@ -17,7 +17,7 @@ const char* ToString(ControlOp op) {
 void Submitter::SubmitStored(const std::string& ns, const std::string& workflow, int version,
                              Json input, std::string idempotency_key,
                              std::function<void(Result<SubmitOutcome>)> done) {
-  auto def = LoadStoredWorkflow(host_->store(), ns, workflow, version);
+  auto def = LoadStoredWorkflow(host_->store(), ns, workflow, version, workflows_);
   if (!def.ok()) return done(def.status());
   auto resolved = ResolveInputs(**def, input, {});
   if (!resolved.ok()) return done(Status(errc::kValidation, resolved.status().message()));
@@ -30,8 +30,8 @@ void Submitter::SubmitStored(const std::string& ns, const std::string& workflow,
 }
 
 Result<std::shared_ptr<const WorkflowDef>> LoadStoredWorkflow(Store* store, const std::string& ns,
-                                                              const std::string& name,
-                                                              int version) {
+                                                              const std::string& name, int version,
+                                                              WorkflowCache* cache) {
   auto wf = store->GetWorkflow(ns, name, version);
   if (!wf.ok()) {
     if (wf.status().code() != errc::kNotFound) return wf.status();
@@ -39,6 +39,7 @@ Result<std::shared_ptr<const WorkflowDef>> LoadStoredWorkflow(Store* store, cons
                                        (version ? " version " + std::to_string(version) : "") +
                                        " in namespace '" + ns + "'");
   }
+  if (cache != nullptr) return cache->Get(*wf);
   auto def = WorkflowFromSnapshot(wf->definition, "workflow " + wf->name);
   if (!def.ok()) return def.status();
   def->version = wf->version;

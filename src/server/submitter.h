@@ -7,6 +7,7 @@
 #pragma once
 
 #include "server/engine_host.h"
+#include "server/workflow_cache.h"
 
 #include <baton/workflow.h>
 
@@ -33,15 +34,17 @@ struct SubmitOutcome {
 // A workflow of the catalog (version 0 = the latest), parsed from its stored definition:
 // what a submit by name starts, and what a `type: workflow` step starts as a child.
 // NOT_FOUND names the workflow (and version).
+// Parsed through `cache` when one is given.
 Result<std::shared_ptr<const WorkflowDef>> LoadStoredWorkflow(Store* store, const std::string& ns,
-                                                              const std::string& name, int version);
+                                                              const std::string& name, int version,
+                                                              WorkflowCache* cache = nullptr);
 
 enum class ControlOp { kCancel, kPause, kResume };
 const char* ToString(ControlOp op);
 
 class Submitter {
  public:
-  explicit Submitter(EngineHost* host) : host_(host) {}
+  Submitter(EngineHost* host, WorkflowCache* workflows) : host_(host), workflows_(workflows) {}
 
   void Submit(SubmitRequest request, std::function<void(Result<SubmitOutcome>)> done);
   // Submits a stored workflow (version 0 = the latest) with `input` checked against its
@@ -65,6 +68,7 @@ class Submitter {
 
  private:
   EngineHost* host_;
+  WorkflowCache* workflows_;
   // Engine thread only: keys whose start is not yet durable, so not yet in the store.
   // A start with an idempotency key that is not durable yet: its id and what it started.
   struct InFlight {

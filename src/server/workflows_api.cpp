@@ -1,6 +1,7 @@
 // /api/v1/workflows: definitions and their versions, per namespace.
 #include "server/api.h"
 #include "server/views.h"
+#include "server/workflow_cache.h"
 
 #include <baton/workflow.h>
 
@@ -112,6 +113,7 @@ void AddWorkflowRoutes(Router& router, ApiContext& ctx) {
                std::lock_guard lock(ctx.workflow_versions);
                Status s = ctx.store->DeleteWorkflow(call.principal.ns, call.Param("name"));
                if (!s.ok()) return respond(ErrorResponse(s));
+               ctx.workflows->Forget(call.principal.ns, call.Param("name"));
                respond(NoContent());
              });
 }
