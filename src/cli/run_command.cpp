@@ -213,7 +213,16 @@ int Drive(const RunArgs& args, Session& session,
   if (store_failed) return 1;
 
   for (const auto& id : ids) {
-    auto final_json = ExecutionJson(session.store.get(), id);
+    // The whole view (every step) only for --json: the summary needs the record alone.
+    Result<Json> final_json = Json();
+    if (args.json) {
+      final_json = ExecutionJson(session.store.get(), id);
+    } else if (auto rec = session.store->GetExecution(id); rec.ok()) {
+      final_json =
+          Json{{"status", ToString(rec->status)}, {"error", rec->error}, {"output", rec->output}};
+    } else {
+      final_json = rec.status();
+    }
     if (!final_json.ok()) {
       std::fprintf(stderr, "baton: %s\n", final_json.status().message().c_str());
       return 1;

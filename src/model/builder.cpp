@@ -171,7 +171,7 @@ std::optional<TriggerRule> GetTriggerRule(const Json& v, Diags& d, const Where& 
 
 void CheckFields(const Json& object, const std::vector<std::string>& valid, Diags& d,
                  const Where& where, std::string_view what) {
-  if (!object.is_object()) return;
+  if (!object.is_object() || FieldsKnown(object, {&valid})) return;
   std::vector<std::string> sorted = valid;
   std::sort(sorted.begin(), sorted.end());
   for (const auto& [key, value] : object.items()) {
@@ -181,6 +181,21 @@ void CheckFields(const Json& object, const std::vector<std::string>& valid, Diag
     msg += " (valid: " + JoinNames(sorted) + ")";
     d.Add(where.Key(key), std::move(msg));
   }
+}
+
+bool FieldsKnown(const Json& object, std::initializer_list<const std::vector<std::string>*> lists) {
+  if (!object.is_object()) return true;
+  for (const auto& [key, value] : object.get_ref<const Json::object_t&>()) {
+    bool known = false;
+    for (const std::vector<std::string>* list : lists) {
+      if (std::find(list->begin(), list->end(), key) != list->end()) {
+        known = true;
+        break;
+      }
+    }
+    if (!known) return false;
+  }
+  return true;
 }
 
 void MissingField(std::string_view name, Diags& d, const Where& where) {

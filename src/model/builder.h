@@ -78,6 +78,9 @@ std::optional<TriggerRule> GetTriggerRule(const Json& v, Diags& d, const Where& 
 // `what` names the context when the valid set depends on it ("for a shell step").
 void CheckFields(const Json& object, const std::vector<std::string>& valid, Diags& d,
                  const Where& where, std::string_view what = "");
+// True when every member of `object` is named in one of `lists`: the check of the
+// common case, which builds nothing (CheckFields builds the message when it is false).
+bool FieldsKnown(const Json& object, std::initializer_list<const std::vector<std::string>*> lists);
 void MissingField(std::string_view name, Diags& d, const Where& where);
 
 // Retry fields present in `value` override those in `policy` (so defaults merge field by

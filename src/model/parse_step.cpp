@@ -435,13 +435,16 @@ StepDef ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSit
             "unknown step type '" + *t + "' (valid: noop, shell, http, wait, command, workflow)");
     }
   }
-  std::vector<std::string> valid = kCommonFields;
-  if (type) {
+  if (type && FieldsKnown(s, {&kCommonFields, &TypeFields(*type)})) {
+    step.type = *type;
+  } else if (type) {
+    std::vector<std::string> valid = kCommonFields;
     const auto& extra = TypeFields(*type);
     valid.insert(valid.end(), extra.begin(), extra.end());
     CheckFields(s, valid, d, w, std::string("for step type '") + ToString(*type) + "'");
     step.type = *type;
   } else {
+    std::vector<std::string> valid = kCommonFields;
     // Without a known type, only fields no type accepts are reported.
     for (StepType t : kAllTypes) {
       const auto& extra = TypeFields(t);
