@@ -81,7 +81,7 @@ void AddClientCommands(CLI::App& app, std::function<int()>* action) {
   {
     struct Args {
       Common c;
-      std::string workflow, file, priority, key, input_file;
+      std::string workflow, file, priority, key, input_file, batch;
       int version = 0;
       std::vector<std::string> inputs;
     };
@@ -94,9 +94,25 @@ void AddClientCommands(CLI::App& app, std::function<int()>* action) {
     cmd->add_option("--input-file", a->input_file, "JSON file with an object of inputs");
     cmd->add_option("--priority", a->priority, "low, normal, high or critical");
     cmd->add_option("--idempotency-key", a->key, "A repeated key returns the first execution");
+    cmd->add_option("--batch", a->batch,
+                    "Submit every line of this file: one JSON object per line, as the body of "
+                    "POST /api/v1/executions ({\"workflow\": ..., \"input\": {...}, "
+                    "\"idempotency_key\": ...}), 1,000 per request; all lines are checked first")
+        ->excludes("workflow");
     AddCommon(cmd, &a->c);
     cmd->callback([a, action] {
       *action = [a]() -> int {
+        if (!a->batch.empty()) {
+          if (!a->file.empty() || !a->inputs.empty() || !a->input_file.empty() ||
+              !a->priority.empty() || !a->key.empty() || a->version > 0) {
+            std::fprintf(stderr,
+                         "baton submit: --batch takes every field from the file's lines; "
+                         "--file, --input, --input-file, --priority, --idempotency-key and "
+                         "--version do not apply\n");
+            return 2;
+          }
+          return SubmitBatchFile(a->c, a->batch);
+        }
         ApiClient api = a->c.Client();
         std::string name = a->workflow;
         if (!a->file.empty()) {

@@ -36,6 +36,10 @@ void OnRun(App* cmd, std::function<int()>* action, std::shared_ptr<Common> c, Ca
            Human human) {
   cmd->callback([=] { *action = [=] { return Finish(*c, call(c->Client()), human); }; });
 }
+// `baton submit --batch FILE`: one JSON object per line, each the body of a single
+// submit, sent 1,000 per request after every line is checked. Prints "ID submitted" per
+// line (or the whole answer with --json); 2 for a bad file or a refused batch.
+int SubmitBatchFile(const Common& c, const std::string& path);
 // "key=value" pairs as an input object; a value is JSON when it parses, else a string.
 // INVALID_ARGUMENT naming the pair without '='.
 Result<Json> ParseInputPairs(const std::vector<std::string>& pairs);

@@ -78,7 +78,9 @@ void AddWorkerLongPollRoutes(Router& router, ApiContext& ctx);
 // Shared by handlers: the body as a JSON object, or a 400 response naming the problem.
 Result<Json> ParseJsonBody(const HttpRequest& request);
 // 400 naming the first key of `body` not in `valid`, or nullopt when all are known.
-std::optional<HttpResponse> UnknownField(const Json& body, const std::vector<std::string>& valid);
+// `where` prefixes the name ("executions[3]." for a member of a list).
+std::optional<HttpResponse> UnknownField(const Json& body, const std::vector<std::string>& valid,
+                                         const std::string& where = "");
 // 400 VALIDATION "field 'F': message" with details {"field": F}.
 HttpResponse FieldError(const std::string& field, const std::string& message);
 // The optional `version` field: 0 when absent, else a positive integer (FieldError).

@@ -8,6 +8,9 @@
 
 #include <baton/workflow.h>
 
+#include <mutex>
+#include <variant>
+
 namespace baton::server {
 namespace {
 
@@ -40,84 +43,149 @@ void RespondWithExecution(ApiContext& ctx, const std::string& id, int status,
   respond(std::move(r));
 }
 
-void Submit(ApiContext& ctx, const Call& call, const Responder& respond) {
-  auto body = ParseJsonBody(*call.request);
-  if (!body.ok()) return respond(ErrorResponse(body.status()));
+// What one submission asks for, checked: the request, or the response that refuses it.
+// `where` prefixes the fields the response names ("executions[3]." within a batch).
+std::variant<SubmitRequest, HttpResponse> PrepareSubmit(ApiContext& ctx, const Call& call,
+                                                        const Json& body,
+                                                        const std::string& where = "") {
+  if (!body.is_object()) return FieldError(where.substr(0, where.size() - 1), "must be an object");
   static const std::vector<std::string> kFields = {
       "workflow", "version", "input", "args", "priority", "idempotency_key", "parent_id"};
-  if (auto bad = UnknownField(*body, kFields)) return respond(std::move(*bad));
-  const Json& wf = (*body)["workflow"];
+  if (auto bad = UnknownField(body, kFields, where)) return std::move(*bad);
+  const Json& wf = body["workflow"];
   if (!wf.is_string() || wf.get<std::string>().empty()) {
-    return respond(FieldError("workflow", "the name of a workflow is required"));
+    return FieldError(where + "workflow", "the name of a workflow is required");
   }
   int version = 0;
-  if (body->contains("version")) {
-    const Json& v = (*body)["version"];
+  if (body.contains("version")) {
+    const Json& v = body["version"];
     if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > INT32_MAX) {
-      return respond(FieldError("version", "must be a positive integer"));
+      return FieldError(where + "version", "must be a positive integer");
     }
     version = v.get<int>();
   }
-  Json input = body->value("input", Json::object());
-  if (!input.is_object()) return respond(FieldError("input", "must be an object"));
+  Json input = body.value("input", Json::object());
+  if (!input.is_object()) return FieldError(where + "input", "must be an object");
   const size_t input_bytes = input.dump().size();
   if (input_bytes > ctx.limits.max_payload_bytes) {
-    return respond(ErrorResponse(
+    return ErrorResponse(
         413, "PAYLOAD_TOO_LARGE",
-        "input is " + std::to_string(input_bytes) + " bytes; the limit is " +
+        where + "input is " + std::to_string(input_bytes) + " bytes; the limit is " +
             std::to_string(ctx.limits.max_payload_bytes) + " bytes (server --max-payload)",
-        {{"field", "input"}, {"limit", ctx.limits.max_payload_bytes}}));
+        {{"field", where + "input"}, {"limit", ctx.limits.max_payload_bytes}});
   }
   SubmitRequest req;
   req.ns = call.principal.ns;
-  if (body->contains("priority")) {
-    const Json& p = (*body)["priority"];
+  if (body.contains("priority")) {
+    const Json& p = body["priority"];
     auto parsed = p.is_string() ? ParsePriority(p.get<std::string>()) : std::nullopt;
     if (!parsed)
-      return respond(FieldError("priority", "must be one of low, normal, high, critical"));
+      return FieldError(where + "priority", "must be one of low, normal, high, critical");
     req.priority = *parsed;
   }
   for (auto [name, out] : {std::pair{"idempotency_key", &req.idempotency_key},
                            std::pair{"parent_id", &req.parent_id}}) {
-    if (!body->contains(name)) continue;
-    const Json& v = (*body)[name];
+    if (!body.contains(name)) continue;
+    const Json& v = body[name];
     if (!v.is_string() || v.get<std::string>().size() > 200) {
-      return respond(FieldError(name, "must be a string of at most 200 characters"));
+      return FieldError(where + name, "must be a string of at most 200 characters");
     }
     *out = v.get<std::string>();
   }
   auto rec = ctx.store->GetWorkflow(req.ns, wf.get<std::string>(), version);
-  if (!rec.ok()) return respond(ErrorResponse(rec.status()));
+  if (!rec.ok()) {
+    return ErrorResponse(Status(rec.status().code(), where + rec.status().message()),
+                         {{"field", where + "workflow"}});
+  }
   auto def = ctx.workflows->Get(*rec);
-  if (!def.ok()) return respond(ErrorResponse(def.status()));
+  if (!def.ok()) return ErrorResponse(def.status(), {{"field", where + "workflow"}});
   // `args`: ["key=value", ...] as typed on a command line, converted to the declared types.
   std::vector<std::pair<std::string, std::string>> args;
-  if (body->contains("args")) {
-    const Json& a = (*body)["args"];
-    if (!a.is_array())
-      return respond(FieldError("args", "must be a list of \"key=value\" strings"));
+  if (body.contains("args")) {
+    const Json& a = body["args"];
+    if (!a.is_array()) return FieldError(where + "args", "must be a list of \"key=value\" strings");
     for (const Json& kv : a) {
       const std::string text = kv.is_string() ? kv.get<std::string>() : "";
       const size_t eq = text.find('=');
       if (eq == std::string::npos || eq == 0) {
-        return respond(
-            FieldError("args", "must be a list of \"key=value\" strings, got " + kv.dump()));
+        return FieldError(where + "args",
+                          "must be a list of \"key=value\" strings, got " + kv.dump());
       }
       args.emplace_back(text.substr(0, eq), text.substr(eq + 1));
     }
   }
   auto resolved = ResolveInputs(**def, input, args);
   if (!resolved.ok()) {
-    return respond(
-        ErrorResponse(400, errc::kValidation, resolved.status().message(), {{"field", "input"}}));
+    return ErrorResponse(400, errc::kValidation, where + resolved.status().message(),
+                         {{"field", where + "input"}});
   }
   req.input = std::move(resolved.value());
   req.workflow = std::move(def.value());
-  ctx.submitter->Submit(std::move(req), [&ctx, respond](Result<SubmitOutcome> out) {
-    if (!out.ok()) return respond(ErrorResponse(out.status()));
-    RespondWithExecution(ctx, out->execution_id, out->created ? 201 : 200, respond, true,
-                         out->created);
-  });
+  return req;
+}
+
+void Submit(ApiContext& ctx, const Call& call, const Responder& respond) {
+  auto body = ParseJsonBody(*call.request);
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  auto prepared = PrepareSubmit(ctx, call, *body);
+  if (auto* refused = std::get_if<HttpResponse>(&prepared)) return respond(std::move(*refused));
+  ctx.submitter->Submit(std::move(std::get<SubmitRequest>(prepared)),
+                        [&ctx, respond](Result<SubmitOutcome> out) {
+                          if (!out.ok()) return respond(ErrorResponse(out.status()));
+                          RespondWithExecution(ctx, out->execution_id, out->created ? 201 : 200,
+                                               respond, true, out->created);
+                        });
+}
+
+// Up to kMaxBatch submissions in one request, as BullMQ's addBulk and graphile-worker's
+// addJobs: all are checked before any starts (one bad item refuses the request, naming
+// it), then each starts as a single submit would, its idempotency key included. The
+// answer comes once every start is durable, in the order given.
+constexpr size_t kMaxBatch = 1000;
+
+void SubmitBatch(ApiContext& ctx, const Call& call, const Responder& respond) {
+  auto body = ParseJsonBody(*call.request);
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  if (auto bad = UnknownField(*body, {"executions"})) return respond(std::move(*bad));
+  const Json& items = (*body)["executions"];
+  if (!items.is_array() || items.empty() || items.size() > kMaxBatch) {
+    return respond(FieldError(
+        "executions", "must be a list of 1 to " + std::to_string(kMaxBatch) + " submissions"));
+  }
+  std::vector<SubmitRequest> requests;
+  requests.reserve(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    auto prepared = PrepareSubmit(ctx, call, items[i], "executions[" + std::to_string(i) + "].");
+    if (auto* refused = std::get_if<HttpResponse>(&prepared)) return respond(std::move(*refused));
+    requests.push_back(std::move(std::get<SubmitRequest>(prepared)));
+  }
+  struct Gathered {
+    std::mutex mu;
+    std::vector<Json> results;
+    size_t left = 0;
+    bool created = false, failed = false;
+  };
+  auto gathered = std::make_shared<Gathered>();
+  gathered->results.resize(requests.size());
+  gathered->left = requests.size();
+  for (size_t i = 0; i < requests.size(); ++i) {
+    ctx.submitter->Submit(
+        std::move(requests[i]), [gathered, i, respond](Result<SubmitOutcome> out) {
+          std::lock_guard lock(gathered->mu);
+          if (out.ok()) {
+            gathered->results[i] = {{"id", out->execution_id}, {"created", out->created}};
+            gathered->created |= out->created;
+          } else {
+            gathered->results[i] = {
+                {"error", {{"code", out.status().code()}, {"message", out.status().message()}}}};
+            gathered->failed = true;
+          }
+          if (--gathered->left > 0) return;
+          // 207 when some failed (each item says which), else 201 when any started.
+          const int status = gathered->failed ? 207 : gathered->created ? 201 : 200;
+          respond(JsonResponse(status, {{"executions", std::move(gathered->results)}}));
+        });
+  }
 }
 
 void List(ApiContext& ctx, const Call& call, const Responder& respond) {
@@ -294,6 +362,9 @@ void AddExecutionRoutes(Router& router, ApiContext& ctx) {
   router.Add("POST", "/api/v1/executions", Scope::kWrite,
              "Start an execution: {workflow, version?, input?, args?, priority?, idempotency_key?}",
              [&ctx](const Call& call, Responder respond) { Submit(ctx, call, respond); });
+  router.Add("POST", "/api/v1/executions/batch", Scope::kWrite,
+             "Start up to 1,000 executions in one request (each as a single submit would)",
+             [&ctx](const Call& call, Responder respond) { SubmitBatch(ctx, call, respond); });
   router.Add("GET", "/api/v1/executions", Scope::kRead,
              "List executions: ?status, workflow, parent, since, until, limit, cursor",
              [&ctx](const Call& call, Responder respond) { List(ctx, call, respond); });

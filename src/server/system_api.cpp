@@ -98,11 +98,12 @@ Result<Json> ParseJsonBody(const HttpRequest& request) {
   return j;
 }
 
-std::optional<HttpResponse> UnknownField(const Json& body, const std::vector<std::string>& valid) {
+std::optional<HttpResponse> UnknownField(const Json& body, const std::vector<std::string>& valid,
+                                         const std::string& where) {
   for (const auto& [key, value] : body.items()) {
     if (std::find(valid.begin(), valid.end(), key) == valid.end()) {
-      return ErrorResponse(400, errc::kValidation, "unknown field '" + key + "'",
-                           {{"field", key}, {"valid_fields", valid}});
+      return ErrorResponse(400, errc::kValidation, "unknown field '" + where + key + "'",
+                           {{"field", where + key}, {"valid_fields", valid}});
     }
   }
   return std::nullopt;

@@ -1,0 +1,157 @@
+// POST /api/v1/executions/batch and `baton submit --batch`, against the real server.
+#include "support/process_util.h"
+#include "support/server_process.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace baton {
+namespace {
+
+using client::ApiClient;
+using testing::MakeTempDir;
+using testing::ServerProcess;
+
+constexpr const char* kGreet = R"(
+name: greet
+inputs: {who: {type: string}}
+steps:
+  - {id: a, type: noop, with: {greeting: "hello {{ inputs.who }}"}}
+output: {greeting: "{{ steps.a.output.greeting }}"}
+)";
+
+class ServerBatch : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = MakeTempDir();
+    server_ = std::make_unique<ServerProcess>(dir_);
+    ASSERT_TRUE(server_->ok()) << server_->log();
+    auto r = server_->Admin().Send("POST", "/api/v1/workflows", kGreet, "application/yaml");
+    ASSERT_TRUE(r.ok() && r->status == 201) << (r.ok() ? r->body : r.status().ToString());
+  }
+  void TearDown() override {
+    server_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  size_t Executions(const ApiClient& as) {
+    auto list = as.Call("GET", "/api/v1/executions?limit=1000");
+    EXPECT_TRUE(list.ok()) << list.status().ToString();
+    return list.ok() ? (*list)["executions"].size() : 0;
+  }
+
+  std::string dir_;
+  std::unique_ptr<ServerProcess> server_;
+};
+
+TEST_F(ServerBatch, StartsEveryItemInOrderWithItsOwnIdempotencyKey) {
+  ApiClient admin = server_->Admin();
+  Json items = Json::array();
+  for (int i = 0; i < 50; ++i) {
+    items.push_back({{"workflow", "greet"}, {"input", {{"who", "n" + std::to_string(i)}}}});
+  }
+  items[7]["idempotency_key"] = "order-7";
+  auto r = admin.Send("POST", "/api/v1/executions/batch", Json{{"executions", items}}.dump());
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->status, 201) << r->body;
+  Json answer = Json::parse(r->body)["executions"];
+  ASSERT_EQ(answer.size(), 50u);
+  for (int i : {0, 7, 49}) {
+    ASSERT_TRUE(answer[i]["created"].get<bool>()) << answer[i];
+    Json e = testing::WaitForExecutionStatus(admin, answer[i]["id"], "completed");
+    EXPECT_EQ(e["output"]["greeting"], "hello n" + std::to_string(i));
+  }
+  // The key names the first execution when the batch is sent again.
+  auto again =
+      admin.Send("POST", "/api/v1/executions/batch", Json{{"executions", {items[7]}}}.dump());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->status, 200) << again->body;
+  EXPECT_EQ(Json::parse(again->body)["executions"][0]["id"], answer[7]["id"]);
+  EXPECT_EQ(Executions(admin), 50u);
+}
+
+TEST_F(ServerBatch, OneBadItemRefusesTheWholeBatchNamingIt) {
+  ApiClient admin = server_->Admin();
+  Json items = {{{"workflow", "greet"}, {"input", {{"who", "a"}}}},
+                {{"workflow", "greet"}, {"input", {{"who", 5}}}},
+                {{"workflow", "greet"}, {"input", {{"who", "c"}}}}};
+  auto r = admin.Send("POST", "/api/v1/executions/batch", Json{{"executions", items}}.dump());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 400) << r->body;
+  Json error = Json::parse(r->body)["error"];
+  EXPECT_EQ(error["details"]["field"], "executions[1].input") << error;
+  items[1] = {{"workflow", "nope"}};
+  r = admin.Send("POST", "/api/v1/executions/batch", Json{{"executions", items}}.dump());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 404) << r->body;
+  EXPECT_NE(r->body.find("executions[1]."), std::string::npos) << r->body;
+  items[1] = {{"workflow", "greet"}, {"input", {{"who", "b"}}}, {"colour", "red"}};
+  r = admin.Send("POST", "/api/v1/executions/batch", Json{{"executions", items}}.dump());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_EQ(Json::parse(r->body)["error"]["details"]["field"], "executions[1].colour");
+  for (const Json& body : {Json{{"executions", Json::array()}}, Json{{"executions", "x"}},
+                           Json{{"jobs", items}}, Json{{"executions", Json::array({1, 2})}}}) {
+    auto bad = admin.Send("POST", "/api/v1/executions/batch", body.dump());
+    ASSERT_TRUE(bad.ok());
+    EXPECT_EQ(bad->status, 400) << body << " -> " << bad->body;
+  }
+  Json too_many = Json::array();
+  for (int i = 0; i < 1001; ++i) too_many.push_back({{"workflow", "greet"}});
+  auto big = admin.Send("POST", "/api/v1/executions/batch", Json{{"executions", too_many}}.dump());
+  ASSERT_TRUE(big.ok());
+  EXPECT_EQ(big->status, 400) << big->body;
+  EXPECT_EQ(Executions(admin), 0u);  // nothing started by any refused batch
+  // A read-only token may not submit.
+  auto reader = admin.Call("POST", "/api/v1/tokens", {{"name", "dash"}, {"scopes", {"read"}}});
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  auto refused =
+      server_->As((*reader)["token"])
+          .Send("POST", "/api/v1/executions/batch", Json{{"executions", {items[0]}}}.dump());
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->status, 403) << refused->body;
+}
+
+// `baton submit --batch`: 1,500 lines go in two requests; a bad line anywhere sends
+// nothing and names the line.
+TEST_F(ServerBatch, CliSubmitsAJsonLinesFileInRequestsOfAThousand) {
+  std::string text;
+  for (int i = 0; i < 1500; ++i) {
+    text += Json{{"workflow", "greet"}, {"input", {{"who", std::to_string(i)}}}}.dump() + "\n";
+    if (i == 3) text += "\n";  // blank lines are skipped
+  }
+  const std::string file = dir_ + "/jobs.jsonl";
+  testing::WriteFile(file, text);
+  testing::ProcessResult bad_line = [&] {
+    testing::WriteFile(dir_ + "/bad.jsonl", text.substr(0, 200) + "{\"workflow\": \n");
+    return server_->Cli({"submit", "--batch", dir_ + "/bad.jsonl"});
+  }();
+  EXPECT_EQ(bad_line.exit_code, 2) << bad_line.err;
+  EXPECT_NE(bad_line.err.find("bad.jsonl:"), std::string::npos) << bad_line.err;
+  testing::WriteFile(dir_ + "/unknown.jsonl",
+                     "{\"workflow\": \"greet\", \"input\": {\"who\": \"x\"}}\n"
+                     "{\"workflow\": \"greet\", \"inputs\": {}}\n");
+  testing::ProcessResult unknown = server_->Cli({"submit", "--batch", dir_ + "/unknown.jsonl"});
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.err;
+  EXPECT_NE(unknown.err.find("unknown.jsonl:2: unknown field 'executions[1].inputs'"),
+            std::string::npos)
+      << unknown.err;
+  EXPECT_EQ(Executions(server_->Admin()), 0u);
+
+  testing::ProcessResult ok = server_->Cli({"submit", "--batch", file});
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  std::vector<std::string> ids;
+  std::istringstream out(ok.out);
+  for (std::string line; std::getline(out, line);) {
+    ASSERT_NE(line.find(" submitted"), std::string::npos) << line;
+    ids.push_back(line.substr(0, line.find(' ')));
+  }
+  ASSERT_EQ(ids.size(), 1500u);
+  Json last = testing::WaitForExecutionStatus(server_->Admin(), ids.back(), "completed");
+  EXPECT_EQ(last["output"]["greeting"], "hello 1499");  // answers come in the file's order
+}
+
+}  // namespace
+}  // namespace baton
