@@ -1,6 +1,7 @@
 // POST /api/v1/executions/batch and `baton submit --batch`, against the real server.
 #include "support/process_util.h"
 #include "support/server_process.h"
+#include "support/server_test.h"
 
 #include <gtest/gtest.h>
 
@@ -23,27 +24,17 @@ steps:
 output: {greeting: "{{ steps.a.output.greeting }}"}
 )";
 
-class ServerBatch : public ::testing::Test {
+class ServerBatch : public testing::ServerTest {
  protected:
   void SetUp() override {
-    dir_ = MakeTempDir();
-    server_ = std::make_unique<ServerProcess>(dir_);
-    ASSERT_TRUE(server_->ok()) << server_->log();
-    auto r = server_->Admin().Send("POST", "/api/v1/workflows", kGreet, "application/yaml");
-    ASSERT_TRUE(r.ok() && r->status == 201) << (r.ok() ? r->body : r.status().ToString());
-  }
-  void TearDown() override {
-    server_.reset();
-    std::filesystem::remove_all(dir_);
+    ServerTest::SetUp();
+    CreateWorkflow(kGreet);
   }
   size_t Executions(const ApiClient& as) {
     auto list = as.Call("GET", "/api/v1/executions?limit=1000");
     EXPECT_TRUE(list.ok()) << list.status().ToString();
     return list.ok() ? (*list)["executions"].size() : 0;
   }
-
-  std::string dir_;
-  std::unique_ptr<ServerProcess> server_;
 };
 
 TEST_F(ServerBatch, StartsEveryItemInOrderWithItsOwnIdempotencyKey) {

@@ -4,6 +4,7 @@
 // that same child.
 #include "support/process_util.h"
 #include "support/server_process.h"
+#include "support/server_test.h"
 
 #include <gtest/gtest.h>
 
@@ -45,21 +46,16 @@ output: {path: "{{ steps.fit.output.weights }}"}
 )";
 }
 
-class ServerChildren : public ::testing::Test {
+class ServerChildren : public testing::ServerTest {
  protected:
   void SetUp() override {
-    dir_ = MakeTempDir();
-    server_ = std::make_unique<ServerProcess>(dir_);
-    ASSERT_TRUE(server_->ok()) << server_->log();
-    for (const std::string& yaml : {std::string(kRelease), Training(dir_)}) {
-      auto r = server_->Admin().Send("POST", "/api/v1/workflows", yaml, "application/yaml");
-      ASSERT_TRUE(r.ok() && r->status == 201) << (r.ok() ? r->body : r.status().ToString());
-    }
+    ServerTest::SetUp();
+    CreateWorkflow(kRelease);
+    CreateWorkflow(Training(dir_));
   }
   void TearDown() override {
     Go();  // no shell loop outlives the test
-    server_.reset();
-    std::filesystem::remove_all(dir_);
+    ServerTest::TearDown();
   }
   void Go() { std::ofstream(dir_ + "/go") << "go\n"; }
   Json Get(const std::string& path) {
@@ -93,9 +89,6 @@ class ServerChildren : public ::testing::Test {
         << server_->log();
     return last;
   }
-
-  std::string dir_;
-  std::unique_ptr<ServerProcess> server_;
 };
 
 TEST_F(ServerChildren, TheChildIsListedAndItsOutputIsTheSteps) {

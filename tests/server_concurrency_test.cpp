@@ -3,6 +3,7 @@
 // queue survives a kill -9, and `why` names who holds the slot.
 #include "support/process_util.h"
 #include "support/server_process.h"
+#include "support/server_test.h"
 
 #include <gtest/gtest.h>
 
@@ -35,20 +36,16 @@ steps:
 )";
 }
 
-class ServerConcurrency : public ::testing::Test {
+class ServerConcurrency : public testing::ServerTest {
  protected:
+  void SetUp() override {}  // each test starts its server with its own options
   void Start(const std::string& policy, std::vector<std::string> args = {}) {
-    dir_ = MakeTempDir();
-    server_ = std::make_unique<ServerProcess>(dir_, std::move(args));
-    ASSERT_TRUE(server_->ok()) << server_->log();
-    auto r = server_->Admin().Send("POST", "/api/v1/workflows", Deploy(dir_, policy),
-                                   "application/yaml");
-    ASSERT_TRUE(r.ok() && r->status == 201) << (r.ok() ? r->body : r.status().ToString());
+    StartServer(std::move(args));
+    CreateWorkflow(Deploy(dir_, policy));
   }
   void TearDown() override {
-    Go();
-    server_.reset();
-    std::filesystem::remove_all(dir_);
+    if (!dir_.empty()) Go();
+    ServerTest::TearDown();
   }
   void Go() { std::ofstream(dir_ + "/go") << "go\n"; }
   std::string Submit(const std::string& customer) {
@@ -60,9 +57,6 @@ class ServerConcurrency : public ::testing::Test {
   Json Wait(const std::string& id, const std::string& status) {
     return WaitForExecutionStatus(server_->Admin(), id, status);
   }
-
-  std::string dir_;
-  std::unique_ptr<ServerProcess> server_;
 };
 
 TEST_F(ServerConcurrency, ASecondExecutionOfTheKeyWaitsQueuedAndSaysForWhom) {

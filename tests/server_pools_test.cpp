@@ -3,6 +3,7 @@
 // kill -9 nor a delete leaves a slot taken.
 #include "support/process_util.h"
 #include "support/server_process.h"
+#include "support/server_test.h"
 
 #include <gtest/gtest.h>
 
@@ -26,19 +27,15 @@ std::string Train(const std::string& dir) {
          "}\n  - {id: b, type: shell, pool: gpu, run: " + wait + "}\n";
 }
 
-class ServerPools : public ::testing::Test {
+class ServerPools : public testing::ServerTest {
  protected:
   void SetUp() override {
-    dir_ = MakeTempDir();
-    server_ = std::make_unique<ServerProcess>(dir_);
-    ASSERT_TRUE(server_->ok()) << server_->log();
-    auto r = server_->Admin().Send("POST", "/api/v1/workflows", Train(dir_), "application/yaml");
-    ASSERT_TRUE(r.ok() && r->status == 201) << (r.ok() ? r->body : r.status().ToString());
+    ServerTest::SetUp();
+    CreateWorkflow(Train(dir_));
   }
   void TearDown() override {
     Go();
-    server_.reset();
-    std::filesystem::remove_all(dir_);
+    ServerTest::TearDown();
   }
   void Go() { std::ofstream(dir_ + "/go") << "go\n"; }
   Json Pools() {
@@ -56,9 +53,6 @@ class ServerPools : public ::testing::Test {
     })) << Pools().dump();
     return id;
   }
-
-  std::string dir_;
-  std::unique_ptr<ServerProcess> server_;
 };
 
 TEST_F(ServerPools, StepsWaitForTheSlotsAndWhySaysWhoHoldsThem) {
