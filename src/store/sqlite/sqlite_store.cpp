@@ -41,14 +41,19 @@ using DbPtr = std::unique_ptr<sqlite3, DbCloser>;
 
 class SqliteStore final : public Store {
  public:
-  SqliteStore(DbPtr db, std::optional<sqlite::OwnerLock> owner)
-      : owner_(std::move(owner)), db_(std::move(db)) {}
+  // `reader` is a second connection to the same file for reads; null when there is
+  // none (an in-memory database), and then `db` serves both.
+  SqliteStore(DbPtr db, DbPtr reader, std::optional<sqlite::OwnerLock> owner)
+      : mu_(reader ? read_mu_ : write_mu_), owner_(std::move(owner)) {
+    writer_.db = std::move(db);
+    reader_.db = std::move(reader);
+  }
 
   Status Commit(std::span<const WriteBatch* const> batches) override {
     bool any = false;
     for (const WriteBatch* b : batches) any = any || !b->empty();
     if (!any) return Status::Ok();
-    std::lock_guard lock(mu_);
+    std::lock_guard lock(write_mu_);
     Stmt *begin, *commit, *wf, *ex, *st, *at, *ev, *dl, *tk, *sc, *hk, *tg, *dv, *wk, *as, *rs, *sg,
         *br, *ce, *ct, *cd, *pl;
     for (auto [stmt, sql] :
@@ -63,7 +68,7 @@ class SqliteStore final : public Store {
           {&sg, sqlite::kUpsertSignal},         {&br, sqlite::kUpsertBreaker},
           {&ce, sqlite::kUpsertCacheEntry},     {&ct, sqlite::kTouchCacheEntry},
           {&cd, sqlite::kDeleteCacheEntry},     {&pl, sqlite::kUpsertPool}}) {
-      if (Status s = Cached(sql, stmt); !s.ok()) return Context(s, "commit");
+      if (Status s = Cached(writer_, sql, stmt); !s.ok()) return Context(s, "commit");
     }
     const bool coalesce = batches.size() > 1;
     if (coalesce) {
@@ -106,7 +111,7 @@ class SqliteStore final : public Store {
     if (!s.ok()) {
       // A failed COMMIT (e.g. SQLITE_BUSY) leaves the transaction open; a failed
       // statement may already have rolled it back. Either way end with nothing applied.
-      if (sqlite3_get_autocommit(db()) == 0) sqlite::Exec(db(), "ROLLBACK");
+      if (sqlite3_get_autocommit(writer_.db.get()) == 0) sqlite::Exec(writer_.db.get(), "ROLLBACK");
       return Context(s, "commit");
     }
     return Status::Ok();
@@ -243,7 +248,9 @@ class SqliteStore final : public Store {
   Result<int64_t> LastEventPosition() override {
     std::lock_guard lock(mu_);
     Stmt* q = nullptr;
-    if (Status s = Cached("SELECT COALESCE(MAX(position), 0) FROM events", &q); !s.ok()) return s;
+    if (Status s = Cached(reader(), "SELECT COALESCE(MAX(position), 0) FROM events", &q); !s.ok()) {
+      return s;
+    }
     sqlite::ResetOnExit reset(*q);
     if (q->Step() != SQLITE_ROW) return sqlite::Error(db(), "reading the last event position");
     return q->Int(0);
@@ -437,7 +444,14 @@ class SqliteStore final : public Store {
   }
 
  private:
-  sqlite3* db() { return db_.get(); }
+  // One connection and the statements prepared on it.
+  struct Connection {
+    DbPtr db;  // declared before cache: statements are finalized before the close
+    std::unordered_map<std::string, std::unique_ptr<Stmt>> cache;
+  };
+  // The connection reads use, under mu_.
+  Connection& reader() { return reader_.db ? reader_ : writer_; }
+  sqlite3* db() { return reader().db.get(); }
 
   // Rows of one namespace (every namespace when `ns` is empty) in `order`.
   template <class T>
@@ -454,23 +468,23 @@ class SqliteStore final : public Store {
   // row matched.
   Status DeleteOne(const char* sql, const std::string& ns, const std::string& key,
                    const std::string& what) {
-    std::lock_guard lock(mu_);
+    std::lock_guard lock(write_mu_);
     Stmt* q = nullptr;
-    if (Status s = Cached(sql, &q); !s.ok()) return s;
+    if (Status s = Cached(writer_, sql, &q); !s.ok()) return s;
     q->Bind(1, ns);
     q->Bind(2, key);
     if (Status s = q->Run(); !s.ok()) return Context(s, "deleting " + what);
-    if (sqlite3_changes(db()) == 0) return Status(errc::kNotFound, what);
+    if (sqlite3_changes(writer_.db.get()) == 0) return Status(errc::kNotFound, what);
     return Status::Ok();
   }
 
   // Statements are prepared on first use and kept for the store's lifetime.
-  Status Cached(const std::string& sql, Stmt** out) {
-    auto it = cache_.find(sql);
-    if (it == cache_.end()) {
+  static Status Cached(Connection& c, const std::string& sql, Stmt** out) {
+    auto it = c.cache.find(sql);
+    if (it == c.cache.end()) {
       auto stmt = std::make_unique<Stmt>();
-      if (Status s = stmt->Prepare(db(), sql.c_str()); !s.ok()) return s;
-      it = cache_.emplace(sql, std::move(stmt)).first;
+      if (Status s = stmt->Prepare(c.db.get(), sql.c_str()); !s.ok()) return s;
+      it = c.cache.emplace(sql, std::move(stmt)).first;
     }
     *out = it->second.get();
     return Status::Ok();
@@ -479,7 +493,7 @@ class SqliteStore final : public Store {
   template <class T, class BindFn>
   Result<std::vector<T>> Query(const std::string& sql, const char* table, BindFn bind) {
     Stmt* q = nullptr;
-    if (Status s = Cached(sql, &q); !s.ok()) return s;
+    if (Status s = Cached(reader(), sql, &q); !s.ok()) return s;
     sqlite::ResetOnExit reset(*q);
     bind(*q);
     std::vector<T> out;
@@ -499,6 +513,7 @@ class SqliteStore final : public Store {
   Result<int64_t> WindowEnd(int64_t after) {
     Stmt* q = nullptr;
     if (Status s = Cached(
+            reader(),
             "SELECT position FROM events WHERE position > ?1 ORDER BY position LIMIT 1 OFFSET ?2",
             &q);
         !s.ok()) {
@@ -532,10 +547,15 @@ class SqliteStore final : public Store {
     return Status::Ok();
   }
 
-  std::mutex mu_;
+  // Commits hold write_mu_ and reads hold mu_: with two connections (WAL lets a reader
+  // go on while the writer commits) a read does not wait for a commit's fsync. mu_ is
+  // read_mu_, or write_mu_ when one connection serves both.
+  std::mutex write_mu_;
+  std::mutex read_mu_;
+  std::mutex& mu_;
   std::optional<sqlite::OwnerLock> owner_;  // released after the database is closed
-  DbPtr db_;  // declared before cache_: statements are finalized before the close
-  std::unordered_map<std::string, std::unique_ptr<Stmt>> cache_;
+  Connection writer_;
+  Connection reader_;
   sqlite::LastWriteWins<WorkflowRecord> workflows_;
   sqlite::LastWriteWins<ExecutionRecord> executions_;
   sqlite::LastWriteWins<StepRecord> steps_;
@@ -570,7 +590,27 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path,
                             : "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;";
   if (Status s = sqlite::Exec(db.get(), pragmas); !s.ok()) return Context(s, what);
   if (Status s = sqlite::Migrate(db.get()); !s.ok()) return Context(s, what);
-  return std::unique_ptr<Store>(std::make_unique<SqliteStore>(std::move(db), std::move(owner)));
+  // The reading connection: WAL gives it the last committed state without waiting for a
+  // commit in progress. An in-memory database is private to its connection: no second.
+  DbPtr reader;
+  if (!path.empty() && path != ":memory:") {
+    sqlite3* raw_reader = nullptr;
+    rc = sqlite3_open_v2(path.c_str(), &raw_reader, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                         nullptr);
+    reader.reset(raw_reader);
+    if (rc != SQLITE_OK) {
+      return Status(
+          errc::kStore,
+          what + " for reading: " + (raw_reader ? sqlite3_errmsg(raw_reader) : sqlite3_errstr(rc)));
+    }
+    sqlite3_extended_result_codes(reader.get(), 1);
+    sqlite3_busy_timeout(reader.get(), options.busy_timeout_ms);
+    if (Status s = sqlite::Exec(reader.get(), "PRAGMA query_only = 1;"); !s.ok()) {
+      return Context(s, what + " for reading");
+    }
+  }
+  return std::unique_ptr<Store>(
+      std::make_unique<SqliteStore>(std::move(db), std::move(reader), std::move(owner)));
 }
 
 }  // namespace baton
