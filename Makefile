@@ -9,7 +9,7 @@ export CCACHE_NOHASHDIR := 1
 # Without these ccache refuses every compilation that uses a precompiled header.
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 
-.PHONY: setup build release demo test test-plain test-tsan bench fuzz soak format clean
+.PHONY: setup build release demo test test-plain test-tsan bench bench-peers fuzz soak format clean
 
 setup:
 	@bash scripts/setup.sh
@@ -45,6 +45,12 @@ test-tsan: setup
 
 bench: setup
 	bash bench/run.sh
+
+# Baton's server against BullMQ (Redis) and graphile-worker (PostgreSQL) on this machine,
+# end to end, alternating rounds (bench/peers/README.md). PEERS_ARGS=--quick for a smoke run.
+bench-peers: release
+	bash bench/peers/setup.sh
+	BATON=build-release/baton bash bench/peers/run.sh $(PEERS_ARGS)
 
 # The libFuzzer targets (fuzz/), built with clang under ASan + UBSan, each run for
 # FUZZ_SECONDS over its corpus; a crash fails and leaves its input in build-fuzz/artifacts.

@@ -1,0 +1,303 @@
+'use strict';
+// Baton's side of the comparison, against a running `baton server`.
+//
+//   node baton.js --shape flows|jobs|latency|worker-jobs|worker-latency --url URL --token T [--n N]
+//   node baton.js --role worker --url URL --token WORKER_TOKEN [--capacity 50]   (child process)
+//
+// Prints one JSON line: {system, shape, n, value, unit, ...}.
+
+const http = require('http');
+const { fork } = require('child_process');
+const WebSocket = require('ws');
+const L = require('./lib');
+
+const WORKFLOWS = {
+  'bench-noop': 'name: bench-noop\nsteps:\n  - {id: only, type: noop}\n',
+  'bench-flow':
+    'name: bench-flow\nsteps:\n' +
+    Array.from({ length: 10 }, (_, i) => `  - {id: c${i}, type: noop}\n`).join('') +
+    `  - {id: join, type: noop, depends_on: [${Array.from({ length: 10 }, (_, i) => `c${i}`).join(', ')}]}\n`,
+  'bench-cmd': 'name: bench-cmd\nsteps:\n  - {id: only, type: command, command: bench.noop}\n',
+};
+const TERMINAL = new Set(['completed', 'failed', 'timed_out', 'timeout', 'cancelled']);
+
+class Api {
+  constructor(url, token, sockets) {
+    this.url = new URL(url);
+    this.token = token;
+    this.agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
+  }
+
+  request(method, path, body, contentType = 'application/json') {
+    const data = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+    return new Promise((resolve, reject) => {
+      const req = http.request({
+        host: this.url.hostname, port: this.url.port, method, path, agent: this.agent,
+        headers: {
+          Authorization: `Bearer ${this.token}`,
+          ...(data !== undefined ? { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(data) } : {}),
+        },
+      }, (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString() }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      if (data !== undefined) req.write(data);
+      req.end();
+    });
+  }
+
+  async json(method, path, body, okStatuses = [200, 201, 202]) {
+    const r = await this.request(method, path, body);
+    if (!okStatuses.includes(r.status)) throw new Error(`${method} ${path}: HTTP ${r.status} ${r.text.slice(0, 300)}`);
+    return r.text ? JSON.parse(r.text) : null;
+  }
+
+  async createWorkflow(name) {
+    const r = await this.request('POST', '/api/v1/workflows', WORKFLOWS[name], 'application/yaml');
+    if (Math.floor(r.status / 100) !== 2) {
+      throw new Error(`POST /api/v1/workflows ${name}: HTTP ${r.status} ${r.text.slice(0, 300)}`);
+    }
+  }
+
+  // Executions finished, by status, from GET /metrics.
+  async finished() {
+    const r = await this.request('GET', '/metrics');
+    if (r.status !== 200) throw new Error(`GET /metrics: HTTP ${r.status}`);
+    const out = {};
+    for (const m of r.text.matchAll(/^baton_executions_finished_total\{status="([a-z_]+)"\} (\d+)/gm)) {
+      out[m[1]] = Number(m[2]);
+    }
+    return out;
+  }
+
+  // Whether this server has POST /api/v1/executions/batch (from its OpenAPI document).
+  async hasBatch() {
+    const r = await this.request('GET', '/api/v1/openapi.json');
+    return r.status === 200 && r.text.includes('/api/v1/executions/batch');
+  }
+}
+
+async function waitFinished(api, total, base) {
+  let last = {};
+  const before = (k) => base[k] || 0;
+  await L.waitFor(async () => {
+    last = await api.finished();
+    const bad = ['failed', 'timed_out', 'timeout', 'cancelled'].reduce((a, k) => a + (last[k] || 0) - before(k), 0);
+    if (bad > 0) throw new Error(`executions that did not complete: ${JSON.stringify(last)}`);
+    return (last.completed || 0) - before('completed') >= total;
+  }, { everyMs: 20, what: `${total} completed executions (last ${JSON.stringify(last)})` });
+}
+
+// Submits `n` executions of `workflow`: POST /api/v1/executions/batch of `batchSize` (up to
+// 4 requests in flight) when the server has that route and batching is on, else single
+// POSTs with `inFlight` requests at once.
+async function submitMany(api, workflow, n, { inFlight, batch, batchSize = 1000 }) {
+  const item = { workflow, input: {} };
+  if (batch) {
+    const chunks = Math.ceil(n / batchSize);
+    await L.pool(chunks, Math.min(inFlight, 4), async (c) => {
+      const count = Math.min(batchSize, n - c * batchSize);
+      const r = await api.request('POST', '/api/v1/executions/batch',
+        { executions: Array.from({ length: count }, () => item) });
+      // 201 (or 200: all were repeats); 207 when some item failed, each item saying why.
+      if (r.status !== 201 && r.status !== 200) throw new Error(`POST /api/v1/executions/batch: HTTP ${r.status} ${r.text.slice(0, 300)}`);
+      const started = JSON.parse(r.text).executions;
+      if (!Array.isArray(started) || started.length !== count || started.some((e) => !e.id)) {
+        throw new Error(`POST /api/v1/executions/batch: unexpected answer ${r.text.slice(0, 300)}`);
+      }
+    });
+    return;
+  }
+  const body = JSON.stringify(item);
+  await L.pool(n, inFlight, async () => {
+    const r = await api.request('POST', '/api/v1/executions', body);
+    if (r.status !== 201 && r.status !== 200) throw new Error(`POST /api/v1/executions: HTTP ${r.status} ${r.text.slice(0, 300)}`);
+  });
+}
+
+// Starts the worker child process and waits until it is registered.
+async function startWorker(args, api) {
+  const tok = await api.json('POST', '/api/v1/tokens', { name: `bench-worker-${Date.now()}`, scopes: ['worker'] });
+  const child = fork(__filename, ['--role', 'worker', '--url', args.url, '--token', tok.token,
+    '--capacity', String(L.num(args, 'capacity', 50))], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  await new Promise((resolve, reject) => {
+    child.once('message', (m) => (m === 'ready' ? resolve() : reject(new Error(`worker: ${m}`))));
+    child.once('exit', (code) => reject(new Error(`the worker exited (${code}) before registering`)));
+  });
+  return child;
+}
+
+async function stopWorker(child) {
+  if (!child) return;
+  const gone = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await gone;
+}
+
+// Throughput: n executions of `workflow`, from the first submit until /metrics counts n
+// completed; `stepsPer` steps per execution.
+async function throughput(api, args, workflow, n, stepsPer, shape) {
+  const wantBatch = args.batch === undefined ? 'auto' : args.batch;
+  const batch = wantBatch === 'on' || (wantBatch === 'auto' && (await api.hasBatch()));
+  const inFlight = L.num(args, 'in-flight', 64);
+  const base = await api.finished();
+  const t0 = L.nowMs();
+  await submitMany(api, workflow, n, { inFlight, batch });
+  const tSubmitted = L.nowMs();
+  await waitFinished(api, n, base);
+  const t1 = L.nowMs();
+  const secs = (t1 - t0) / 1000;
+  return {
+    system: 'baton', shape, n, value: (n * stepsPer) / secs, unit: stepsPer > 1 ? 'steps/s' : 'jobs/s',
+    seconds: +secs.toFixed(3), submit_per_s: Math.round(n / ((tSubmitted - t0) / 1000)),
+    submit: batch ? 'batch of 1000' : `single POSTs, ${inFlight} in flight`,
+  };
+}
+
+// Latency: one execution at a time; submit -> the client knows it completed: the POST's
+// answer when it already says completed, else the execution.completed event on the live
+// feed (a WebSocket on the workflow's events, opened once before the first sample).
+async function latency(api, args, workflow, n, shape) {
+  const warmup = L.num(args, 'warmup', 20);
+  const wsUrl = `${args.url.replace(/^http/, 'ws')}/api/v1/events?workflow=${workflow}`;
+  const ws = new WebSocket(wsUrl, { headers: { Authorization: `Bearer ${api.token}` }, perMessageDeflate: false });
+  const done = new Map(); // id -> time the feed said completed
+  const waiting = new Map(); // id -> resolve
+  await new Promise((resolve, reject) => {
+    ws.on('error', reject);
+    ws.on('message', (data) => {
+      const m = JSON.parse(data.toString());
+      if (m.type === 'ready') return resolve();
+      if (!m.type || !m.type.startsWith('execution.')) return;
+      const id = m.execution_id;
+      if (m.type !== 'execution.completed') {
+        if (['execution.failed', 'execution.timed_out', 'execution.cancelled'].includes(m.type)) {
+          process.stderr.write(`baton.js: execution ${id}: ${m.type}\n`);
+        }
+        return;
+      }
+      const t = L.nowMs();
+      const w = waiting.get(id);
+      if (w) { waiting.delete(id); w(t); } else done.set(id, t);
+    });
+  });
+  const samples = [];
+  const feed = [];
+  let byAnswer = 0;
+  for (let i = 0; i < warmup + n; i++) {
+    const t0 = L.nowMs();
+    const r = await api.request('POST', '/api/v1/executions', { workflow, input: {} });
+    if (r.status !== 201) throw new Error(`POST /api/v1/executions: HTTP ${r.status} ${r.text.slice(0, 300)}`);
+    const tAnswer = L.nowMs();
+    const e = JSON.parse(r.text);
+    if (e.status !== 'completed' && TERMINAL.has(e.status)) throw new Error(`execution ${e.id} ${e.status}`);
+    // The feed's event is awaited in every case (its time is reported as feed_*).
+    let tFeed;
+    if (done.has(e.id)) { tFeed = done.get(e.id); done.delete(e.id); }
+    else {
+      let timer;
+      tFeed = await Promise.race([
+        new Promise((resolve) => waiting.set(e.id, resolve)),
+        new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`no execution.completed for ${e.id} within 30 s`)), 30000); }),
+      ]);
+      clearTimeout(timer);
+    }
+    const inAnswer = e.status === 'completed';
+    if (i >= warmup) {
+      samples.push((inAnswer ? Math.min(tAnswer, tFeed) : tFeed) - t0);
+      feed.push(tFeed - t0);
+      byAnswer += inAnswer ? 1 : 0;
+    }
+  }
+  ws.close();
+  return {
+    system: 'baton', shape, n, value: L.quantile(samples, 0.5), unit: 'ms',
+    p50_ms: +L.quantile(samples, 0.5).toFixed(3), p99_ms: +L.quantile(samples, 0.99).toFixed(3),
+    mean_ms: +(samples.reduce((a, b) => a + b, 0) / samples.length).toFixed(3),
+    feed_p50_ms: +L.quantile(feed, 0.5).toFixed(3), feed_p99_ms: +L.quantile(feed, 0.99).toFixed(3),
+    completed_in_answer: byAnswer,
+    method: 'POST /api/v1/executions -> its answer saying completed, or else execution.completed on WebSocket /api/v1/events?workflow= (feed_*: the feed alone)',
+  };
+}
+
+async function driver(args) {
+  const shape = L.need(args, 'shape');
+  const api = new Api(L.need(args, 'url'), L.need(args, 'token'), L.num(args, 'in-flight', 64));
+  let child = null;
+  try {
+    switch (shape) {
+      case 'flows':
+        await api.createWorkflow('bench-flow');
+        return await throughput(api, args, 'bench-flow', L.num(args, 'n', 1000), 11, shape);
+      case 'jobs':
+        await api.createWorkflow('bench-noop');
+        return await throughput(api, args, 'bench-noop', L.num(args, 'n', 20000), 1, shape);
+      case 'latency':
+        await api.createWorkflow('bench-noop');
+        return await latency(api, args, 'bench-noop', L.num(args, 'n', 1000), shape);
+      case 'worker-jobs':
+        await api.createWorkflow('bench-cmd');
+        child = await startWorker(args, api);
+        return await throughput(api, args, 'bench-cmd', L.num(args, 'n', 20000), 1, shape);
+      case 'worker-latency':
+        await api.createWorkflow('bench-cmd');
+        child = await startWorker(args, api);
+        return await latency(api, args, 'bench-cmd', L.num(args, 'n', 1000), shape);
+      default:
+        throw new Error(`unknown shape '${shape}'`);
+    }
+  } finally {
+    await stopWorker(child);
+  }
+}
+
+// The connected worker: registers `bench.noop` over the WebSocket transport and answers each
+// command at once with an accepted ack and a success result (no handler process).
+async function worker(args) {
+  const capacity = L.num(args, 'capacity', 50);
+  const url = `${L.need(args, 'url').replace(/^http/, 'ws')}/api/v1/workers/connect`;
+  const ws = new WebSocket(url, { headers: { Authorization: `Bearer ${L.need(args, 'token')}` }, perMessageDeflate: false });
+  let handled = 0;
+  let beat = null;
+  const send = (m) => ws.send(JSON.stringify(m));
+  ws.on('open', () => send({
+    type: 'register', workerId: `bench-${process.pid}`, capacity, commands: ['bench.noop'],
+    sessionId: `bench-${process.pid}-${Date.now()}`,
+  }));
+  ws.on('message', (data) => {
+    const m = JSON.parse(data.toString());
+    if (m.type === 'command') {
+      send({ type: 'command.ack', assignmentId: m.assignmentId, status: 'accepted' });
+      send({ type: 'command.result', assignmentId: m.assignmentId, status: 'success', output: {} });
+      handled++;
+    } else if (m.type === 'registered') {
+      beat = setInterval(() => send({ type: 'heartbeat', currentLoad: 0, capacity, status: 'ONLINE' }),
+        Math.max(1000, m.heartbeatInterval || 30000));
+      process.send('ready');
+    } else if (m.type === 'error') {
+      process.stderr.write(`baton worker: ${data}\n`);
+    }
+  });
+  ws.on('error', (e) => { process.stderr.write(`baton worker: ${e.message}\n`); process.exit(1); });
+  await new Promise((resolve) => {
+    const stop = () => {
+      clearInterval(beat);
+      try { send({ type: 'deregister' }); } catch (_) { /* closing anyway */ }
+      ws.close();
+      resolve();
+    };
+    process.on('SIGTERM', stop);
+    process.on('disconnect', stop);
+    ws.on('close', resolve);
+  });
+  void handled;
+}
+
+L.main(async () => {
+  const args = L.parseArgs();
+  if (args.role === 'worker') return worker(args);
+  L.emit(await driver(args));
+});
