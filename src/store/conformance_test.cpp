@@ -16,6 +16,7 @@
 namespace baton {
 namespace {
 
+using testing::Assignment;
 using testing::Attempt;
 using testing::DeadLetter;
 using testing::Event;
@@ -504,6 +505,31 @@ TEST_P(StoreConformance, RepeatedUpsertsInOneCommitKeepLastValueAndFirstOrder) {
   ASSERT_EQ(attempts->size(), 1u);
   EXPECT_EQ(attempts->at(0).status, StepStatus::kCompleted);
   EXPECT_EQ(store_->GetWorkflow("wf", 0)->definition, (Json{{"rev", 2}}));
+}
+
+// The same for a command's assignment, which several turns update within one group.
+TEST_P(StoreConformance, RepeatedAssignmentUpsertsInOneCommitKeepTheLastValue) {
+  std::vector<WriteBatch> batches(3);
+  batches[0].assignments = {Assignment("d1", 10, "w1", "dispatched")};
+  batches[1].assignments = {Assignment("d2", 20, "w1", "dispatched"),
+                            Assignment("d1", 10, "w1", "accepted")};
+  batches[2].assignments = {Assignment("d1", 10, "w2", "completed")};
+  std::vector<const WriteBatch*> ptrs;
+  for (const WriteBatch& b : batches) ptrs.push_back(&b);
+  Status s = store_->Commit(ptrs);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  auto all = store_->ListAssignments({});
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ(all->at(0).dispatch_id, "d1");
+  EXPECT_EQ(all->at(0).status, "completed");
+  EXPECT_EQ(all->at(0).worker_id, "w2");
+  AssignmentFilter active;
+  active.active_only = true;
+  auto running = store_->ListAssignments(active);
+  ASSERT_TRUE(running.ok());
+  ASSERT_EQ(running->size(), 1u);
+  EXPECT_EQ(running->at(0).dispatch_id, "d2");
 }
 
 TEST_P(StoreConformance, MissingRecordsAreNotFound) {

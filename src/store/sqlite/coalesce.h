@@ -46,6 +46,11 @@ inline RecordKey KeyOf(const StepRecord& s) {
 inline RecordKey KeyOf(const AttemptRecord& a) {
   return {a.execution_id, a.step_id, a.attempt};
 }
+// A command's assignment goes dispatched -> accepted -> running -> completed, often
+// within one group on a busy worker path; its upsert replaces every column.
+inline RecordKey KeyOf(const AssignmentRecord& a) {
+  return {a.dispatch_id, {}, 0};
+}
 
 // The keys point into the batches, which outlive the commit that uses this.
 template <class Record>

@@ -76,11 +76,13 @@ class SqliteStore final : public Store {
       executions_.Clear();
       steps_.Clear();
       attempts_.Clear();
+      assignments_.Clear();
       for (const WriteBatch* b : batches) {
         workflows_.Add(b->workflows);
         executions_.Add(b->executions);
         steps_.Add(b->steps);
         attempts_.Add(b->attempts);
+        assignments_.Add(b->assignments);
       }
     }
     // IMMEDIATE takes the write lock up front, so a concurrent writer (another process)
@@ -96,7 +98,7 @@ class SqliteStore final : public Store {
           !(s = AppendAll(*tk, b->tokens)).ok() || !(s = AppendAll(*sc, b->schedules)).ok() ||
           !(s = AppendAll(*hk, b->hooks)).ok() || !(s = AppendAll(*tg, b->triggers)).ok() ||
           !(s = AppendAll(*dv, b->deliveries)).ok() || !(s = AppendAll(*wk, b->workers)).ok() ||
-          !(s = AppendAll(*as, b->assignments)).ok() ||
+          !(s = WriteAll(*as, b->assignments, coalesce ? &assignments_ : nullptr)).ok() ||
           !(s = AppendAll(*rs, b->reassignments)).ok() || !(s = AppendAll(*sg, b->signals)).ok() ||
           !(s = AppendAll(*br, b->breakers)).ok() || !(s = AppendAll(*ce, b->cache_entries)).ok() ||
           !(s = AppendAll(*ct, b->cache_touches)).ok() ||
@@ -560,6 +562,7 @@ class SqliteStore final : public Store {
   sqlite::LastWriteWins<ExecutionRecord> executions_;
   sqlite::LastWriteWins<StepRecord> steps_;
   sqlite::LastWriteWins<AttemptRecord> attempts_;
+  sqlite::LastWriteWins<AssignmentRecord> assignments_;
 };
 
 }  // namespace
