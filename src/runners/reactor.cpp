@@ -47,7 +47,9 @@ struct Proc {
   pid_t pid = -1;
   UniqueFd pidfd;
   UniqueFd stdin_fd;
+  std::string stdin_pending;  // not yet written, from stdin_offset
   size_t stdin_offset = 0;
+  bool stdin_watched = false;  // EPOLLOUT registered (only while something is pending)
   Capture out, err;
   bool cancelled = false;
   bool timed_out = false;      // cancelled by its timeout
@@ -58,10 +60,15 @@ struct Proc {
 };
 
 struct Command {
-  enum Type { kStart, kCancel, kTask, kShutdown } type;
-  ProcessJob job;  // kStart
-  std::string id;  // kCancel
-  std::function<void()> task;
+  enum Type { kStart, kCancel, kTask, kShutdown, kWrite, kCloseStdin, kDelayed, kCancelDelayed };
+  explicit Command(Type t) : type(t) {}
+  Type type;
+  ProcessJob job;              // kStart
+  std::string id;              // kCancel, kWrite, kCloseStdin
+  std::function<void()> task;  // kTask, kDelayed
+  std::string data;            // kWrite
+  Duration delay{0};           // kDelayed
+  uint64_t handle = 0;         // kDelayed, kCancelDelayed
 };
 
 template <class F, class... Args>
@@ -96,6 +103,10 @@ struct ProcessReactor::Impl {
   std::unordered_multimap<std::string, uint64_t> by_id;
   Timers kill_timers;
   Timers deadlines;
+  // PostAfter tasks by (when, handle); `delayed_at` finds one to cancel.
+  std::map<std::pair<SteadyTime, uint64_t>, std::function<void()>> delayed;
+  std::unordered_map<uint64_t, SteadyTime> delayed_at;
+  std::atomic<uint64_t> next_handle{1};  // any thread
   uint64_t next_seq = 1;
   bool stopping = false;
   std::vector<char> scratch = std::vector<char>(64 * 1024);
@@ -166,7 +177,7 @@ void ProcessReactor::Impl::Run() {
       std::abort();
     }
     for (int i = 0; i < n; ++i) OnEvent(events[i].data.u64);
-    if (!kill_timers.empty() || !deadlines.empty()) FireTimers();
+    if (!kill_timers.empty() || !deadlines.empty() || !delayed.empty()) FireTimers();
   }
 }
 
@@ -201,13 +212,49 @@ void ProcessReactor::Impl::DrainInbox() {
         break;
       case Command::kShutdown:
         stopping = true;
+        delayed.clear();
+        delayed_at.clear();
         for (auto& [seq, p] : procs) CancelProc(*p);
+        break;
+      case Command::kWrite: {
+        auto [begin, end] = by_id.equal_range(cmd.id);
+        for (auto it = begin; it != end; ++it) {
+          Proc& p = *procs.at(it->second);
+          if (!p.stdin_fd || !p.job.keep_stdin_open) continue;
+          p.stdin_pending += cmd.data;
+          WriteStdin(p);
+        }
+        break;
+      }
+      case Command::kCloseStdin: {
+        auto [begin, end] = by_id.equal_range(cmd.id);
+        for (auto it = begin; it != end; ++it) {
+          Proc& p = *procs.at(it->second);
+          p.job.keep_stdin_open = false;
+          if (p.stdin_fd) WriteStdin(p);  // closes once nothing is pending
+        }
+        break;
+      }
+      case Command::kDelayed: {
+        if (stopping) break;
+        auto delay = std::min<std::chrono::milliseconds>(cmd.delay, kMaxTimeout);
+        const SteadyTime at = std::chrono::steady_clock::now() + delay;
+        delayed.emplace(std::make_pair(at, cmd.handle), std::move(cmd.task));
+        delayed_at.emplace(cmd.handle, at);
+        break;
+      }
+      case Command::kCancelDelayed:
+        if (auto it = delayed_at.find(cmd.handle); it != delayed_at.end()) {
+          delayed.erase(std::make_pair(it->second, cmd.handle));
+          delayed_at.erase(it);
+        }
         break;
     }
   }
 }
 
 void ProcessReactor::Impl::StartJob(ProcessJob job) {
+  if (job.keep_stdin_open && !job.spec.stdin_data) job.spec.stdin_data = "";  // a pipe
   Result<SpawnedProcess> spawned = Spawn(job.spec);
   if (!spawned.ok()) {
     ProcessOutcome outcome;
@@ -220,6 +267,7 @@ void ProcessReactor::Impl::StartJob(ProcessJob job) {
   p->pid = spawned->pid;
   p->pidfd = std::move(spawned->pidfd);
   p->stdin_fd = std::move(spawned->stdin_fd);
+  if (job.spec.stdin_data) p->stdin_pending = std::move(*job.spec.stdin_data);
   p->out.fd = std::move(spawned->stdout_fd);
   p->err.fd = std::move(spawned->stderr_fd);
   p->job = std::move(job);
@@ -231,7 +279,7 @@ void ProcessReactor::Impl::StartJob(ProcessJob job) {
                  Watch(p->err.fd.get(), EPOLLIN, base | kStderr);
   if (watched && p->stdin_fd) {
     WriteStdin(*p);
-    if (p->stdin_fd) watched = Watch(p->stdin_fd.get(), EPOLLOUT, base | kStdin);
+    watched = !p->stdin_fd || p->stdin_offset >= p->stdin_pending.size() || p->stdin_watched;
   }
   if (!watched) {  // out of memory for epoll: give up on this process
     int err = errno;
@@ -340,6 +388,12 @@ void ProcessReactor::Impl::OnExit(Proc& p) {
 
 void ProcessReactor::Impl::FireTimers() {
   const SteadyTime now = std::chrono::steady_clock::now();
+  while (!delayed.empty() && delayed.begin()->first.first <= now) {
+    auto task = std::move(delayed.begin()->second);
+    delayed_at.erase(delayed.begin()->first.second);
+    delayed.erase(delayed.begin());
+    Invoke(task);  // may post or cancel others: the loop looks at the map again
+  }
   while (!deadlines.empty() && deadlines.begin()->first <= now) {
     Proc& p = *procs.at(deadlines.begin()->second);  // Finish() erases a process's deadline
     deadlines.erase(deadlines.begin());
@@ -365,6 +419,9 @@ int ProcessReactor::Impl::NextTimeoutMs() const {
       next = timers->begin()->first;
     }
   }
+  if (!delayed.empty() && (!next || delayed.begin()->first.first < *next)) {
+    next = delayed.begin()->first.first;
+  }
   if (!next) return -1;
   auto wait = *next - std::chrono::steady_clock::now();
   if (wait <= wait.zero()) return 0;
@@ -375,7 +432,7 @@ int ProcessReactor::Impl::NextTimeoutMs() const {
 }
 
 void ProcessReactor::Impl::WriteStdin(Proc& p) {
-  const std::string& data = *p.job.spec.stdin_data;
+  const std::string& data = p.stdin_pending;
   while (p.stdin_offset < data.size()) {
     ssize_t n = write(p.stdin_fd.get(), data.data() + p.stdin_offset, data.size() - p.stdin_offset);
     if (n > 0) {
@@ -383,7 +440,13 @@ void ProcessReactor::Impl::WriteStdin(Proc& p) {
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno == EAGAIN) return;  // EPOLLOUT tells us when to go on
+    if (n < 0 && errno == EAGAIN) {  // EPOLLOUT tells us when to go on
+      if (!p.stdin_watched) {
+        p.stdin_watched = Watch(p.stdin_fd.get(), EPOLLOUT, (p.seq << 2) | kStdin);
+        if (!p.stdin_watched) break;  // out of memory for epoll: give up on stdin
+      }
+      return;
+    }
     if (n < 0 && errno == EPIPE) {
       // The child stopped reading. Consume the (blocked) SIGPIPE this raised.
       sigset_t pipe_set;
@@ -394,7 +457,18 @@ void ProcessReactor::Impl::WriteStdin(Proc& p) {
     }
     break;
   }
+  const bool all_written = p.stdin_offset >= data.size();
+  p.stdin_pending.clear();
+  p.stdin_offset = 0;
+  if (all_written && p.job.keep_stdin_open) {
+    // Kept open for more; EPOLLOUT is level-triggered, so it is watched only while
+    // something is pending.
+    if (p.stdin_watched) epoll_ctl(epfd.get(), EPOLL_CTL_DEL, p.stdin_fd.get(), nullptr);
+    p.stdin_watched = false;
+    return;
+  }
   Close(p.stdin_fd);  // all written (or the child is gone): the child sees EOF
+  p.stdin_watched = false;
 }
 
 ProcessReactor::Impl::ReadState ProcessReactor::Impl::ReadSome(Proc& p, Capture& c) {
@@ -472,16 +546,50 @@ ProcessReactor::~ProcessReactor() {
 }
 
 bool ProcessReactor::Submit(ProcessJob job) {
-  Command cmd{Command::kStart, std::move(job), {}, {}};
+  Command cmd(Command::kStart);
+  cmd.job = std::move(job);
   return impl_->Push(std::move(cmd));
 }
 
 void ProcessReactor::Cancel(const std::string& id) {
-  impl_->Push(Command{Command::kCancel, {}, id, {}});
+  Command cmd(Command::kCancel);
+  cmd.id = id;
+  impl_->Push(std::move(cmd));
 }
 
 bool ProcessReactor::Post(std::function<void()> task) {
-  return impl_->Push(Command{Command::kTask, {}, {}, std::move(task)});
+  Command cmd(Command::kTask);
+  cmd.task = std::move(task);
+  return impl_->Push(std::move(cmd));
+}
+
+uint64_t ProcessReactor::PostAfter(Duration delay, std::function<void()> task) {
+  Command cmd(Command::kDelayed);
+  cmd.task = std::move(task);
+  cmd.delay = delay;
+  cmd.handle = impl_->next_handle.fetch_add(1);
+  const uint64_t handle = cmd.handle;
+  return impl_->Push(std::move(cmd)) ? handle : 0;
+}
+
+void ProcessReactor::CancelPosted(uint64_t handle) {
+  if (handle == 0) return;
+  Command cmd(Command::kCancelDelayed);
+  cmd.handle = handle;
+  impl_->Push(std::move(cmd));
+}
+
+void ProcessReactor::Write(const std::string& id, std::string data) {
+  Command cmd(Command::kWrite);
+  cmd.id = id;
+  cmd.data = std::move(data);
+  impl_->Push(std::move(cmd));
+}
+
+void ProcessReactor::CloseStdin(const std::string& id) {
+  Command cmd(Command::kCloseStdin);
+  cmd.id = id;
+  impl_->Push(std::move(cmd));
 }
 
 void ProcessReactor::KillAll() {
@@ -502,7 +610,7 @@ void ProcessReactor::Shutdown() {
     std::lock_guard lock(impl_->mu);
     if (impl_->accepting) {
       impl_->accepting = false;
-      impl_->inbox.push_back(Command{Command::kShutdown, {}, {}, {}});
+      impl_->inbox.push_back(Command(Command::kShutdown));
     }
   }
   impl_->Wake();

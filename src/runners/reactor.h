@@ -67,6 +67,10 @@ struct ProcessJob {
   // Optional: past this much time after the spawn, the job is stopped as by Cancel()
   // and its outcome says timed_out. 0 = none.
   Duration timeout{0};
+  // stdin is a pipe that stays open once stdin_data (may be empty) is written: Write()
+  // adds to it, CloseStdin() ends it (the child then reads EOF). For long-lived
+  // processes that take work line by line.
+  bool keep_stdin_open = false;
 };
 
 class ProcessReactor {
@@ -83,6 +87,17 @@ class ProcessReactor {
   // Runs `task` on the I/O thread, in order with the other requests. False after
   // Shutdown() (the task is dropped).
   bool Post(std::function<void()> task);
+  // Runs `task` on the I/O thread once `delay` has passed, unless CancelPosted() comes
+  // first. Returns a handle for CancelPosted (0 after Shutdown(): the task is dropped).
+  // Tasks still waiting at Shutdown() are dropped, not run.
+  uint64_t PostAfter(Duration delay, std::function<void()> task);
+  void CancelPosted(uint64_t handle);
+  // Appends `data` to the stdin of the running jobs with this id that keep it open
+  // (keep_stdin_open); dropped for a job that has ended or closed its stdin. Written in
+  // order, as the child reads.
+  void Write(const std::string& id, std::string data);
+  // Closes their stdin once what was written has been taken.
+  void CloseStdin(const std::string& id);
   // How many job timeouts are armed, read on the I/O thread (a finished job leaves none
   // behind). 0 after Shutdown().
   size_t ArmedTimeouts();

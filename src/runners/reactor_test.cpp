@@ -197,5 +197,66 @@ TEST(ProcessReactor, HugeTimeoutsDoNotOverflow) {
   EXPECT_TRUE(WIFEXITED(o.wait_status) && WEXITSTATUS(o.wait_status) == 0);
 }
 
+// A long-lived process fed line by line: each Write() reaches it in order, the pipe stays
+// open between writes (also past a pipe's capacity), and CloseStdin() ends its input.
+TEST(ProcessReactor, AKeptStdinTakesWritesUntilClosed) {
+  ProcessReactor reactor(5000ms);
+  Collector run;
+  ProcessJob job = ShellJob("while read -r line; do echo \"got $line\"; done; echo eof");
+  job.keep_stdin_open = true;
+  run.Attach(job);
+  ASSERT_TRUE(reactor.Submit(std::move(job)));
+  reactor.Write("j1", "one\n");
+  reactor.Write("j1", "two\n");
+  // More than a pipe holds (64 KiB) in one write: the rest waits for EPOLLOUT.
+  std::string big;
+  for (int i = 0; i < 20000; ++i) big += "line" + std::to_string(i) + "\n";
+  reactor.Write("j1", big);
+  reactor.Write("j1", "last\n");
+  reactor.CloseStdin("j1");
+  ProcessOutcome o = run.Wait();
+  EXPECT_TRUE(WIFEXITED(o.wait_status) && WEXITSTATUS(o.wait_status) == 0);
+  std::lock_guard lock(run.mu);
+  EXPECT_EQ(run.out.rfind("got one\ngot two\ngot line0\n", 0), 0u) << run.out.substr(0, 80);
+  EXPECT_NE(run.out.find("got line19999\ngot last\neof\n"), std::string::npos);
+  // A write for a job that has ended is dropped.
+  reactor.Write("j1", "late\n");
+}
+
+TEST(ProcessReactor, PostedTasksRunAfterTheirDelayUnlessCancelled) {
+  ProcessReactor reactor(5000ms);
+  std::mutex mu;
+  std::vector<std::string> ran;
+  std::promise<void> last;
+  auto record = [&](const std::string& what) {
+    std::lock_guard lock(mu);
+    ran.push_back(what);
+  };
+  const uint64_t cancelled = reactor.PostAfter(20ms, [&] { record("cancelled"); });
+  ASSERT_NE(cancelled, 0u);
+  reactor.CancelPosted(cancelled);
+  ASSERT_NE(reactor.PostAfter(60ms,
+                              [&] {
+                                record("later");
+                                last.set_value();
+                              }),
+            0u);
+  ASSERT_NE(reactor.PostAfter(1ms, [&] { record("sooner"); }), 0u);
+  ASSERT_EQ(last.get_future().wait_for(kWait), std::future_status::ready);
+  std::lock_guard lock(mu);
+  EXPECT_EQ(ran, (std::vector<std::string>{"sooner", "later"}));
+}
+
+TEST(ProcessReactor, PostedTasksStillWaitingAtShutdownAreDropped) {
+  bool ran = false;
+  {
+    ProcessReactor reactor(5000ms);
+    ASSERT_NE(reactor.PostAfter(std::chrono::hours(1), [&] { ran = true; }), 0u);
+    reactor.Shutdown();
+    EXPECT_EQ(reactor.PostAfter(1ms, [&] { ran = true; }), 0u);
+  }
+  EXPECT_FALSE(ran);
+}
+
 }  // namespace
 }  // namespace baton::runners
