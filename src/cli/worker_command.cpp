@@ -27,6 +27,7 @@ struct WorkerArgs {
   std::vector<std::string> tags;
   std::string node;
   std::string id;
+  bool persistent = false;
 };
 
 constexpr const char* kWorkerFooter =
@@ -41,6 +42,20 @@ constexpr const char* kWorkerFooter =
     "  exit code    0 = success; anything else fails the attempt (EXIT_NONZERO, with the\n"
     "               end of stderr as the message)\n"
     "A cancelled or timed-out command gets SIGTERM, then SIGKILL after 5 s.\n"
+    "\n"
+    "--persistent runs each handler as ONE long-lived process that takes every command\n"
+    "for it, so a Python or Node handler starts once instead of once per command:\n"
+    "  stdin        one `command` message per line; {\"cancel\": ID, \"reason\": ...} when a\n"
+    "               command is cancelled or times out (it has then already ended)\n"
+    "  stdout       one JSON object per line, each naming its \"assignment_id\":\n"
+    "               {\"assignment_id\": ID, \"progress\": 0-100, \"checkpoint\"?: ...}\n"
+    "               {\"assignment_id\": ID, \"output\": ...}             success\n"
+    "               {\"assignment_id\": ID, \"error\": {\"code\", \"message\",\n"
+    "                \"retryable\"?}}                                   failure\n"
+    "  environment  the worker's, plus BATON_HANDLER (the command) and BATON_PERSISTENT=1\n"
+    "It runs up to --capacity commands at once. If it exits, what it held fails\n"
+    "(HANDLER_EXITED, retryable, with the end of its stderr) and the next command starts\n"
+    "it again.\n"
     "--builtin shell / --builtin http run the step's `data` as a shell or http step: they\n"
     "run whatever the server sends, so enable them only for servers you trust.\n"
     "\n"
@@ -106,6 +121,10 @@ Result<worker::AgentOptions> BuildOptions(const WorkerArgs& a) {
     }
     o.handlers.handlers[command] = {executable};
   }
+  if (a.persistent && a.handlers.empty()) {
+    return usage("--persistent applies to --handler processes; none was given");
+  }
+  o.handlers.persistent = a.persistent;
   if (a.handlers.empty() && a.builtins.empty()) {
     return usage(
         "nothing to run: give at least one --handler COMMAND=EXECUTABLE (or --builtin "
@@ -221,6 +240,9 @@ void AddWorkerCommands(CLI::App& app, std::function<int()>* action) {
       ->delimiter(',');
   cmd->add_option("--node", a->node, "The node this worker runs on (default: the worker id)");
   cmd->add_option("--id", a->id, "Worker id, [A-Za-z0-9._-] (default: the host name)");
+  cmd->add_flag("--persistent", a->persistent,
+                "Run each --handler as one long-lived process fed commands as JSON lines "
+                "(see below) instead of a process per command");
   cmd->footer(kWorkerFooter);
 
   struct DrainArgs {

@@ -2,6 +2,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "runners/process.h"
@@ -66,6 +67,11 @@ CommandResult FromRunResult(const std::string& assignment_id, RunResult result) 
   if (!result.stderr_text.empty()) r.error.details["stderr"] = std::move(result.stderr_text);
   r.output = std::move(result.output);
   return r;
+}
+
+Duration CommandTimeout(const protocol::Command& c) {
+  constexpr int64_t kMaxTimeoutSeconds = int64_t{10} * 365 * 24 * 3600;
+  return Duration(std::min(c.timeout_seconds, kMaxTimeoutSeconds) * 1000);
 }
 
 }  // namespace baton::worker

@@ -40,6 +40,10 @@ protocol::CommandResult HandlerResult(const std::string& assignment_id,
 
 protocol::CommandResult FromRunResult(const std::string& assignment_id, RunResult result);
 
+// The command's timeoutSeconds as a Duration (0: none); longer than ten years counts as
+// ten years, so that milliseconds cannot overflow.
+Duration CommandTimeout(const protocol::Command& c);
+
 // A failure result: code and message, no details, retryable unless VALIDATION.
 protocol::CommandResult FailureResult(const std::string& assignment_id, const Status& status);
 

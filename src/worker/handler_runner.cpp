@@ -14,6 +14,7 @@
 #include "runners/shell_spec.h"
 #include "worker/handler_output.h"
 #include "worker/handler_result.h"
+#include "worker/persistent_handler.h"
 
 namespace baton::worker {
 namespace {
@@ -23,13 +24,6 @@ using protocol::CommandProgress;
 using protocol::CommandResult;
 using DoneFn = std::function<void(CommandResult)>;
 using SharedDone = std::shared_ptr<DoneFn>;
-
-// Longer timeouts count as this long (ten years), so that milliseconds cannot overflow.
-constexpr int64_t kMaxTimeoutSeconds = int64_t{10} * 365 * 24 * 3600;
-
-Duration TimeoutOf(const Command& c) {
-  return Duration(std::min(c.timeout_seconds, kMaxTimeoutSeconds) * 1000);
-}
 
 void Call(const DoneFn& done, CommandResult result) {
   if (done) done(std::move(result));
@@ -81,12 +75,20 @@ struct HandlerStreams {
 struct HandlerRunner::Impl {
   explicit Impl(HandlerRunnerOptions o) : options(std::move(o)), reactor(options.kill_grace) {
     if (options.builtin_http) http = NewHttpRunner(options.http);
+    if (options.persistent) {
+      for (const auto& [name, argv] : options.handlers) {
+        persistent[name] = std::make_shared<PersistentHandler>(
+            name, argv, &reactor, options.max_stdout, options.max_stderr, &stopped);
+      }
+    }
   }
 
   const HandlerRunnerOptions options;
   std::atomic<bool> stopped{false};
   runners::ProcessReactor reactor;
   std::unique_ptr<Runner> http;  // after the reactor: destroyed first
+  // With options.persistent, one per handler; used on the reactor's thread only.
+  std::map<std::string, std::shared_ptr<PersistentHandler>> persistent;
 
   // Reports `result` on the I/O thread (or, once that is gone, on this one).
   void Report(const SharedDone& done, CommandResult result) {
@@ -131,7 +133,7 @@ void HandlerRunner::Impl::StartHandler(const Command& c, const std::vector<std::
   job.id = c.assignment_id;
   job.spec = std::move(spec->process);
   job.spec.stdin_data = protocol::ToText(protocol::ServerMessage(c)) + "\n";
-  job.timeout = TimeoutOf(c);
+  job.timeout = CommandTimeout(c);
   job.on_stdout = [streams](std::string_view chunk) { streams->out.Feed(chunk); };
   job.on_stderr = [streams](std::string_view chunk) { streams->err.Append(chunk); };
   job.on_done = [streams, done, id = c.assignment_id,
@@ -157,7 +159,7 @@ void HandlerRunner::Impl::StartShell(const Command& c, const SharedDone& done) {
   runners::ProcessJob job;
   job.id = c.assignment_id;
   job.max_output = spec->max_output;
-  job.timeout = TimeoutOf(c);
+  job.timeout = CommandTimeout(c);
   job.on_done = [done, id = c.assignment_id, cpu = spec->process.cpu_seconds,
                  max = spec->max_output, timeout = job.timeout](runners::ProcessOutcome outcome) {
     const bool timed_out = outcome.timed_out;
@@ -179,7 +181,7 @@ void HandlerRunner::Impl::StartHttp(const Command& c, const SharedDone& done) {
   request.attempt = c.execution.attempt;
   request.assignment_id = c.assignment_id;
   request.type = StepType::kHttp;
-  request.timeout = TimeoutOf(c);
+  request.timeout = CommandTimeout(c);
   request.spec = CapHttpTimeout(c.data, request.timeout);
   RunCallbacks callbacks;
   callbacks.on_done = [this, done, id = c.assignment_id](RunResult result) {
@@ -217,6 +219,16 @@ void HandlerRunner::Start(const protocol::Command& command, HandlerCallbacks cal
     return;
   }
   const HandlerRunnerOptions& o = impl_->options;
+  if (auto p = impl_->persistent.find(command.command); p != impl_->persistent.end()) {
+    auto done = std::make_shared<DoneFn>(callbacks.on_done);
+    const std::string id = command.assignment_id;
+    if (!impl_->reactor.Post([handler = p->second, command, callbacks = std::move(callbacks)] {
+          handler->Start(command, callbacks);
+        })) {
+      Call(*done, ShutDownResult(id));
+    }
+    return;
+  }
   if (auto it = o.handlers.find(command.command); it != o.handlers.end()) {
     impl_->StartHandler(command, it->second, std::move(callbacks));
     return;
@@ -235,6 +247,13 @@ void HandlerRunner::Start(const protocol::Command& command, HandlerCallbacks cal
 }
 
 void HandlerRunner::Cancel(const std::string& assignment_id) {
+  if (!impl_->persistent.empty()) {
+    impl_->reactor.Post([impl = impl_.get(), assignment_id] {
+      for (auto& [name, handler] : impl->persistent) {
+        if (handler->Cancel(assignment_id)) break;
+      }
+    });
+  }
   impl_->reactor.Cancel(assignment_id);
   if (impl_->http) impl_->http->Cancel(assignment_id);
 }

@@ -73,6 +73,11 @@ struct HandlerRunnerOptions {
   size_t max_stdout = 1 << 20;
   size_t max_stderr = 1 << 20;
   HttpRunnerOptions http;  // for the http built-in (egress allow-list, CA file, ...)
+  // Each registered handler runs as one long-lived process that takes its commands as
+  // JSON lines on stdin and answers on stdout (worker/persistent_handler.h), instead of
+  // one process per command. max_stdout then bounds a line; the process's group is
+  // stopped when the runner shuts down.
+  bool persistent = false;
 };
 
 struct HandlerCallbacks {

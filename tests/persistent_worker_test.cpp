@@ -1,0 +1,88 @@
+// `baton worker --persistent` against the real server: one handler process takes every
+// command, answering over its stdin/stdout line protocol.
+#include "support/process_util.h"
+#include "support/server_process.h"
+#include "support/server_test.h"
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <set>
+
+namespace baton {
+namespace {
+
+using testing::StartProcess;
+using testing::WaitProcess;
+using testing::WaitUntil;
+using testing::WriteFile;
+
+constexpr const char* kHandler = R"(#!/usr/bin/env python3
+import json, os, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if "cancel" in m:
+        continue
+    a = m["assignmentId"]
+    print(json.dumps({"assignment_id": a, "progress": 50}), flush=True)
+    n = (m.get("data") or {}).get("n", 0)
+    print(json.dumps({"assignment_id": a, "output": {"pid": os.getpid(), "twice": 2 * n}}),
+          flush=True)
+)";
+
+class PersistentWorker : public testing::ServerTest {
+ protected:
+  void SetUp() override {
+    ServerTest::SetUp();
+    WriteFile(dir_ + "/handler.py", kHandler);
+    ::chmod((dir_ + "/handler.py").c_str(), 0755);
+    CreateWorkflow(
+        "name: double\n"
+        "inputs: {n: {type: integer}}\n"
+        "steps:\n"
+        "  - {id: calc, type: command, command: calc, data: {n: '{{ inputs.n }}'}}\n"
+        "output: {twice: '{{ steps.calc.output.twice }}', pid: '{{ steps.calc.output.pid }}'}\n");
+  }
+  void TearDown() override {
+    if (worker_ > 0) {
+      kill(worker_, SIGKILL);
+      WaitProcess(worker_);
+    }
+    ServerTest::TearDown();
+  }
+  pid_t worker_ = -1;
+};
+
+TEST_F(PersistentWorker, OneHandlerProcessRunsEveryCommand) {
+  auto token = server_->Admin().Call("POST", "/api/v1/tokens",
+                                     {{"name", "workers"}, {"scopes", {"worker"}}});
+  ASSERT_TRUE(token.ok()) << token.status().ToString();
+  const std::string log = dir_ + "/worker.log";
+  worker_ = StartProcess({testing::BatonBin(), "worker", "--server", server_->url(), "--token",
+                          (*token)["token"], "--id", "py", "--persistent", "--capacity", "4",
+                          "--handler", "calc=" + dir_ + "/handler.py"},
+                         log);
+  ASSERT_GT(worker_, 0);
+  Json items = Json::array();
+  for (int i = 0; i < 20; ++i) items.push_back({{"workflow", "double"}, {"input", {{"n", i}}}});
+  auto submitted =
+      server_->Admin().Call("POST", "/api/v1/executions/batch", {{"executions", items}});
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  std::set<std::string> pids;
+  for (int i = 0; i < 20; ++i) {
+    Json e = testing::WaitForExecutionStatus(server_->Admin(), (*submitted)["executions"][i]["id"],
+                                             "completed");
+    ASSERT_EQ(e.value("status", ""), "completed") << e.dump() << testing::ReadFile(log);
+    EXPECT_EQ(e["output"]["twice"], 2 * i);
+    pids.insert(e["output"]["pid"].dump());
+  }
+  EXPECT_EQ(pids.size(), 1u) << "one handler process for every command";
+  kill(worker_, SIGTERM);  // drains and exits 0, stopping its handler process
+  EXPECT_EQ(WaitProcess(worker_), 0) << testing::ReadFile(log);
+  worker_ = -1;
+}
+
+}  // namespace
+}  // namespace baton
