@@ -84,5 +84,33 @@ TEST_F(PersistentWorker, OneHandlerProcessRunsEveryCommand) {
   worker_ = -1;
 }
 
+// The Python example worker serves its handlers as a persistent handler too.
+TEST_F(PersistentWorker, ThePythonExampleServesItsHandlersOverStdio) {
+  auto token = server_->Admin().Call("POST", "/api/v1/tokens",
+                                     {{"name", "workers"}, {"scopes", {"worker"}}});
+  ASSERT_TRUE(token.ok()) << token.status().ToString();
+  const std::string example = testing::SourceDir() + "/examples/workers/python/baton_worker.py";
+  CreateWorkflow(
+      testing::ReadFile(testing::SourceDir() + "/examples/workers/python/checksum.yaml"));
+  const std::string log = dir_ + "/worker.log";
+  worker_ = StartProcess(
+      {testing::BatonBin(), "worker", "--server", server_->url(), "--token", (*token)["token"],
+       "--id", "py-stdio", "--persistent", "--handler", "checksum=" + example},
+      log);
+  ASSERT_GT(worker_, 0);
+  auto submitted =
+      server_->Admin().Call("POST", "/api/v1/executions",
+                            {{"workflow", "checksum"}, {"input", {{"text", "hello, baton"}}}});
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  Json e = testing::WaitForExecutionStatus(server_->Admin(), (*submitted)["id"], "completed");
+  ASSERT_EQ(e.value("status", ""), "completed") << e.dump() << testing::ReadFile(log);
+  EXPECT_EQ(e["output"]["sha256"],
+            "e261dd92924b7d32a75f1052c5d9ff9797be435f1b2dbb699b3ba0e0d687a00d");
+  EXPECT_EQ(e["output"]["length"], 12);
+  kill(worker_, SIGTERM);
+  EXPECT_EQ(WaitProcess(worker_), 0) << testing::ReadFile(log);
+  worker_ = -1;
+}
+
 }  // namespace
 }  // namespace baton

@@ -23,6 +23,13 @@ The worker:
     ones finish and are reported, then POST .../deregister and exit 0. A second signal
     exits 1 at once.
 
+The same file is also a persistent handler of `baton worker --persistent` (which sets
+BATON_PERSISTENT=1): it then serves HANDLERS over stdin/stdout JSON lines and leaves the
+connection to baton worker:
+
+    baton worker --server http://127.0.0.1:8080 --token bt_... --persistent \
+        --handler checksum=./baton_worker.py --handler count=./baton_worker.py
+
 Handlers are plain functions in HANDLERS below: they get a Job (the command's data,
 resource and checkpoint, a progress() method and a `cancelled` flag) and return the
 step's output (any JSON value), or raise HandlerError to fail the attempt.
@@ -462,7 +469,71 @@ def parse_args(argv):
     return args
 
 
+# --------------------------------------------------------------------------------------
+# The same HANDLERS as a persistent handler of `baton worker --persistent` (started with
+# BATON_PERSISTENT=1): commands arrive as JSON lines on stdin, answers leave as JSON lines
+# on stdout, and baton worker does the HTTP/WebSocket side. See docs/worker-protocol.md,
+# "Persistent handlers".
+
+
+class StdioAnswers:
+    """Writes answer lines; one line at a time, whichever thread a handler runs on."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+
+    def send(self, body):
+        line = json.dumps(body)
+        with self._lock:
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+
+    def send_progress(self, job, percent, checkpoint, data):  # what Job.progress() calls
+        body = {"assignment_id": job.assignment_id, "progress": percent}
+        if checkpoint is not None:
+            body["checkpoint"] = checkpoint
+        if data is not None:
+            body["data"] = data
+        self.send(body)
+
+
+def serve_stdio():
+    answers = StdioAnswers()
+    running = {}  # assignment id -> Job
+
+    def run(job):
+        answer = {"assignment_id": job.assignment_id}
+        try:
+            answer["output"] = HANDLERS[job.command](job)
+        except HandlerError as e:
+            answer["error"] = {"code": e.code, "message": str(e), "retryable": e.retryable,
+                               "details": e.details}
+        except Exception as e:  # a bug in a handler fails the attempt, not the process
+            answer["error"] = {"code": "HANDLER_CRASHED", "message": f"{type(e).__name__}: {e}"}
+        running.pop(job.assignment_id, None)
+        if not job.cancelled:  # a cancelled command has ended: nobody wants its answer
+            answers.send(answer)
+
+    for line in sys.stdin:
+        message = json.loads(line)
+        if "cancel" in message:
+            job = running.get(message["cancel"])
+            if job is not None:
+                job.stop(message.get("reason", "cancelled"))
+            continue
+        job = Job(answers, message)
+        if job.command not in HANDLERS:
+            answers.send({"assignment_id": job.assignment_id, "error": {
+                "code": "NO_HANDLER", "message": f"no handler for '{job.command}'"}})
+            continue
+        running[job.assignment_id] = job
+        threading.Thread(target=run, args=(job,), daemon=True).start()
+    return 0
+
+
 def main(argv):
+    if os.environ.get("BATON_PERSISTENT") == "1":
+        return serve_stdio()
     args = parse_args(argv)
     tags = [t for t in args.tags.split(",") if t]
     api = Api(args.server, args.token)
