@@ -3,11 +3,14 @@
 //
 //   node baton.js --shape flows|jobs|latency|worker-jobs|worker-latency --url URL --token T [--n N]
 //   node baton.js --role worker --url URL --token WORKER_TOKEN [--capacity 50]   (child process)
+//   --worker baton-persistent --baton PATH: the worker shapes through a real
+//   `baton worker --persistent` with noop_handler.js instead of this file's worker
 //
 // Prints one JSON line: {system, shape, n, value, unit, ...}.
 
 const http = require('http');
-const { fork } = require('child_process');
+const { fork, spawn } = require('child_process');
+const path = require('path');
 const WebSocket = require('ws');
 const L = require('./lib');
 
@@ -118,9 +121,24 @@ async function submitMany(api, workflow, n, { inFlight, batch, batchSize = 1000 
   });
 }
 
-// Starts the worker child process and waits until it is registered.
+// Starts the worker child process and waits until it is registered. `--worker node` (the
+// default) is this file's own WebSocket client; `--worker baton-persistent` is the real
+// `baton worker --persistent` (binary from --baton) with noop_handler.js as the handler.
 async function startWorker(args, api) {
   const tok = await api.json('POST', '/api/v1/tokens', { name: `bench-worker-${Date.now()}`, scopes: ['worker'] });
+  if ((args.worker || 'node') === 'baton-persistent') {
+    const id = `bench-pw-${process.pid}`;
+    const child = spawn(L.need(args, 'baton'), ['worker', '--server', args.url, '--token', tok.token,
+      '--id', id, '--persistent', '--capacity', String(L.num(args, 'capacity', 50)),
+      '--handler', `bench.noop=${path.join(__dirname, 'noop_handler.js')}`], { stdio: ['ignore', 'ignore', 'ignore'] }); // it logs every command
+    for (let i = 0; i < 200; i++) {
+      const w = await api.request('GET', `/api/v1/workers/${id}`);
+      if (w.status === 200 && JSON.parse(w.text).status === 'ONLINE') return child;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    child.kill('SIGKILL');
+    throw new Error('baton worker did not come ONLINE within 10 s');
+  }
   const child = fork(__filename, ['--role', 'worker', '--url', args.url, '--token', tok.token,
     '--capacity', String(L.num(args, 'capacity', 50))], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   await new Promise((resolve, reject) => {
