@@ -61,8 +61,8 @@ TEST_F(PersistentWorker, OneHandlerProcessRunsEveryCommand) {
   ASSERT_TRUE(token.ok()) << token.status().ToString();
   const std::string log = dir_ + "/worker.log";
   worker_ = StartProcess({testing::BatonBin(), "worker", "--server", server_->url(), "--token",
-                          (*token)["token"], "--id", "py", "--persistent", "--capacity", "4",
-                          "--handler", "calc=" + dir_ + "/handler.py"},
+                          (*token)["token"], "--id", "py", "--persistent", "--quiet", "--capacity",
+                          "4", "--handler", "calc=" + dir_ + "/handler.py"},
                          log);
   ASSERT_GT(worker_, 0);
   Json items = Json::array();
@@ -82,6 +82,12 @@ TEST_F(PersistentWorker, OneHandlerProcessRunsEveryCommand) {
   kill(worker_, SIGTERM);  // drains and exits 0, stopping its handler process
   EXPECT_EQ(WaitProcess(worker_), 0) << testing::ReadFile(log);
   worker_ = -1;
+  // --quiet: no line per command, the connection's lines still there.
+  const std::string text = testing::ReadFile(log);
+  EXPECT_EQ(text.find("started "), std::string::npos) << text;
+  EXPECT_EQ(text.find("finished "), std::string::npos) << text;
+  EXPECT_NE(text.find("registered as py"), std::string::npos) << text;
+  EXPECT_NE(text.find("drain finished"), std::string::npos) << text;
 }
 
 // The Python example worker serves its handlers as a persistent handler too.

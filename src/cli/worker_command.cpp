@@ -28,6 +28,7 @@ struct WorkerArgs {
   std::string node;
   std::string id;
   bool persistent = false;
+  bool quiet = false;
 };
 
 constexpr const char* kWorkerFooter =
@@ -125,6 +126,7 @@ Result<worker::AgentOptions> BuildOptions(const WorkerArgs& a) {
     return usage("--persistent applies to --handler processes; none was given");
   }
   o.handlers.persistent = a.persistent;
+  o.log_commands = !a.quiet;
   if (a.handlers.empty() && a.builtins.empty()) {
     return usage(
         "nothing to run: give at least one --handler COMMAND=EXECUTABLE (or --builtin "
@@ -240,6 +242,9 @@ void AddWorkerCommands(CLI::App& app, std::function<int()>* action) {
       ->delimiter(',');
   cmd->add_option("--node", a->node, "The node this worker runs on (default: the worker id)");
   cmd->add_option("--id", a->id, "Worker id, [A-Za-z0-9._-] (default: the host name)");
+  cmd->add_flag("-q,--quiet", a->quiet,
+                "No log line for a command that starts or succeeds (failures, rejections, "
+                "cancels and connection changes are still logged)");
   cmd->add_flag("--persistent", a->persistent,
                 "Run each --handler as one long-lived process fed commands as JSON lines "
                 "(see below) instead of a process per command");

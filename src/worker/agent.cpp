@@ -370,7 +370,7 @@ void Agent::State::HandleCommand(const protocol::Command& c) {
   if (!refusal.empty()) {
     Log("rejected " + id + " " + c.command + ": " + refusal);
   } else if (start) {
-    Log("started " + id + " " + c.command);
+    if (options.log_commands) Log("started " + id + " " + c.command);
     runner.Start(c, Callbacks(id, c.command));
   }
 }
@@ -396,6 +396,9 @@ HandlerCallbacks Agent::State::Callbacks(const std::string& assignment_id,
       }
       if (!cancelled) outbox.emplace_back(r);
       Wake();
+    }
+    if (!options.log_commands && !cancelled && r.status == protocol::ResultStatus::kSuccess) {
+      return;
     }
     Log("finished " + assignment_id + " " + command + ": " +
         (cancelled ? "cancelled (no result sent)" : Summary(r)));

@@ -62,6 +62,10 @@ struct AgentOptions {
   Duration registration_timeout{10000};
   // One line per event (connected, reconnecting, command started/finished, drain).
   std::function<void(const std::string&)> log;
+  // False: no line for a command that starts or finishes successfully (at thousands of
+  // commands a second those lines cost the worker more than the commands); rejections,
+  // failures, cancels and connection changes are still logged.
+  bool log_commands = true;
 };
 
 class Agent {
