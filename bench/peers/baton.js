@@ -129,7 +129,7 @@ async function startWorker(args, api) {
   if ((args.worker || 'node') === 'baton-persistent') {
     const id = `bench-pw-${process.pid}`;
     const child = spawn(L.need(args, 'baton'), ['worker', '--server', args.url, '--token', tok.token,
-      '--id', id, '--persistent', '--capacity', String(L.num(args, 'capacity', 50)),
+      '--id', id, '--persistent', '--quiet', '--capacity', String(L.num(args, 'capacity', 50)),
       '--handler', `bench.noop=${path.join(__dirname, 'noop_handler.js')}`], { stdio: ['ignore', 'ignore', 'ignore'] }); // it logs every command
     for (let i = 0; i < 200; i++) {
       const w = await api.request('GET', `/api/v1/workers/${id}`);
