@@ -314,8 +314,4 @@ async function worker(args) {
   void handled;
 }
 
-L.main(async () => {
-  const args = L.parseArgs();
-  if (args.role === 'worker') return worker(args);
-  L.emit(await driver(args));
-});
+L.runDriver(driver, worker);

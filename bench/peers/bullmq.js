@@ -151,15 +151,8 @@ async function worker(args) {
   w.on('failed', (job, err) => process.stderr.write(`bullmq worker: job ${job && job.id} failed: ${err}\n`));
   await w.waitUntilReady();
   process.send('ready');
-  await new Promise((resolve) => {
-    process.on('SIGTERM', resolve);
-    process.on('disconnect', resolve);
-  });
+  await L.untilStopped();
   await w.close();
 }
 
-L.main(async () => {
-  const args = L.parseArgs();
-  if (args.role === 'worker') return worker(args);
-  L.emit(await driver(args));
-});
+L.runDriver(driver, worker);

@@ -148,15 +148,8 @@ async function worker(args) {
     noHandleSignals: true, logger, taskList,
   });
   process.send('ready');
-  await new Promise((resolve) => {
-    process.on('SIGTERM', resolve);
-    process.on('disconnect', resolve);
-  });
+  await L.untilStopped();
   await runner.stop();
 }
 
-L.main(async () => {
-  const args = L.parseArgs();
-  if (args.role === 'worker') return worker(args);
-  L.emit(await driver(args));
-});
+L.runDriver(driver, worker);

@@ -95,7 +95,27 @@ function main(fn) {
     });
 }
 
-module.exports = { parseArgs, num, need, nowMs, sleep, quantile, waitFor, pool, emit, freePort, main };
+// Resolves when the parent stops this child process: SIGTERM, or its IPC channel closing.
+function untilStopped() {
+  return new Promise((resolve) => {
+    process.on('SIGTERM', resolve);
+    process.on('disconnect', resolve);
+  });
+}
+
+// A driver file's entry point: `--role worker` runs `worker(args)`, anything else prints
+// the one JSON line `driver(args)` returns.
+function runDriver(driver, worker) {
+  main(async () => {
+    const args = parseArgs();
+    if (args.role === 'worker') return worker(args);
+    emit(await driver(args));
+  });
+}
+
+module.exports = {
+  parseArgs, num, need, nowMs, sleep, quantile, waitFor, pool, emit, freePort, main, untilStopped, runDriver,
+};
 
 if (require.main === module) {
   // `node lib.js freeport` prints a free port in 27000-27999 (used by run.sh).
