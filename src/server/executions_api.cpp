@@ -8,6 +8,7 @@
 
 #include <baton/workflow.h>
 
+#include <map>
 #include <mutex>
 #include <variant>
 
@@ -43,10 +44,14 @@ void RespondWithExecution(ApiContext& ctx, const std::string& id, int status,
   respond(std::move(r));
 }
 
+// The workflows one request has read, by (name, version asked): a batch of 1,000 items of
+// one workflow reads its record once, not once per item.
+using WorkflowReads = std::map<std::pair<std::string, int>, WorkflowRecord>;
+
 // What one submission asks for, checked: the request, or the response that refuses it.
 // `where` prefixes the fields the response names ("executions[3]." within a batch).
 std::variant<SubmitRequest, HttpResponse> PrepareSubmit(ApiContext& ctx, const Call& call,
-                                                        const Json& body,
+                                                        const Json& body, WorkflowReads* reads,
                                                         const std::string& where = "") {
   if (!body.is_object()) return FieldError(where.substr(0, where.size() - 1), "must be an object");
   static const std::vector<std::string> kFields = {
@@ -92,12 +97,17 @@ std::variant<SubmitRequest, HttpResponse> PrepareSubmit(ApiContext& ctx, const C
     }
     *out = v.get<std::string>();
   }
-  auto rec = ctx.store->GetWorkflow(req.ns, wf.get<std::string>(), version);
-  if (!rec.ok()) {
-    return ErrorResponse(Status(rec.status().code(), where + rec.status().message()),
-                         {{"field", where + "workflow"}});
+  const auto read_key = std::make_pair(wf.get<std::string>(), version);
+  auto read = reads->find(read_key);
+  if (read == reads->end()) {
+    auto rec = ctx.store->GetWorkflow(req.ns, wf.get<std::string>(), version);
+    if (!rec.ok()) {
+      return ErrorResponse(Status(rec.status().code(), where + rec.status().message()),
+                           {{"field", where + "workflow"}});
+    }
+    read = reads->emplace(read_key, std::move(rec).value()).first;
   }
-  auto def = ctx.workflows->Get(*rec);
+  auto def = ctx.workflows->Get(read->second);
   if (!def.ok()) return ErrorResponse(def.status(), {{"field", where + "workflow"}});
   // `args`: ["key=value", ...] as typed on a command line, converted to the declared types.
   std::vector<std::pair<std::string, std::string>> args;
@@ -127,7 +137,8 @@ std::variant<SubmitRequest, HttpResponse> PrepareSubmit(ApiContext& ctx, const C
 void Submit(ApiContext& ctx, const Call& call, const Responder& respond) {
   auto body = ParseJsonBody(*call.request);
   if (!body.ok()) return respond(ErrorResponse(body.status()));
-  auto prepared = PrepareSubmit(ctx, call, *body);
+  WorkflowReads reads;
+  auto prepared = PrepareSubmit(ctx, call, *body, &reads);
   if (auto* refused = std::get_if<HttpResponse>(&prepared)) return respond(std::move(*refused));
   ctx.submitter->Submit(std::move(std::get<SubmitRequest>(prepared)),
                         [&ctx, respond](Result<SubmitOutcome> out) {
@@ -154,8 +165,10 @@ void SubmitBatch(ApiContext& ctx, const Call& call, const Responder& respond) {
   }
   std::vector<SubmitRequest> requests;
   requests.reserve(items.size());
+  WorkflowReads reads;
   for (size_t i = 0; i < items.size(); ++i) {
-    auto prepared = PrepareSubmit(ctx, call, items[i], "executions[" + std::to_string(i) + "].");
+    auto prepared =
+        PrepareSubmit(ctx, call, items[i], &reads, "executions[" + std::to_string(i) + "].");
     if (auto* refused = std::get_if<HttpResponse>(&prepared)) return respond(std::move(*refused));
     requests.push_back(std::move(std::get<SubmitRequest>(prepared)));
   }
