@@ -41,6 +41,7 @@ class ServerProcess {
 
  private:
   void Start();
+  void StartListening(const std::string& listen);  // "127.0.0.1:PORT"
   std::string dir_;
   std::vector<std::string> extra_args_;
   std::vector<std::string> extra_env_;  // NAME=value
