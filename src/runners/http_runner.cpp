@@ -3,6 +3,7 @@
 // RunResult. The only translation unit with Asio's and Beast's HTTP and SSL headers;
 // what a response means is in runners/http_response.h, TLS set-up in runners/http_tls.h.
 #include "runners/http_runner.h"
+#include "common/thread_name.h"
 
 #include <baton/workflow.h>
 
@@ -126,7 +127,10 @@ class HttpRunner final : public Runner {
  public:
   explicit HttpRunner(const HttpRunnerOptions& options)
       : options_(options), guard_(options.allow), work_(net::make_work_guard(io_)) {
-    thread_ = std::thread([this] { io_.run(); });
+    thread_ = std::thread([this] {
+      SetThreadName("baton-http-step");
+      io_.run();
+    });
   }
   ~HttpRunner() override { Shutdown(); }
 
@@ -141,8 +145,8 @@ class HttpRunner final : public Runner {
     }
     // Posted under the lock: Shutdown's cancel-all is queued after every accepted Start.
     net::post(io_, [this, request, callbacks = std::move(callbacks)]() mutable {
-      Result<HttpSpec> spec =
-          runners::ParseHttpSpec(request.spec, options_.default_max_output, options_.default_timeout);
+      Result<HttpSpec> spec = runners::ParseHttpSpec(request.spec, options_.default_max_output,
+                                                     options_.default_timeout);
       if (!spec.ok()) {
         RunResult r;
         r.status = spec.status();

@@ -1,4 +1,5 @@
 #include "runners/reactor.h"
+#include "common/thread_name.h"
 
 #include <signal.h>
 #include <string.h>
@@ -538,7 +539,10 @@ ProcessReactor::ProcessReactor(Duration kill_grace) : impl_(std::make_unique<Imp
     fprintf(stderr, "baton: cannot set up the process reactor: %s\n", strerror(errno));
     std::abort();
   }
-  impl_->thread = std::thread([impl = impl_.get()] { impl->Run(); });
+  impl_->thread = std::thread([impl = impl_.get()] {
+    SetThreadName("baton-process");
+    impl->Run();
+  });
 }
 
 ProcessReactor::~ProcessReactor() {

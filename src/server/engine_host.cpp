@@ -1,4 +1,5 @@
 #include "server/engine_host.h"
+#include "common/thread_name.h"
 
 #include <future>
 
@@ -48,7 +49,10 @@ Result<size_t> EngineHost::Start() {
     }
   });
   running_ = true;
-  thread_ = std::thread([this] { loop_.Run(); });
+  thread_ = std::thread([this] {
+    SetThreadName("baton-engine");
+    loop_.Run();
+  });
   Result<size_t> out = done.get();
   if (!out.ok()) Stop();
   return out;

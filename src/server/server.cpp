@@ -1,4 +1,5 @@
 #include "server/server.h"
+#include "common/thread_name.h"
 
 #include "runners/refusing_runner.h"
 #include "server/dlq_replayer.h"
@@ -469,7 +470,12 @@ void Server::Run() {
   impl_->listener->Start();
   std::vector<std::thread> threads;
   const int n = std::max(1, impl_->options.io_threads);
-  for (int i = 1; i < n; ++i) threads.emplace_back([this] { impl_->ioc.run(); });
+  for (int i = 1; i < n; ++i) {
+    threads.emplace_back([this] {
+      SetThreadName("baton-io");
+      impl_->ioc.run();
+    });
+  }
   impl_->ioc.run();
   for (auto& t : threads) t.join();
   impl_->engine->Stop();

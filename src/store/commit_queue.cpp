@@ -1,4 +1,5 @@
 #include <baton/commit_queue.h>
+#include "common/thread_name.h"
 
 #include <algorithm>
 #include <chrono>
@@ -10,7 +11,10 @@ namespace baton {
 CommitQueue::CommitQueue(Store* store) : CommitQueue(store, Options{}) {}
 
 CommitQueue::CommitQueue(Store* store, Options options)
-    : store_(store), options_(options), writer_([this] { Run(); }) {}
+    : store_(store), options_(options), writer_([this] {
+        SetThreadName("baton-commit");
+        Run();
+      }) {}
 
 CommitQueue::~CommitQueue() {
   {
