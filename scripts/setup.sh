@@ -4,7 +4,7 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build ccache pkg-config
       nlohmann-json3-dev libyaml-dev libre2-dev libcli11-dev libsqlite3-dev sqlite3
       libgtest-dev libgmock-dev libbenchmark-dev python3 util-linux
-      libboost1.81-dev libssl-dev ca-certificates curl tzdata
+      libboost1.81-dev libssl-dev libjemalloc-dev ca-certificates curl tzdata
       faketime)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -8,6 +8,7 @@
 
 namespace {
 
+#ifndef BATON_WITH_JEMALLOC
 // glibc gives a thread's free heap back to the kernel as soon as more than 128 KiB of
 // it is free at the top. The commit thread and the I/O threads allocate and free a few
 // hundred KiB per turn, so the default made every turn an madvise, a TLB shootdown on
@@ -19,11 +20,14 @@ void KeepFreedHeap() {
   if (tunables != nullptr && std::strstr(tunables, "trim_threshold") != nullptr) return;
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
 }
+#endif
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  KeepFreedHeap();
+#ifndef BATON_WITH_JEMALLOC
+  KeepFreedHeap();  // jemalloc, when linked, decays freed pages on its own schedule
+#endif
   // Each running shell step holds ~4 descriptors; lift the soft limit to the hard one.
   struct rlimit rl;
   if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
