@@ -100,6 +100,50 @@ TEST_P(StoreConformance, ExecutionRoundTripsEveryFieldAndUpserts) {
   EXPECT_EQ(ToJson(*got), ToJson(e));
 }
 
+// An upsert may change the fields the backends index (SQLite first tries a statement
+// that leaves them alone): the record and every lookup must follow the new values.
+TEST_P(StoreConformance, ExecutionUpsertThatMovesItsIndexedFieldsIsFoundUnderTheNewOnes) {
+  ExecutionRecord e;
+  e.id = "exec-1";
+  e.workflow = "deploy";
+  e.version = 1;
+  e.status = ExecutionStatus::kRunning;
+  e.ns = "team-a";
+  e.parent_id = "exec-0";
+  e.idempotency_key = "k1";
+  e.created_at = 100;
+  WriteBatch b;
+  b.executions = {e};
+  Commit(b);
+  e.workflow = "train";
+  e.ns = "team-b";
+  e.parent_id = "exec-9";
+  e.idempotency_key = "k2";
+  e.created_at = 200;
+  e.status = ExecutionStatus::kCompleted;
+  b.executions = {e};
+  Commit(b);
+  auto got = store_->GetExecution("exec-1");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(ToJson(*got), ToJson(e));
+  auto count = [&](auto narrow) {
+    ExecutionFilter f;
+    narrow(f);
+    auto list = store_->ListExecutions(f);
+    return list.ok() ? list->size() : size_t{999};
+  };
+  EXPECT_EQ(count([](auto& f) { f.workflow = "train", f.ns = "team-b"; }), 1u);
+  EXPECT_EQ(count([](auto& f) { f.workflow = "deploy"; }), 0u);
+  EXPECT_EQ(count([](auto& f) { f.ns = "team-a"; }), 0u);
+  EXPECT_EQ(count([](auto& f) { f.parent_id = "exec-9"; }), 1u);
+  EXPECT_EQ(count([](auto& f) { f.parent_id = "exec-0"; }), 0u);
+  EXPECT_EQ(count([](auto& f) { f.ns = "team-b", f.idempotency_key = "k2"; }), 1u);
+  EXPECT_EQ(count([](auto& f) { f.ns = "team-a", f.idempotency_key = "k1"; }), 0u);
+  EXPECT_EQ(count([](auto& f) { f.created_from = 150; }), 1u);
+  EXPECT_EQ(count([](auto& f) { f.status = ExecutionStatus::kCompleted; }), 1u);
+  EXPECT_EQ(count([](auto& f) { f.status = ExecutionStatus::kRunning; }), 0u);
+}
+
 TEST_P(StoreConformance, NullAndEmptyJsonStayDistinct) {
   ExecutionRecord e = Execution("e", ExecutionStatus::kPending, 1);
   e.definition = Json();

@@ -108,6 +108,21 @@ TEST_P(WorkerConformance, AssignmentsUpsertByDispatchIdAndAreFoundByEitherId) {
     EXPECT_EQ(ToJson(*got), ToJson(moved)) << key;
   }
   EXPECT_EQ(Dispatches(store_->ListAssignments({})), (Strings{"dsp_1"}));
+  // Lookups follow the moved indexed fields (SQLite first tries an upsert that leaves
+  // them alone, and must fall back to the full one here).
+  auto listed = [&](std::string ns, std::string worker, std::string execution) {
+    AssignmentFilter f;
+    f.ns = std::move(ns);
+    f.worker_id = std::move(worker);
+    f.execution_id = std::move(execution);
+    return Dispatches(store_->ListAssignments(f));
+  };
+  EXPECT_EQ(listed("", "", "ex2"), (Strings{"dsp_1"}));
+  EXPECT_EQ(listed("", "", "ex1"), (Strings{}));
+  EXPECT_EQ(listed("team-b", "", ""), (Strings{"dsp_1"}));
+  EXPECT_EQ(listed("team-a", "", ""), (Strings{}));
+  EXPECT_EQ(listed("", "w2", ""), (Strings{"dsp_1"}));
+  EXPECT_EQ(listed("", "w1", ""), (Strings{}));
 
   // The second one: the previous worker-facing id is no longer an assignment's.
   moved.id = "dsp_1.r2";
