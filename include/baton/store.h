@@ -78,7 +78,12 @@ struct ExecutionRecord {
   std::string id;
   std::string workflow;
   int version = 1;
-  Json definition;  // snapshot the execution runs
+  // The snapshot of the workflow the execution runs (WorkflowDef::source); null = none.
+  // Shared, never copied: every running execution of a workflow version points at the
+  // one parsed document, and a store may keep its serialised text by this pointer.
+  std::shared_ptr<const Json> definition;
+  const Json& Definition() const { return definition ? *definition : kNoDefinition; }
+  static inline const Json kNoDefinition;
   Json input = Json::object();
   ExecutionStatus status = ExecutionStatus::kPending;
   int priority = 1;

@@ -347,7 +347,7 @@ Result<std::string> Engine::Impl::Start(StartRequest request) {
   }
   ex->rec.workflow = ex->def->name;
   ex->rec.version = ex->def->version;
-  ex->rec.definition = ex->def->source;
+  ex->rec.definition = std::shared_ptr<const Json>(ex->def, &ex->def->source);  // no copy
   ex->rec.input = std::move(request.input);
   ex->rec.priority = static_cast<int>(request.priority.value_or(ex->def->priority));
   ex->rec.parent_id = request.parent_id;
@@ -438,9 +438,7 @@ Status Engine::Impl::Resume(const std::string& id) {
   ex->rec.status = ExecutionStatus::kRunning;
   MarkDirty(ex);
   Emit(*ex, "execution.resumed", -1);
-  std::deque<int> parked;
-  parked.swap(ex->parked);
-  for (int step : parked) {
+  for (int step : ex->parked.TakeAll()) {
     ready_.push({ex->rec.priority * 8 + static_cast<int>(ex->steps[step].def->priority),
                  ready_seq_++, ex, step});
   }

@@ -134,6 +134,11 @@ class Engine::Impl {
     // commit, so an entry and the run it started cannot disagree after a crash.
     std::vector<DeadLetterRecord> replayed;
   };
+  // The parsed definition an execution's stored snapshot describes: shared with other
+  // executions whose snapshot is equal (snapshot_defs_), parsed otherwise.
+  Result<std::shared_ptr<const WorkflowDef>> SnapshotDefinition(const ExecutionRecord& execution);
+  // Per (workflow, version): the definition parsed last from a snapshot, while alive.
+  std::map<std::pair<std::string, int>, std::weak_ptr<const WorkflowDef>> snapshot_defs_;
   // Loads stored state into memory and carries on; `retry` set: a retry (below).
   Status Continue(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
                   const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,

@@ -8,7 +8,6 @@
 #include "expr/condition.h"
 
 #include <array>
-#include <deque>
 #include <memory>
 #include <set>
 #include <span>
@@ -104,6 +103,34 @@ struct StepGraph {
   }
 };
 
+// Ready steps held back, first in first out. A vector and a read position rather than a
+// std::deque, which allocates ~600 bytes as soon as it is constructed: every execution
+// holds one, and nearly all of them stay empty.
+class StepFifo {
+ public:
+  bool empty() const { return head_ == items_.size(); }
+  void push_back(int step) { items_.push_back(step); }
+  int pop_front() {
+    int step = items_[head_++];
+    if (empty()) clear();
+    return step;
+  }
+  void clear() {
+    items_.clear();
+    head_ = 0;
+  }
+  // Takes every held step, in order, leaving this empty.
+  std::vector<int> TakeAll() {
+    std::vector<int> out(items_.begin() + static_cast<std::ptrdiff_t>(head_), items_.end());
+    clear();
+    return out;
+  }
+
+ private:
+  std::vector<int> items_;
+  size_t head_ = 0;
+};
+
 struct ExecState;
 // Executions waiting for a concurrency slot: highest priority (negated) first, then
 // first come first served.
@@ -141,7 +168,7 @@ struct ExecState {
   bool finished = false;  // reached a terminal status in memory
   bool stopping = false;  // cancelling everything: no natural finish
   TimerId deadline_timer = 0;
-  std::deque<int> parked;       // ready steps held back by pause or max_parallel
+  StepFifo parked;              // ready steps held back by pause or max_parallel
   Json first_failure;           // error of the first step that failed for good
   int64_t progress_sum = 0;     // sum of per-step progress (terminal = 100)
   std::vector<int> layer_open;  // non-terminal steps per layer

@@ -127,5 +127,42 @@ TEST(Reattach, ARunnerThatCannotFindTheWorkLosesTheAttemptAsBefore) {
   EXPECT_EQ(f.h.Step(id, "download").attempts, 2);
 }
 
+// Memory per running execution: executions of one workflow version share one definition
+// document, when started and after a recovery (which once parsed a copy per execution).
+TEST(Reattach, ExecutionsOfOneWorkflowShareOneDefinitionBeforeAndAfterRecovery) {
+  Fixture f;
+  std::shared_ptr<const WorkflowDef> def = testing::MustParse(kWorkflow);
+  ASSERT_NE(def, nullptr);
+  std::vector<std::string> ids;
+  for (const char* model : {"llama", "mistral"}) {  // as the server starts them: one def
+    StartRequest req;
+    req.workflow = def;
+    req.input = Json{{"model", model}};
+    f.h.loop->Post([&] { ids.push_back(*f.h.engine->Start(req)); });
+    f.h.loop->RunReady();
+  }
+  ASSERT_EQ(ids.size(), 2u);
+  const std::string a = ids[0], b = ids[1];
+  def.reset();  // the executions hold it now
+  f.h.loop->RunUntilIdle(f.h.clock.Now() + 100);
+  ASSERT_EQ(f.remote->started.size(), 2u);
+  ASSERT_NE(f.h.Execution(a).definition, nullptr);
+  EXPECT_EQ(f.h.Execution(a).definition.get(), f.h.Execution(b).definition.get());
+  EXPECT_EQ(f.h.Execution(a).Definition()["name"], "remote");
+
+  f.CrashAndRecover();
+  ASSERT_EQ(f.remote->reattached.size(), 2u);
+  for (const RunRequest& r : std::vector<RunRequest>(f.remote->reattached)) {
+    f.remote->Finish(r.assignment_id, Json::object());
+  }
+  f.h.loop->RunUntilIdle();
+  ExecutionRecord done_a = f.h.Execution(a), done_b = f.h.Execution(b);
+  EXPECT_EQ(done_a.status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(done_b.status, ExecutionStatus::kCompleted);
+  ASSERT_NE(done_a.definition, nullptr);
+  EXPECT_EQ(done_a.definition.get(), done_b.definition.get());
+  EXPECT_EQ(done_a.Definition()["name"], "remote");
+}
+
 }  // namespace
 }  // namespace baton

@@ -21,6 +21,24 @@ Status Engine::Impl::Recover(const ExecutionRecord& execution, const std::vector
   return Continue(execution, steps, attempts, last_event_seq, signals, nullptr);
 }
 
+Result<std::shared_ptr<const WorkflowDef>> Engine::Impl::SnapshotDefinition(
+    const ExecutionRecord& execution) {
+  // Recovering thousands of executions of one workflow version must not parse and hold
+  // its definition thousands of times: one that is still alive and equal is shared.
+  auto key = std::make_pair(execution.workflow, execution.version);
+  if (auto it = snapshot_defs_.find(key); it != snapshot_defs_.end()) {
+    if (auto def = it->second.lock(); def && def->source == execution.Definition()) return def;
+  }
+  Result<WorkflowDef> def = WorkflowFromSnapshot(execution.Definition(), execution.workflow);
+  if (!def.ok()) {
+    return Status(def.status().code(),
+                  "execution '" + execution.id + "': stored definition: " + def.status().message());
+  }
+  auto shared = std::make_shared<const WorkflowDef>(std::move(def.value()));
+  snapshot_defs_[key] = shared;
+  return shared;
+}
+
 Status Engine::Impl::Continue(const ExecutionRecord& execution,
                               const std::vector<StepRecord>& steps,
                               const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,
@@ -28,14 +46,13 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
   if (executions_.count(execution.id)) {
     return Status(errc::kConflict, "execution '" + execution.id + "' is already running");
   }
-  Result<WorkflowDef> def = WorkflowFromSnapshot(execution.definition, execution.workflow);
-  if (!def.ok()) {
-    return Status(def.status().code(),
-                  "execution '" + execution.id + "': stored definition: " + def.status().message());
-  }
+  auto def = SnapshotDefinition(execution);
+  if (!def.ok()) return def.status();
   auto ex = std::make_shared<ExecState>();
-  ex->def = std::make_shared<const WorkflowDef>(std::move(def.value()));
+  ex->def = std::move(def.value());
   ex->rec = execution;
+  // The record's copy of the document goes; the shared definition's serves instead.
+  ex->rec.definition = std::shared_ptr<const Json>(ex->def, &ex->def->source);
   ex->next_seq = last_event_seq + 1;
   if (Status st = BuildGraph(*ex); !st.ok()) return st;
   ex->signals = signals;

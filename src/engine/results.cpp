@@ -207,8 +207,7 @@ void Engine::Impl::Release(const ExecPtr& ex, int step) {
   --ex->in_flight;
   --capacity_used_;
   if (!ex->parked.empty() && !ex->paused()) {
-    int next = ex->parked.front();
-    ex->parked.pop_front();
+    int next = ex->parked.pop_front();
     ready_.push({ex->rec.priority * 8 + static_cast<int>(ex->steps[next].def->priority),
                  ready_seq_++, ex, next});
   }

@@ -42,7 +42,7 @@ inline Json ToJson(const ExecutionRecord& e) {
   return {{"id", e.id},
           {"workflow", e.workflow},
           {"version", e.version},
-          {"definition", e.definition},
+          {"definition", e.Definition()},
           {"input", e.input},
           {"status", ToString(e.status)},
           {"priority", e.priority},

@@ -64,7 +64,7 @@ TEST_P(StoreConformance, ExecutionRoundTripsEveryFieldAndUpserts) {
   e.id = "exec-1";
   e.workflow = "deploy";
   e.version = 4;
-  e.definition = RichJson();
+  e.definition = std::make_shared<const Json>(RichJson());
   e.input = Json{{"model_id", "llama"}, {"n", 3}};
   e.status = ExecutionStatus::kRunning;
   e.priority = 7;
@@ -146,7 +146,7 @@ TEST_P(StoreConformance, ExecutionUpsertThatMovesItsIndexedFieldsIsFoundUnderThe
 
 TEST_P(StoreConformance, NullAndEmptyJsonStayDistinct) {
   ExecutionRecord e = Execution("e", ExecutionStatus::kPending, 1);
-  e.definition = Json();
+  e.definition = nullptr;
   e.input = Json();  // null, not the default {}
   e.output = Json::array();
   e.error = Json::object();
@@ -161,7 +161,7 @@ TEST_P(StoreConformance, NullAndEmptyJsonStayDistinct) {
   Commit(b);
   auto got = store_->GetExecution("e");
   ASSERT_TRUE(got.ok());
-  EXPECT_TRUE(got->definition.is_null());
+  EXPECT_EQ(got->definition, nullptr);
   EXPECT_TRUE(got->input.is_null());
   EXPECT_EQ(got->output, Json::array());
   EXPECT_EQ(got->error, Json::object());
