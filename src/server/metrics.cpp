@@ -24,6 +24,24 @@ std::string LabelValue(const std::string& v) {
 
 }  // namespace
 
+void ServerMetrics::SetLive(const std::string& execution_id,
+                            std::optional<ExecutionStatus> status) {
+  auto it = live_.find(execution_id);
+  if (it != live_.end()) {
+    if (status == it->second) return;
+    --live_counts_[ToString(it->second)];
+    if (!status) {
+      live_.erase(it);
+      return;
+    }
+    it->second = *status;
+  } else {
+    if (!status) return;
+    live_.emplace(execution_id, *status);
+  }
+  ++live_counts_[ToString(*status)];
+}
+
 void ServerMetrics::OnEvent(const EventRecord& e, const ExecutionProgress&) {
   std::lock_guard lock(mu_);
   store_failing_ = false;  // a batch committed: the store takes writes again
@@ -44,14 +62,14 @@ void ServerMetrics::OnEvent(const EventRecord& e, const ExecutionProgress&) {
         {"execution.timed_out", "timeout"},
         {"execution.cancelled", "cancelled"}};
     if (auto it = kTerminal.find(t); it != kTerminal.end()) {
-      live_.erase(e.execution_id);
+      SetLive(e.execution_id, std::nullopt);
       ++finished_[it->second];
     } else if (t == "execution.paused") {
-      live_[e.execution_id] = ExecutionStatus::kPaused;
+      SetLive(e.execution_id, ExecutionStatus::kPaused);
     } else if (t == "execution.queued") {
-      live_[e.execution_id] = ExecutionStatus::kQueued;
+      SetLive(e.execution_id, ExecutionStatus::kQueued);
     } else {
-      live_[e.execution_id] = ExecutionStatus::kRunning;
+      SetLive(e.execution_id, ExecutionStatus::kRunning);
     }
     return;
   }
@@ -144,9 +162,8 @@ std::string ServerMetrics::Render() const {
     o << "# HELP " << name << ' ' << text << "\n# TYPE " << name << ' ' << type << '\n';
   };
   help("baton_executions", "gauge", "Executions in the engine by status (running, paused).");
-  std::map<std::string, uint64_t> live;
-  live["running"] = live["paused"] = live["pending"] = 0;
-  for (const auto& [id, st] : live_) ++live[ToString(st)];
+  std::map<std::string, uint64_t> live = live_counts_;
+  for (const char* st : {"running", "paused", "pending"}) live.try_emplace(st, 0);  // listed
   for (const auto& [st, n] : live) o << "baton_executions{status=\"" << st << "\"} " << n << '\n';
   help("baton_executions_finished_total", "counter",
        "Executions that reached a terminal status since the server started.");

@@ -53,7 +53,11 @@ class ServerMetrics final : public ExecutionObserver {
                                                       1,     5,     10,   60,   300, 1800};
   mutable std::mutex mu_;
   std::unordered_map<std::string, ExecutionStatus> live_;  // non-terminal executions
-  std::map<std::string, uint64_t> finished_;               // terminal status -> count
+  // live_ counted by status, kept as it changes: a scrape must not walk every execution
+  // (tens of thousands in flight) while the engine thread waits for mu_.
+  std::map<std::string, uint64_t> live_counts_;
+  void SetLive(const std::string& execution_id, std::optional<ExecutionStatus> status);
+  std::map<std::string, uint64_t> finished_;  // terminal status -> count
   uint64_t executions_started_ = 0;
   uint64_t steps_started_ = 0, steps_completed_ = 0, steps_failed_ = 0, steps_retried_ = 0,
            steps_slow_ = 0;
