@@ -1,151 +1,14 @@
-#include "runners/reactor.h"
+// ProcessReactor: its loop (epoll, the inbox of commands from other threads, timers and
+// delayed tasks) and the public facade. The processes themselves: reactor_process.cpp.
+#include "runners/reactor_impl.h"
+
 #include "common/thread_name.h"
 
-#include <signal.h>
-#include <string.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <cerrno>
-#include <chrono>
-#include <cstdio>
 #include <future>
-#include <map>
-#include <mutex>
-#include <optional>
-#include <thread>
-#include <unordered_map>
-#include <vector>
 
 namespace baton::runners {
-namespace {
 
-using SteadyTime = std::chrono::steady_clock::time_point;
-
-// epoll_data: (process sequence number << 2) | kind. Sequence numbers start at 1, so the
-// wake eventfd (0) never collides; stale events for a finished process find no entry.
-enum Kind : uint64_t { kPidfd = 0, kStdout = 1, kStderr = 2, kStdin = 3 };
-constexpr uint64_t kWakeToken = 0;
-
-struct Capture {
-  UniqueFd fd;
-  std::string data;
-  uint64_t total = 0;
-  const std::function<void(std::string_view)>* sink = nullptr;  // the job's, when set
-};
-
-using Timers = std::multimap<SteadyTime, uint64_t>;  // when -> process sequence number
-
-// Longer timeouts count as this long, so that deadlines cannot overflow.
-constexpr std::chrono::hours kMaxTimeout{24 * 365 * 10};
-
-struct Proc {
-  uint64_t seq = 0;
-  ProcessJob job;
-  pid_t pid = -1;
-  UniqueFd pidfd;
-  UniqueFd stdin_fd;
-  std::string stdin_pending;  // not yet written, from stdin_offset
-  size_t stdin_offset = 0;
-  bool stdin_watched = false;  // EPOLLOUT registered (only while something is pending)
-  Capture out, err;
-  bool cancelled = false;
-  bool timed_out = false;      // cancelled by its timeout
-  bool killed = false;         // SIGKILL sent to the group
-  bool leader_exited = false;  // cancelled, leader gone, waiting for the group's output
-  std::optional<Timers::iterator> kill_timer;
-  std::optional<Timers::iterator> deadline;  // the job's timeout
-};
-
-struct Command {
-  enum Type { kStart, kCancel, kTask, kShutdown, kWrite, kCloseStdin, kDelayed, kCancelDelayed };
-  explicit Command(Type t) : type(t) {}
-  Type type;
-  ProcessJob job;              // kStart
-  std::string id;              // kCancel, kWrite, kCloseStdin
-  std::function<void()> task;  // kTask, kDelayed
-  std::string data;            // kWrite
-  Duration delay{0};           // kDelayed
-  uint64_t handle = 0;         // kDelayed, kCancelDelayed
-};
-
-template <class F, class... Args>
-void Invoke(const F& f, Args&&... args) {
-  if (!f) return;
-  try {
-    f(std::forward<Args>(args)...);
-  } catch (const std::exception& e) {
-    fprintf(stderr, "baton: exception in a runner callback: %s\n", e.what());
-  } catch (...) {
-    fputs("baton: unknown exception in a runner callback\n", stderr);
-  }
-}
-
-}  // namespace
-
-struct ProcessReactor::Impl {
-  explicit Impl(Duration grace) : kill_grace(grace) {}
-
-  // Shared with other threads.
-  std::mutex mu;
-  std::vector<Command> inbox;
-  bool accepting = true;
-  std::atomic<bool> wake_pending{false};
-  std::mutex join_mu;
-  UniqueFd epfd, evfd;
-  std::thread thread;
-  const Duration kill_grace;
-
-  // I/O thread only.
-  std::unordered_map<uint64_t, std::unique_ptr<Proc>> procs;
-  std::unordered_multimap<std::string, uint64_t> by_id;
-  Timers kill_timers;
-  Timers deadlines;
-  // PostAfter tasks by (when, handle); `delayed_at` finds one to cancel.
-  std::map<std::pair<SteadyTime, uint64_t>, std::function<void()>> delayed;
-  std::unordered_map<uint64_t, SteadyTime> delayed_at;
-  std::atomic<uint64_t> next_handle{1};  // any thread
-  uint64_t next_seq = 1;
-  bool stopping = false;
-  std::vector<char> scratch = std::vector<char>(64 * 1024);
-
-  bool Push(Command cmd) {
-    {
-      std::lock_guard lock(mu);
-      if (!accepting) return false;
-      inbox.push_back(std::move(cmd));
-    }
-    Wake();
-    return true;
-  }
-  void Wake() {
-    if (wake_pending.exchange(true)) return;
-    uint64_t one = 1;
-    while (write(evfd.get(), &one, sizeof one) < 0 && errno == EINTR) {
-    }
-  }
-
-  void Run();
-  void DrainInbox();
-  void KillAllNow();
-  // SIGKILL to the group now (or, when its leader has exited, the final Finish).
-  void KillGroup(Proc& p);
-  void StartJob(ProcessJob job);
-  void CancelProc(Proc& p);
-  void OnEvent(uint64_t token);
-  void OnExit(Proc& p);
-  void FireTimers();
-  int NextTimeoutMs() const;
-  void WriteStdin(Proc& p);
-  enum class ReadState { kData, kEmpty, kClosed };
-  ReadState ReadSome(Proc& p, Capture& c);
-  void Close(UniqueFd& fd);
-  void Finish(Proc& p);
-  bool Watch(int fd, uint32_t events, uint64_t token);
-};
+using namespace reactor_detail;  // this class's own helpers (reactor_impl.h)
 
 bool ProcessReactor::Impl::Watch(int fd, uint32_t events, uint64_t token) {
   epoll_event ev{};
@@ -156,6 +19,7 @@ bool ProcessReactor::Impl::Watch(int fd, uint32_t events, uint64_t token) {
 
 // Deregisters explicitly: a copy of the fd in a child being spawned elsewhere would keep
 // the registration (and its level-triggered events) alive past close().
+
 void ProcessReactor::Impl::Close(UniqueFd& fd) {
   if (!fd) return;
   epoll_ctl(epfd.get(), EPOLL_CTL_DEL, fd.get(), nullptr);
@@ -254,101 +118,6 @@ void ProcessReactor::Impl::DrainInbox() {
   }
 }
 
-void ProcessReactor::Impl::StartJob(ProcessJob job) {
-  if (job.keep_stdin_open && !job.spec.stdin_data) job.spec.stdin_data = "";  // a pipe
-  Result<SpawnedProcess> spawned = Spawn(job.spec);
-  if (!spawned.ok()) {
-    ProcessOutcome outcome;
-    outcome.spawn_error = spawned.status();
-    Invoke(job.on_done, std::move(outcome));
-    return;
-  }
-  auto p = std::make_unique<Proc>();
-  p->seq = next_seq++;
-  p->pid = spawned->pid;
-  p->pidfd = std::move(spawned->pidfd);
-  p->stdin_fd = std::move(spawned->stdin_fd);
-  if (job.spec.stdin_data) p->stdin_pending = std::move(*job.spec.stdin_data);
-  p->out.fd = std::move(spawned->stdout_fd);
-  p->err.fd = std::move(spawned->stderr_fd);
-  p->job = std::move(job);
-  if (p->job.on_stdout) p->out.sink = &p->job.on_stdout;
-  if (p->job.on_stderr) p->err.sink = &p->job.on_stderr;
-  const uint64_t base = p->seq << 2;
-  bool watched = Watch(p->pidfd.get(), EPOLLIN, base | kPidfd) &&
-                 Watch(p->out.fd.get(), EPOLLIN, base | kStdout) &&
-                 Watch(p->err.fd.get(), EPOLLIN, base | kStderr);
-  if (watched && p->stdin_fd) {
-    WriteStdin(*p);
-    watched = !p->stdin_fd || p->stdin_offset >= p->stdin_pending.size() || p->stdin_watched;
-  }
-  if (!watched) {  // out of memory for epoll: give up on this process
-    int err = errno;
-    kill(-p->pid, SIGKILL);
-    waitpid(p->pid, nullptr, 0);
-    Close(p->pidfd);
-    Close(p->stdin_fd);
-    Close(p->out.fd);
-    Close(p->err.fd);
-    ProcessOutcome outcome;
-    outcome.spawn_error =
-        Status(errc::kSpawn, std::string("cannot watch the process: ") + strerror(err));
-    Invoke(p->job.on_done, std::move(outcome));
-    return;
-  }
-  Proc& ref = *p;
-  if (ref.job.timeout.count() > 0) {
-    auto timeout = std::min<std::chrono::milliseconds>(ref.job.timeout, kMaxTimeout);
-    ref.deadline = deadlines.emplace(std::chrono::steady_clock::now() + timeout, ref.seq);
-  }
-  by_id.emplace(ref.job.id, ref.seq);
-  procs.emplace(ref.seq, std::move(p));
-  Invoke(ref.job.on_started);
-}
-
-void ProcessReactor::Impl::CancelProc(Proc& p) {
-  if (p.cancelled) return;
-  p.cancelled = true;
-  if (p.deadline) {
-    deadlines.erase(*p.deadline);
-    p.deadline.reset();
-  }
-  kill(-p.pid, SIGTERM);
-  kill(-p.pid, SIGCONT);  // a stopped member could not act on the SIGTERM
-  if (kill_grace.count() <= 0) {
-    kill(-p.pid, SIGKILL);
-    p.killed = true;
-    return;
-  }
-  p.kill_timer = kill_timers.emplace(std::chrono::steady_clock::now() + kill_grace, p.seq);
-}
-
-void ProcessReactor::Impl::OnEvent(uint64_t token) {
-  if (token == kWakeToken) {
-    DrainInbox();
-    return;
-  }
-  auto it = procs.find(token >> 2);
-  if (it == procs.end()) return;
-  Proc& p = *it->second;
-  switch (static_cast<Kind>(token & 3)) {
-    case kPidfd:
-      OnExit(p);
-      break;
-    case kStdout:
-    case kStderr: {
-      Capture& c = (token & 3) == kStdout ? p.out : p.err;
-      if (ReadSome(p, c) == ReadState::kClosed && p.leader_exited && !p.out.fd && !p.err.fd) {
-        Finish(p);
-      }
-      break;
-    }
-    case kStdin:
-      WriteStdin(p);
-      break;
-  }
-}
-
 void ProcessReactor::Impl::KillAllNow() {
   std::vector<uint64_t> seqs;
   for (const auto& [seq, p] : procs) seqs.push_back(seq);
@@ -364,27 +133,6 @@ void ProcessReactor::Impl::KillAllNow() {
     }
     KillGroup(p);
   }
-}
-
-void ProcessReactor::Impl::KillGroup(Proc& p) {
-  p.killed = true;
-  if (p.leader_exited) {
-    Finish(p);  // sends the SIGKILL
-  } else {
-    kill(-p.pid, SIGKILL);
-  }
-}
-
-void ProcessReactor::Impl::OnExit(Proc& p) {
-  if (!p.cancelled || p.killed || (!p.out.fd && !p.err.fd)) {
-    Finish(p);
-    return;
-  }
-  // Cancelled within the grace period: the rest of the group may still be cleaning up.
-  // Wait for it to close its output or for the kill timer. The leader stays unreaped so
-  // that its pid, the group id, cannot be reused before the final SIGKILL.
-  Close(p.pidfd);
-  p.leader_exited = true;
 }
 
 void ProcessReactor::Impl::FireTimers() {
@@ -430,106 +178,6 @@ int ProcessReactor::Impl::NextTimeoutMs() const {
   // waited for in steps of an hour.
   auto ms = std::chrono::ceil<std::chrono::milliseconds>(wait).count();
   return static_cast<int>(std::min<decltype(ms)>(ms, 3600 * 1000));
-}
-
-void ProcessReactor::Impl::WriteStdin(Proc& p) {
-  const std::string& data = p.stdin_pending;
-  while (p.stdin_offset < data.size()) {
-    ssize_t n = write(p.stdin_fd.get(), data.data() + p.stdin_offset, data.size() - p.stdin_offset);
-    if (n > 0) {
-      p.stdin_offset += static_cast<size_t>(n);
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno == EAGAIN) {  // EPOLLOUT tells us when to go on
-      if (!p.stdin_watched) {
-        p.stdin_watched = Watch(p.stdin_fd.get(), EPOLLOUT, (p.seq << 2) | kStdin);
-        if (!p.stdin_watched) break;  // out of memory for epoll: give up on stdin
-      }
-      return;
-    }
-    if (n < 0 && errno == EPIPE) {
-      // The child stopped reading. Consume the (blocked) SIGPIPE this raised.
-      sigset_t pipe_set;
-      sigemptyset(&pipe_set);
-      sigaddset(&pipe_set, SIGPIPE);
-      timespec zero{};
-      sigtimedwait(&pipe_set, nullptr, &zero);
-    }
-    break;
-  }
-  const bool all_written = p.stdin_offset >= data.size();
-  p.stdin_pending.clear();
-  p.stdin_offset = 0;
-  if (all_written && p.job.keep_stdin_open) {
-    // Kept open for more; EPOLLOUT is level-triggered, so it is watched only while
-    // something is pending.
-    if (p.stdin_watched) epoll_ctl(epfd.get(), EPOLL_CTL_DEL, p.stdin_fd.get(), nullptr);
-    p.stdin_watched = false;
-    return;
-  }
-  Close(p.stdin_fd);  // all written (or the child is gone): the child sees EOF
-  p.stdin_watched = false;
-}
-
-ProcessReactor::Impl::ReadState ProcessReactor::Impl::ReadSome(Proc& p, Capture& c) {
-  if (!c.fd) return ReadState::kClosed;
-  ssize_t n = read(c.fd.get(), scratch.data(), scratch.size());
-  if (n > 0) {
-    c.total += static_cast<uint64_t>(n);
-    if (c.sink) {
-      Invoke(*c.sink, std::string_view(scratch.data(), static_cast<size_t>(n)));
-      return ReadState::kData;
-    }
-    size_t room = p.job.max_output > c.data.size() ? p.job.max_output - c.data.size() : 0;
-    c.data.append(scratch.data(), std::min(room, static_cast<size_t>(n)));
-    return ReadState::kData;
-  }
-  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return ReadState::kEmpty;
-  Close(c.fd);  // EOF, or an error that would repeat
-  return ReadState::kClosed;
-}
-
-void ProcessReactor::Impl::Finish(Proc& p) {
-  // The leader is exited but unreaped, so the group id is still its own: no member of the
-  // step's group outlives the step.
-  kill(-p.pid, SIGKILL);
-  int status = 0;
-  pid_t r;
-  while ((r = waitpid(p.pid, &status, 0)) < 0 && errno == EINTR) {
-  }
-  // What the group wrote before it died is in the pipes; take it without waiting for
-  // writers outside the group. The bound stops a writer that never pauses.
-  for (Capture* c : {&p.out, &p.err}) {
-    for (int i = 0; i < 4096 && ReadSome(p, *c) == ReadState::kData; ++i) {
-    }
-    Close(c->fd);
-  }
-  Close(p.pidfd);
-  Close(p.stdin_fd);
-  if (p.kill_timer) kill_timers.erase(*p.kill_timer);
-  if (p.deadline) deadlines.erase(*p.deadline);
-
-  ProcessOutcome outcome;
-  outcome.cancelled = p.cancelled && !p.timed_out;
-  outcome.timed_out = p.timed_out;
-  outcome.reaped = r == p.pid;
-  outcome.wait_status = status;
-  outcome.stdout_data = std::move(p.out.data);
-  outcome.stderr_data = std::move(p.err.data);
-  outcome.stdout_total = p.out.total;
-  outcome.stderr_total = p.err.total;
-
-  auto [begin, end] = by_id.equal_range(p.job.id);
-  for (auto it = begin; it != end; ++it) {
-    if (it->second == p.seq) {
-      by_id.erase(it);
-      break;
-    }
-  }
-  std::unique_ptr<Proc> owned = std::move(procs.at(p.seq));
-  procs.erase(owned->seq);
-  Invoke(owned->job.on_done, std::move(outcome));
 }
 
 ProcessReactor::ProcessReactor(Duration kill_grace) : impl_(std::make_unique<Impl>(kill_grace)) {
