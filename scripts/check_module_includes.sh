@@ -27,7 +27,7 @@ declare -A allowed=(
 # The module each public header belongs to.
 declare -A public_owner=(
   [clock.h]=common [event_loop.h]=common [json.h]=common [status.h]=common
-  [workflow.h]=model [store.h]=store [commit_queue.h]=store [runner.h]=runners
+  [workflow.h]=model [plan.h]=model [store.h]=store [commit_queue.h]=store [runner.h]=runners
   [engine.h]=engine
 )
 

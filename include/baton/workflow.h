@@ -6,9 +6,11 @@
 
 #include <baton/clock.h>
 #include <baton/json.h>
+#include <baton/plan.h>
 #include <baton/status.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -95,11 +97,7 @@ struct StepDef {
   std::string name;
   std::string description;
   StepType type = StepType::kNoop;
-  std::vector<std::string> depends_on;
-  // depends_on as indexes into WorkflowDef::steps, filled by LinkSteps (ParseWorkflow and
-  // WorkflowFromSnapshot call it): the graph is resolved once per definition, not once
-  // per execution.
-  std::vector<int> depends_on_index;
+  std::vector<std::string> depends_on;  // resolved once per definition: WorkflowPlan::graph
   Json when;  // null, an expression string, or a structured condition object
   TriggerRule trigger_rule = TriggerRule::kAllSuccess;
   bool optional = false;
@@ -146,6 +144,10 @@ struct WorkflowDef {
   Json notify;              // null or a list (sent by the server)
   std::string source_name;  // file name, for messages
   Json source;              // the whole document as JSON: the snapshot executions keep
+  // The compiled form every execution runs from (ParseWorkflow, WorkflowFromSnapshot and
+  // AttachPlan set it). Copies of the definition share it: whoever edits `steps` after
+  // must call AttachPlan again.
+  std::shared_ptr<const WorkflowPlan> plan;
 
   // Index of the step with this id, or -1. A linear scan: callers on hot paths keep
   // their own index.
@@ -186,9 +188,6 @@ struct ParseOutcome {
 // (max_attempts), an input declared as just its type (`n: integer`), and an input
 // without a type taking its default's type.
 ParseOutcome ParseWorkflow(std::string_view text, std::string_view source_name);
-// Fills every StepDef::depends_on_index from depends_on (ids that name no step are left
-// out; validation reports them). For definitions built in code rather than parsed.
-void LinkSteps(WorkflowDef& wf);
 // Reads the file and parses it; an unreadable file is one diagnostic.
 ParseOutcome LoadWorkflowFile(const std::string& path);
 // Rebuilds a definition from its stored snapshot (WorkflowDef::source): the same

@@ -233,8 +233,8 @@ ExecutionProgress Engine::Impl::ProgressOf(const ExecState& ex) const {
   p.steps_total = static_cast<int>(ex.steps.size());
   p.steps_done = ex.terminal_steps;
   p.percent = ex.steps.empty() ? 100 : static_cast<int>(ex.progress_sum / ex.steps.size());
-  p.layers = ex.layers;
-  p.layer = std::min(ex.current_layer + 1, ex.layers);
+  p.layers = ex.plan->layers;
+  p.layer = std::min(ex.current_layer + 1, ex.plan->layers);
   p.workflow = ex.rec.workflow;
   p.ns = ex.rec.ns;
   return p;
@@ -243,51 +243,16 @@ ExecutionProgress Engine::Impl::ProgressOf(const ExecState& ex) const {
 Status Engine::Impl::BuildGraph(ExecState& ex) {
   const WorkflowDef& def = *ex.def;
   const size_t n = def.steps.size();
-  ex.conditions.resize(n);
-  ex.spec_has_templates.resize(n);
-  // Edges come resolved with the definition (LinkSteps); a definition built in code
-  // without them is linked here, once.
-  std::vector<std::vector<int>> linked;
-  const bool prelinked = std::all_of(def.steps.begin(), def.steps.end(), [](const StepDef& s) {
-    return s.depends_on_index.size() == s.depends_on.size();
-  });
-  if (!prelinked) {
-    WorkflowDef copy;
-    copy.steps = def.steps;
-    LinkSteps(copy);
-    for (auto& s : copy.steps) linked.push_back(std::move(s.depends_on_index));
+  // The plan comes compiled with the definition; one built in code without it (or edited
+  // since) is compiled here, for this execution.
+  if (def.plan && def.plan->graph.size() == n) {
+    ex.plan = def.plan;
+  } else {
+    Result<std::shared_ptr<const WorkflowPlan>> plan = CompilePlan(def);
+    if (!plan.ok()) return plan.status();
+    ex.plan = std::move(plan).value();
   }
-  auto deps_of = [&](size_t i) -> const std::vector<int>& {
-    return prelinked ? def.steps[i].depends_on_index : linked[i];
-  };
-  engine::StepGraph& g = ex.graph;
-  g.up_begin.assign(n + 1, 0);
-  g.down_begin.assign(n + 1, 0);
-  for (size_t i = 0; i < n; ++i) {
-    if (deps_of(i).size() != def.steps[i].depends_on.size()) {
-      return Status(errc::kValidation, "step '" + def.steps[i].id + "' depends on an unknown step");
-    }
-    for (int u : deps_of(i)) {
-      ++g.up_begin[i + 1];
-      ++g.down_begin[u + 1];
-    }
-  }
-  for (size_t i = 0; i < n; ++i) {
-    g.up_begin[i + 1] += g.up_begin[i];
-    g.down_begin[i + 1] += g.down_begin[i];
-  }
-  g.up.resize(g.up_begin[n]);
-  g.down.resize(g.down_begin[n]);
-  {
-    std::vector<int> down_fill(g.down_begin.begin(), g.down_begin.end() - 1);
-    for (size_t i = 0; i < n; ++i) {
-      int k = g.up_begin[i];
-      for (int u : deps_of(i)) {
-        g.up[k++] = u;
-        g.down[down_fill[u]++] = static_cast<int>(i);
-      }
-    }
-  }
+  const StepGraph& g = ex.plan->graph;
   // Each step's state is built once, in place: a 100k-step workflow should not pay for
   // a default-constructed pass and then an assigning one.
   ex.steps.reserve(n);
@@ -298,40 +263,13 @@ Status Engine::Impl::BuildGraph(ExecState& ex) {
     st.rec.step_id = st.def->id;
     st.rec.index = static_cast<int>(i);
     st.pending_deps = static_cast<int>(g.Upstream(static_cast<int>(i)).size());
-    if (!st.def->when.is_null()) {
-      auto cond = expr::CompileCondition(st.def->when);
-      if (!cond.ok()) return cond.status();
-      ex.conditions[i] = std::make_unique<const expr::Condition>(std::move(cond.value()));
-    }
     // Remote work (command) counts against its worker's capacity, not the local one.
     // A child workflow's steps count for themselves: its parent step holds no slot (it
     // would deadlock a capacity of one).
     st.uses_capacity = st.def->type != StepType::kNoop && st.def->type != StepType::kWait &&
                        st.def->type != StepType::kCommand && st.def->type != StepType::kWorkflow;
-    ex.spec_has_templates[i] = expr::HasTemplates(st.def->spec);
   }
-  // Kahn layers over the index graph (the definition is validated acyclic): for the
-  // progress view's "layer i/L" only; scheduling never waits for a layer.
-  ex.layer_of.assign(n, 0);
-  std::vector<int> indegree(n), queue;
-  queue.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    indegree[i] = static_cast<int>(g.Upstream(static_cast<int>(i)).size());
-    if (indegree[i] == 0) queue.push_back(static_cast<int>(i));
-  }
-  int deepest = 0;
-  for (size_t head = 0; head < queue.size(); ++head) {
-    const int u = queue[head];
-    deepest = std::max(deepest, ex.layer_of[u]);
-    for (int d : g.Downstream(u)) {
-      ex.layer_of[d] = std::max(ex.layer_of[d], ex.layer_of[u] + 1);
-      if (--indegree[d] == 0) queue.push_back(d);
-    }
-  }
-  if (queue.size() != n) return Status(errc::kValidation, "the workflow has a cycle");
-  ex.layers = n == 0 ? 0 : deepest + 1;
-  ex.layer_open.assign(ex.layers, 0);
-  for (int l : ex.layer_of) ++ex.layer_open[l];
+  ex.layer_open = ex.plan->layer_size;
   ex.execution_json = {{"id", ex.rec.id}, {"workflow", def.name}, {"version", def.version}};
   return Status::Ok();
 }

@@ -567,5 +567,61 @@ steps:
   EXPECT_EQ(s.error["code"], "UNSUPPORTED_STEP_TYPE");
 }
 
+TEST(Engine, ExecutionsOfOneDefinitionRunFromItsOneCompiledPlan) {
+  SimHarness h;
+  h.runner->script["work"] = {{100}, {100}, {100}};
+  std::shared_ptr<const WorkflowDef> def = testing::MustParse(R"(
+name: planned
+inputs: {go: {type: boolean, default: true}}
+steps:
+  - {id: work, type: shell, run: "true"}
+  - {id: gated, type: noop, depends_on: [work], when: "inputs.go"}
+)");
+  ASSERT_NE(def, nullptr);
+  ASSERT_NE(def->plan, nullptr);
+  EXPECT_EQ(def->plan.use_count(), 1);
+  std::vector<std::string> ids;
+  for (bool go : {true, false, true}) {
+    StartRequest req;
+    req.workflow = def;
+    req.input = Json{{"go", go}};
+    h.loop->Post([&] { ids.push_back(*h.engine->Start(req)); });
+    h.loop->RunReady();
+  }
+  // Three executions running, one plan: none compiled its own graph or conditions.
+  EXPECT_EQ(def->plan.use_count(), 4);
+  h.loop->RunUntilIdle();
+  ASSERT_EQ(ids.size(), 3u);
+  EXPECT_EQ(h.Step(ids[0], "gated").status, StepStatus::kCompleted);
+  EXPECT_EQ(h.Step(ids[1], "gated").status, StepStatus::kSkipped);
+  EXPECT_EQ(h.Step(ids[2], "gated").status, StepStatus::kCompleted);
+  EXPECT_EQ(def->plan.use_count(), 1);  // finished executions let go of it
+}
+
+TEST(Engine, ADefinitionBuiltInCodeWithoutAPlanIsCompiledForItsExecution) {
+  SimHarness h;
+  auto def = std::make_shared<WorkflowDef>();
+  def->name = "built";
+  StepDef a, b;
+  a.id = "a";
+  b.id = "b";
+  b.depends_on = {"a"};
+  def->steps = {a, b};
+  StartRequest req;
+  req.workflow = def;
+  std::string id;
+  h.loop->Post([&] { id = *h.engine->Start(req); });
+  h.loop->RunUntilIdle();
+  EXPECT_EQ(h.Execution(id).status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(def->plan, nullptr);  // the definition itself is left as it was
+
+  def->steps[1].depends_on = {"zz"};
+  Status refused;
+  h.loop->Post([&] { refused = h.engine->Start(req).status(); });
+  h.loop->RunUntilIdle();
+  EXPECT_EQ(refused.code(), errc::kValidation);
+  EXPECT_NE(refused.message().find("unknown step 'zz'"), std::string::npos) << refused.message();
+}
+
 }  // namespace
 }  // namespace baton

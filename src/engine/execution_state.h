@@ -90,19 +90,6 @@ struct Breaker {
   std::string probe;
 };
 
-// The step graph as flat arrays (compressed rows): two allocations for the whole graph
-// instead of two per step, and neighbours sit next to each other in memory.
-struct StepGraph {
-  std::vector<int> up_begin, up;      // upstream of i: up[up_begin[i] .. up_begin[i+1])
-  std::vector<int> down_begin, down;  // downstream of i, likewise
-  std::span<const int> Upstream(int i) const {
-    return {up.data() + up_begin[i], static_cast<size_t>(up_begin[i + 1] - up_begin[i])};
-  }
-  std::span<const int> Downstream(int i) const {
-    return {down.data() + down_begin[i], static_cast<size_t>(down_begin[i + 1] - down_begin[i])};
-  }
-};
-
 // Ready steps held back, first in first out. A vector and a read position rather than a
 // std::deque, which allocates ~600 bytes as soon as it is constructed: every execution
 // holds one, and nearly all of them stay empty.
@@ -151,13 +138,9 @@ struct ExecState {
     return step_index_;
   }
   mutable std::unordered_map<std::string, int> step_index_;
-  StepGraph graph;
-  // Per step; null (no `when`) = always true. Few steps have one: a pointer each keeps
-  // the common case small.
-  std::vector<std::unique_ptr<const expr::Condition>> conditions;
-  std::vector<bool> spec_has_templates;  // per step: Render needed at dispatch
-  std::vector<int> layer_of;
-  int layers = 0;
+  // The definition's compiled graph, layers and conditions: def->plan, shared by every
+  // execution of the definition (compiled for this one only when def has none).
+  std::shared_ptr<const WorkflowPlan> plan;
   Json execution_json;  // {id, workflow, version} for templates
 
   int64_t next_seq = 1;

@@ -86,7 +86,7 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
     if (IsTerminal(st.rec.status)) {
       ++ex->terminal_steps;
       st.rec.progress = 100;
-      --ex->layer_open[ex->layer_of[i]];
+      --ex->layer_open[ex->plan->layer_of[i]];
       if ((st.rec.status == StepStatus::kFailed || st.rec.status == StepStatus::kTimeout) &&
           !st.def->optional) {
         if (!ex->had_failure) {
@@ -95,11 +95,11 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
         }
         ex->had_failure = true;
       }
-      for (int d : ex->graph.Downstream(static_cast<int>(i))) --ex->steps[d].pending_deps;
+      for (int d : ex->plan->graph.Downstream(static_cast<int>(i))) --ex->steps[d].pending_deps;
     }
     ex->progress_sum += st.rec.progress;
   }
-  while (ex->current_layer < ex->layers && ex->layer_open[ex->current_layer] == 0) {
+  while (ex->current_layer < ex->plan->layers && ex->layer_open[ex->current_layer] == 0) {
     ++ex->current_layer;
   }
   if (ex->had_failure && ex->def->fail_fast) ex->failing_fast = true;
@@ -217,7 +217,7 @@ bool Engine::Impl::ReattachStep(const ExecPtr& ex, int step) {
   if (it == runners_.end() || it->second == nullptr || !it->second->CanReattach()) return false;
   // The same spec as at dispatch: rendered from the same inputs and upstream outputs.
   Json spec = def.spec;
-  if (ex->spec_has_templates[step]) {
+  if (ex->plan->spec_has_templates[step]) {
     engine::ExecScope scope(*ex);
     Result<Json> rendered = expr::Render(def.spec, scope);
     if (!rendered.ok()) return false;

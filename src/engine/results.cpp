@@ -311,15 +311,15 @@ void Engine::Impl::FinishStep(const ExecPtr& ex, int step, StepStatus status, bo
   st.rec.progress = 100;
   ++ex->terminal_steps;
   if (!ex->layer_open.empty()) {
-    --ex->layer_open[ex->layer_of[step]];
-    while (ex->current_layer < ex->layers && ex->layer_open[ex->current_layer] == 0) {
+    --ex->layer_open[ex->plan->layer_of[step]];
+    while (ex->current_layer < ex->plan->layers && ex->layer_open[ex->current_layer] == 0) {
       ++ex->current_layer;
     }
   }
   MarkStepDirty(ex, step);
   if (!ex->rec.parent_id.empty()) ReportChildProgress(*ex);
   if (propagate) {
-    for (int d : ex->graph.Downstream(step)) {
+    for (int d : ex->plan->graph.Downstream(step)) {
       if (--ex->steps[d].pending_deps == 0) propagate_.emplace_back(ex, d);
     }
   }

@@ -27,7 +27,7 @@ bool AcceptsFailure(TriggerRule r) {
 
 bool Engine::Impl::TriggerRuleAllows(const ExecState& ex, int step, std::string* why) const {
   const StepState& st = ex.steps[step];
-  const std::span<const int> upstream = ex.graph.Upstream(step);
+  const std::span<const int> upstream = ex.plan->graph.Upstream(step);
   if (upstream.empty()) return true;  // a root step has nothing to wait for
   int success = 0, failed = 0, skipped = 0;
   for (int up : upstream) {
@@ -83,7 +83,7 @@ void Engine::Impl::OnDependenciesDone(const ExecPtr& ex, int step) {
   if (ex->failing_fast && !AcceptsFailure(st.def->trigger_rule)) {
     return SkipStep(ex, step, "fail_fast: the execution is failing");
   }
-  if (const expr::Condition* cond = ex->conditions[step].get()) {
+  if (const expr::Condition* cond = ex->plan->conditions[step].get()) {
     engine::ExecScope scope(*ex);
     Result<bool> r = cond->Evaluate(scope);
     if (!r.ok()) {
@@ -154,7 +154,7 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   // A for_each step renders its spec per item (BeginFanOut); any other step here.
   const bool fan_out = !def.for_each.is_null();
   auto runner_it = runners_.find(def.type);
-  if (!fan_out && !ex->spec_has_templates[step] && runner_it != runners_.end() &&
+  if (!fan_out && !ex->plan->spec_has_templates[step] && runner_it != runners_.end() &&
       runner_it->second == noop_runner_.get() && !def.circuit_breaker && !def.cache) {
     // The common noop: nothing to render, nothing to copy but its `with`, and no
     // RunResult to build: the step row gets what ApplyResult would take from one.
@@ -166,7 +166,7 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
     return CompleteAttempt(ex, step);
   }
   Json spec;
-  if (fan_out || !ex->spec_has_templates[step]) {
+  if (fan_out || !ex->plan->spec_has_templates[step]) {
     spec = def.spec;
   } else {
     engine::ExecScope scope(*ex);

@@ -4,6 +4,7 @@
 // Internal to the model module.
 #pragma once
 
+#include "model/plan_build.h"
 #include "model/source.h"
 
 #include <baton/workflow.h>
@@ -120,10 +121,15 @@ struct StepSite {
 // Steps: parses `steps` into wf->steps (one StepDef per object entry) and fills `sites`.
 void ParseSteps(const Json& steps, const StepDefaults& defaults, Diags& d, WorkflowDef* wf,
                 std::vector<StepSite>* sites);
-// Duplicate ids, unknown and self dependencies, cycles.
-void ValidateGraph(const WorkflowDef& wf, const std::vector<StepSite>& sites, Diags& d);
-// Templates and conditions: syntax, roots, declared inputs/vars, upstream steps.
-void ValidateReferences(const WorkflowDef& wf, const std::vector<StepSite>& sites,
-                        bool inputs_declared, Diags& d);
+// Duplicate ids, unknown and self dependencies, cycles, over the index and graph built
+// once per parse (IndexSteps, GraphOf).
+void ValidateGraph(const WorkflowDef& wf, const std::vector<StepSite>& sites,
+                   const StepIndex& index, const StepGraph& graph, Diags& d);
+// Templates and conditions: syntax, roots, declared inputs/vars, upstream steps. Returns
+// the compiled conditions, one per step (null where there is no `when` or it failed), for
+// the plan.
+std::vector<std::unique_ptr<const expr::Condition>> ValidateReferences(
+    const WorkflowDef& wf, const std::vector<StepSite>& sites, const StepIndex& index,
+    const StepGraph& graph, bool inputs_declared, Diags& d);
 
 }  // namespace baton::model

@@ -2,7 +2,6 @@
 #include <baton/workflow.h>
 
 #include <algorithm>
-#include <unordered_map>
 
 namespace baton {
 namespace {
@@ -24,21 +23,14 @@ DagAnalysis AnalyzeDag(const WorkflowDef& wf) {
   size_t n = wf.steps.size();
   out.layer_of.assign(n, -1);
   if (n == 0) return out;
-  std::unordered_map<std::string_view, int> index;
-  for (size_t i = 0; i < n; ++i) index.emplace(wf.steps[i].id, static_cast<int>(i));
-  std::vector<std::vector<int>> up(n), down(n);
-  for (size_t i = 0; i < n; ++i) {
-    for (const std::string& dep : wf.steps[i].depends_on) {
-      auto it = index.find(dep);
-      if (it == index.end() || it->second == static_cast<int>(i)) continue;
-      up[i].push_back(it->second);
-      down[it->second].push_back(static_cast<int>(i));
-    }
-  }
+  // The graph the definition was compiled with; linked here only for one without a plan.
+  StepGraph linked;
+  if (!wf.plan || wf.plan->graph.size() != n) linked = LinkStepGraph(wf);
+  const StepGraph& g = linked.size() == n ? linked : wf.plan->graph;
   std::vector<int> indegree(n);
   std::vector<int> layer;
   for (size_t i = 0; i < n; ++i) {
-    indegree[i] = static_cast<int>(up[i].size());
+    indegree[i] = static_cast<int>(g.Upstream(static_cast<int>(i)).size());
     if (indegree[i] == 0) layer.push_back(static_cast<int>(i));
   }
   // Kahn by rounds: layer k holds the steps whose last dependency is in layer k-1.
@@ -49,7 +41,7 @@ DagAnalysis AnalyzeDag(const WorkflowDef& wf) {
     for (int u : layer) {
       out.layer_of[u] = static_cast<int>(out.layers.size());
       order.push_back(u);
-      for (int v : down[u]) {
+      for (int v : g.Downstream(u)) {
         if (--indegree[v] == 0) next.push_back(v);
       }
     }
@@ -63,7 +55,7 @@ DagAnalysis AnalyzeDag(const WorkflowDef& wf) {
   std::vector<int> via(n, -1);
   int sink = -1;
   for (int u : order) {
-    for (int p : up[u]) {
+    for (int p : g.Upstream(u)) {
       if (via[u] < 0 || finish[p] > finish[via[u]]) via[u] = p;
     }
     Duration start = via[u] >= 0 ? finish[via[u]] : Duration{0};

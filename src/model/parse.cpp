@@ -2,6 +2,8 @@
 // graph and references, all diagnostics collected in one pass.
 #include "model/builder.h"
 
+#include "expr/condition.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -290,8 +292,12 @@ ParseOutcome BuildWorkflow(Json doc, const LineMap& lines, const std::string& fi
       }
     }
   }
-  ValidateGraph(wf, sites, d);
-  ValidateReferences(wf, sites, inputs_declared, d);
+  // One index and one graph for every check, kept in the plan when the checks pass.
+  const StepIndex index = IndexSteps(wf);
+  StepGraph graph = GraphOf(wf, index, nullptr);
+  ValidateGraph(wf, sites, index, graph, d);
+  std::vector<std::unique_ptr<const expr::Condition>> conditions =
+      ValidateReferences(wf, sites, index, graph, inputs_declared, d);
   // The one child-workflow cycle a single file shows: a step starting its own workflow
   // (longer cycles need the other files: the engine checks them when a child starts).
   for (size_t i = 0; i < wf.steps.size() && i < sites.size(); ++i) {
@@ -303,25 +309,18 @@ ParseOutcome BuildWorkflow(Json doc, const LineMap& lines, const std::string& fi
     }
   }
   if (d.size() > 0) return ParseOutcome{std::nullopt, d.Take()};
+  Result<std::shared_ptr<const WorkflowPlan>> plan =
+      FinishPlan(wf, std::move(graph), std::move(conditions));
+  if (!plan.ok()) {  // validation has ruled out what FinishPlan refuses: a bug if seen
+    d.Add(root, "internal error: " + plan.status().message());
+    return ParseOutcome{std::nullopt, d.Take()};
+  }
+  wf.plan = std::move(plan).value();
   wf.source = std::move(doc);
-  LinkSteps(wf);
   return ParseOutcome{std::move(wf), {}};
 }
 
 }  // namespace model
-
-void LinkSteps(WorkflowDef& wf) {
-  std::unordered_map<std::string_view, int> index;
-  index.reserve(wf.steps.size());
-  for (size_t i = 0; i < wf.steps.size(); ++i) index.emplace(wf.steps[i].id, static_cast<int>(i));
-  for (StepDef& step : wf.steps) {
-    step.depends_on_index.clear();
-    for (const std::string& dep : step.depends_on) {
-      auto it = index.find(dep);
-      if (it != index.end()) step.depends_on_index.push_back(it->second);
-    }
-  }
-}
 
 ParseOutcome ParseWorkflow(std::string_view text, std::string_view source_name) {
   std::string file(source_name);

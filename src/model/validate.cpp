@@ -5,21 +5,11 @@
 #include "expr/template.h"
 
 #include <algorithm>
-#include <unordered_map>
+#include <span>
 #include <unordered_set>
 
 namespace baton::model {
 namespace {
-
-// Index of each id's first definition.
-std::unordered_map<std::string, int> IndexIds(const WorkflowDef& wf,
-                                              const std::vector<StepSite>& sites) {
-  std::unordered_map<std::string, int> index;
-  for (size_t i = 0; i < wf.steps.size(); ++i) {
-    if (sites[i].has_id) index.emplace(wf.steps[i].id, static_cast<int>(i));
-  }
-  return index;
-}
 
 // Where a dependency is written: the array element naming it, else depends_on itself.
 Where DependencyWhere(const StepSite& site, const std::string& dep) {
@@ -33,30 +23,14 @@ Where DependencyWhere(const StepSite& site, const std::string& dep) {
   return w;
 }
 
-// Known upstream indexes of each step (self and unknown dependencies dropped).
-std::vector<std::vector<int>> Upstreams(const WorkflowDef& wf,
-                                        const std::unordered_map<std::string, int>& index) {
-  std::vector<std::vector<int>> deps(wf.steps.size());
-  for (size_t i = 0; i < wf.steps.size(); ++i) {
-    for (const std::string& dep : wf.steps[i].depends_on) {
-      auto it = index.find(dep);
-      if (it != index.end() && it->second != static_cast<int>(i)) deps[i].push_back(it->second);
-    }
-  }
-  return deps;
-}
-
 // Removes every step that is not on or behind a cycle (Kahn); `alive` keeps the rest.
-void Peel(const std::vector<std::vector<int>>& deps, std::vector<char>* alive) {
-  size_t n = deps.size();
-  std::vector<std::vector<int>> down(n);
+void Peel(const StepGraph& g, std::vector<char>* alive) {
+  size_t n = g.size();
   std::vector<int> indegree(n, 0);
   for (size_t i = 0; i < n; ++i) {
     if (!(*alive)[i]) continue;
-    for (int u : deps[i]) {
-      if (!(*alive)[u]) continue;
-      down[u].push_back(static_cast<int>(i));
-      ++indegree[i];
+    for (int u : g.Upstream(static_cast<int>(i))) {
+      if ((*alive)[u]) ++indegree[i];
     }
   }
   std::vector<int> queue;
@@ -67,17 +41,17 @@ void Peel(const std::vector<std::vector<int>>& deps, std::vector<char>* alive) {
     int u = queue.back();
     queue.pop_back();
     (*alive)[u] = 0;
-    for (int v : down[u]) {
-      if (--indegree[v] == 0) queue.push_back(v);
+    for (int v : g.Downstream(u)) {
+      if ((*alive)[v] && --indegree[v] == 0) queue.push_back(v);
     }
   }
 }
 
-void ReportCycles(const WorkflowDef& wf, const std::vector<StepSite>& sites,
-                  const std::vector<std::vector<int>>& deps, Diags& d) {
-  size_t n = deps.size();
+void ReportCycles(const WorkflowDef& wf, const std::vector<StepSite>& sites, const StepGraph& g,
+                  Diags& d) {
+  size_t n = g.size();
   std::vector<char> alive(n, 1);
-  Peel(deps, &alive);
+  Peel(g, &alive);
   while (true) {
     auto first = std::find(alive.begin(), alive.end(), 1);
     if (first == alive.end()) return;
@@ -89,7 +63,7 @@ void ReportCycles(const WorkflowDef& wf, const std::vector<StepSite>& sites,
       pos[cur] = path.size();
       path.push_back(cur);
       int next = -1;
-      for (int u : deps[cur]) {
+      for (int u : g.Upstream(cur)) {
         if (alive[u]) {
           next = u;
           break;
@@ -107,7 +81,7 @@ void ReportCycles(const WorkflowDef& wf, const std::vector<StepSite>& sites,
     const StepSite& site = sites[cycle.front()];
     d.Add(DependencyWhere(site, cycle.size() > 1 ? wf.steps[cycle[1]].id : ""), text);
     for (int s : cycle) alive[s] = 0;
-    Peel(deps, &alive);
+    Peel(g, &alive);
   }
 }
 
@@ -115,12 +89,21 @@ enum class ItemUse { kNotAllowed, kInForEach, kAllowed };
 
 class ReferenceChecker {
  public:
-  ReferenceChecker(const WorkflowDef& wf, const std::vector<StepSite>& sites, bool inputs_declared,
-                   Diags& d)
-      : wf_(wf), sites_(sites), inputs_declared_(inputs_declared), d_(d) {
-    index_ = IndexIds(wf, sites);
-    deps_ = Upstreams(wf, index_);
+  ReferenceChecker(const WorkflowDef& wf, const std::vector<StepSite>& sites,
+                   const StepIndex& index, const StepGraph& graph, bool inputs_declared, Diags& d)
+      : wf_(wf),
+        sites_(sites),
+        index_(index),
+        graph_(graph),
+        inputs_declared_(inputs_declared),
+        d_(d) {
+    conditions_.resize(wf.steps.size());
     for (const InputDecl& in : wf.inputs) inputs_.push_back(in.name);
+  }
+
+  // The conditions CheckStep compiled, one per step (null where there is none).
+  std::vector<std::unique_ptr<const expr::Condition>> TakeConditions() {
+    return std::move(conditions_);
   }
 
   void CheckStep(size_t i) {
@@ -156,6 +139,7 @@ class ReferenceChecker {
         d_.Add(ww, cond.status().message());
       } else {
         for (const expr::Path& p : cond->references()) CheckPath(p, "condition", idx, item, ww);
+        conditions_[i] = std::make_unique<const expr::Condition>(std::move(cond).value());
       }
     }
   }
@@ -252,18 +236,18 @@ class ReferenceChecker {
   }
 
   bool IsUpstream(int step, int target) {
-    const std::vector<int>& direct = deps_[step];
+    const std::span<const int> direct = graph_.Upstream(step);
     if (std::find(direct.begin(), direct.end(), target) != direct.end()) return true;
     if (ancestors_of_ != step) {
       // One walk per step that needs it; later lookups for the same step are O(1).
       ancestors_.assign(wf_.steps.size(), 0);
-      std::vector<int> stack = direct;
+      std::vector<int> stack(direct.begin(), direct.end());
       while (!stack.empty()) {
         int u = stack.back();
         stack.pop_back();
         if (ancestors_[u]) continue;
         ancestors_[u] = 1;
-        for (int v : deps_[u]) {
+        for (int v : graph_.Upstream(u)) {
           if (!ancestors_[v]) stack.push_back(v);
         }
       }
@@ -275,10 +259,11 @@ class ReferenceChecker {
   const WorkflowDef& wf_;
   bool self_allowed_ = false;  // checking set_vars: a step may read its own output
   const std::vector<StepSite>& sites_;
+  const StepIndex& index_;
+  const StepGraph& graph_;
   bool inputs_declared_;
   Diags& d_;
-  std::unordered_map<std::string, int> index_;
-  std::vector<std::vector<int>> deps_;
+  std::vector<std::unique_ptr<const expr::Condition>> conditions_;
   std::vector<std::string> inputs_;
   int ancestors_of_ = -1;
   std::vector<char> ancestors_;
@@ -286,37 +271,41 @@ class ReferenceChecker {
 
 }  // namespace
 
-void ValidateGraph(const WorkflowDef& wf, const std::vector<StepSite>& sites, Diags& d) {
-  std::unordered_map<std::string, int> first;
+void ValidateGraph(const WorkflowDef& wf, const std::vector<StepSite>& sites,
+                   const StepIndex& index, const StepGraph& graph, Diags& d) {
   for (size_t i = 0; i < wf.steps.size(); ++i) {
     if (!sites[i].has_id) continue;
-    auto [it, inserted] = first.emplace(wf.steps[i].id, static_cast<int>(i));
-    if (!inserted) {
-      int line = d.LineOf(sites[it->second].where.Key("id").pointer);
+    const int first = index.at(wf.steps[i].id);
+    if (first != static_cast<int>(i)) {
+      int line = d.LineOf(sites[first].where.Key("id").pointer);
       d.Add(sites[i].where.Key("id"), "duplicate step id '" + wf.steps[i].id +
                                           "' (first defined at line " + std::to_string(line) + ")");
     }
   }
   for (size_t i = 0; i < wf.steps.size(); ++i) {
     const StepDef& step = wf.steps[i];
+    // Every dependency resolved: nothing to report (the common case costs one compare).
+    if (graph.Upstream(static_cast<int>(i)).size() == step.depends_on.size()) continue;
     for (const std::string& dep : step.depends_on) {
       if (sites[i].has_id && dep == step.id) {
         d.Add(DependencyWhere(sites[i], dep), "step depends on itself");
-      } else if (!first.count(dep)) {
+      } else if (!index.count(dep)) {
         d.Add(DependencyWhere(sites[i], dep), "depends on unknown step '" + dep + "'");
       }
     }
   }
-  ReportCycles(wf, sites, Upstreams(wf, first), d);
+  ReportCycles(wf, sites, graph, d);
 }
 
-void ValidateReferences(const WorkflowDef& wf, const std::vector<StepSite>& sites,
-                        bool inputs_declared, Diags& d) {
-  ReferenceChecker checker(wf, sites, inputs_declared, d);
+std::vector<std::unique_ptr<const expr::Condition>> ValidateReferences(
+    const WorkflowDef& wf, const std::vector<StepSite>& sites, const StepIndex& index,
+    const StepGraph& graph, bool inputs_declared, Diags& d) {
+  ReferenceChecker checker(wf, sites, index, graph, inputs_declared, d);
   for (size_t i = 0; i < wf.steps.size(); ++i) checker.CheckStep(i);
   checker.CheckTop(wf.output, Where{"/output", "", "output"});
   checker.CheckTop(wf.vars, Where{"/vars", "", "vars"});
   checker.CheckTop(wf.notify, Where{"/notify", "", "notify"});
+  return checker.TakeConditions();
 }
 
 }  // namespace baton::model
