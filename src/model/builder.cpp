@@ -2,18 +2,40 @@
 #include "model/builder.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 
 namespace baton::model {
 
+// Each part is built in one allocation (or none, when short): a Where is made for every
+// field read, on the happy path too.
 Where Where::Key(std::string_view key) const {
-  std::string f = field.empty() ? std::string(key) : field + "." + std::string(key);
+  std::string f;
+  f.reserve(field.size() + 1 + key.size());
+  f.append(field);
+  if (!field.empty()) f += '.';
+  f.append(key);
   return Where{PointerChild(pointer, key), step, std::move(f)};
 }
 
+Where At::Build() const {
+  if (where_) return *where_;
+  if (parent_where_) return by_index_ ? parent_where_->Index(index_) : parent_where_->Key(key_);
+  Where parent = parent_->Build();
+  return by_index_ ? parent.Index(index_) : parent.Key(key_);
+}
+
 Where Where::Index(size_t index) const {
-  return Where{PointerIndex(pointer, index), step, field + "[" + std::to_string(index) + "]"};
+  char digits[24];
+  char* end = std::to_chars(digits, digits + sizeof digits, index).ptr;
+  std::string f;
+  f.reserve(field.size() + 2 + static_cast<size_t>(end - digits));
+  f.append(field);
+  f += '[';
+  f.append(digits, end);
+  f += ']';
+  return Where{PointerIndex(pointer, index), step, std::move(f)};
 }
 
 void Diags::Add(const Where& where, std::string message) {
@@ -85,18 +107,18 @@ bool HasTemplate(const Json& value) {
 }
 
 namespace {
-void WrongType(const char* expected, const Json& v, Diags& d, const Where& where) {
+void WrongType(const char* expected, const Json& v, Diags& d, const At& where) {
   d.Add(where, std::string("expected ") + expected + ", got " + TypeName(v));
 }
 }  // namespace
 
-std::optional<std::string> GetString(const Json& v, Diags& d, const Where& where) {
+std::optional<std::string> GetString(const Json& v, Diags& d, const At& where) {
   if (v.is_string()) return v.get<std::string>();
   WrongType("string", v, d, where);
   return std::nullopt;
 }
 
-std::optional<int64_t> GetInt(const Json& v, Diags& d, const Where& where) {
+std::optional<int64_t> GetInt(const Json& v, Diags& d, const At& where) {
   if (v.is_number_unsigned()) {
     if (v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
       return static_cast<int64_t>(v.get<uint64_t>());
@@ -109,38 +131,38 @@ std::optional<int64_t> GetInt(const Json& v, Diags& d, const Where& where) {
   return std::nullopt;
 }
 
-std::optional<double> GetNumber(const Json& v, Diags& d, const Where& where) {
+std::optional<double> GetNumber(const Json& v, Diags& d, const At& where) {
   if (v.is_number()) return v.get<double>();
   WrongType("number", v, d, where);
   return std::nullopt;
 }
 
-std::optional<bool> GetBool(const Json& v, Diags& d, const Where& where) {
+std::optional<bool> GetBool(const Json& v, Diags& d, const At& where) {
   if (v.is_boolean()) return v.get<bool>();
   WrongType("boolean", v, d, where);
   return std::nullopt;
 }
 
-bool ExpectObject(const Json& v, Diags& d, const Where& where) {
+bool ExpectObject(const Json& v, Diags& d, const At& where) {
   if (v.is_object()) return true;
   WrongType("object", v, d, where);
   return false;
 }
 
-bool ExpectArray(const Json& v, Diags& d, const Where& where) {
+bool ExpectArray(const Json& v, Diags& d, const At& where) {
   if (v.is_array()) return true;
   WrongType("array", v, d, where);
   return false;
 }
 
-std::optional<Duration> GetDuration(const Json& v, Diags& d, const Where& where) {
+std::optional<Duration> GetDuration(const Json& v, Diags& d, const At& where) {
   Result<Duration> r = ParseDuration(v);
   if (r.ok()) return *r;
   d.Add(where, r.status().message());
   return std::nullopt;
 }
 
-std::optional<Duration> GetTimeout(const Json& v, Diags& d, const Where& where) {
+std::optional<Duration> GetTimeout(const Json& v, Diags& d, const At& where) {
   std::optional<Duration> r = GetDuration(v, d, where);
   if (r && r->count() <= 0) {
     d.Add(where, "must be greater than 0");
@@ -149,7 +171,7 @@ std::optional<Duration> GetTimeout(const Json& v, Diags& d, const Where& where) 
   return r;
 }
 
-std::optional<Priority> GetPriority(const Json& v, Diags& d, const Where& where) {
+std::optional<Priority> GetPriority(const Json& v, Diags& d, const At& where) {
   std::optional<std::string> s = GetString(v, d, where);
   if (!s) return std::nullopt;
   std::optional<Priority> p = ParsePriority(*s);
@@ -157,7 +179,7 @@ std::optional<Priority> GetPriority(const Json& v, Diags& d, const Where& where)
   return p;
 }
 
-std::optional<TriggerRule> GetTriggerRule(const Json& v, Diags& d, const Where& where) {
+std::optional<TriggerRule> GetTriggerRule(const Json& v, Diags& d, const At& where) {
   std::optional<std::string> s = GetString(v, d, where);
   if (!s) return std::nullopt;
   std::optional<TriggerRule> r = ParseTriggerRule(*s);

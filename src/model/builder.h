@@ -28,11 +28,33 @@ struct Where {
   Where Index(size_t index) const;
 };
 
+// A place to report at, built only when a message needs it: a Where, or a key or an index
+// under another place. The typed reads below take one, so reading a well-formed field
+// builds no strings (a Where is three of them).
+class At {
+ public:
+  At(const Where& where) : where_(&where) {}  // NOLINT(google-explicit-constructor)
+  At(const Where& parent, std::string_view key) : parent_where_(&parent), key_(key) {}
+  At(const At& parent, std::string_view key) : parent_(&parent), key_(key) {}
+  At(const Where& parent, size_t index) : parent_where_(&parent), index_(index), by_index_(true) {}
+  At(const At& parent, size_t index) : parent_(&parent), index_(index), by_index_(true) {}
+  Where Build() const;
+
+ private:
+  const Where* where_ = nullptr;
+  const Where* parent_where_ = nullptr;
+  const At* parent_ = nullptr;
+  std::string_view key_;
+  size_t index_ = 0;
+  bool by_index_ = false;
+};
+
 class Diags {
  public:
   Diags(std::string file, const LineMap* lines) : file_(std::move(file)), lines_(lines) {}
 
   void Add(const Where& where, std::string message);
+  void Add(const At& at, std::string message) { Add(at.Build(), std::move(message)); }
   int LineOf(std::string_view pointer) const { return lines_ ? lines_->Find(pointer) : 0; }
   void Append(std::vector<Diagnostic> more);
   size_t size() const { return out_.size(); }
@@ -63,17 +85,17 @@ bool IsWorkflowName(std::string_view s);
 std::string Abbreviated(std::string_view s);
 
 // Typed reads; each reports "expected T, got U" at `where` and returns nullopt/false.
-std::optional<std::string> GetString(const Json& v, Diags& d, const Where& where);
-std::optional<int64_t> GetInt(const Json& v, Diags& d, const Where& where);
-std::optional<double> GetNumber(const Json& v, Diags& d, const Where& where);
-std::optional<bool> GetBool(const Json& v, Diags& d, const Where& where);
-bool ExpectObject(const Json& v, Diags& d, const Where& where);
-bool ExpectArray(const Json& v, Diags& d, const Where& where);
-std::optional<Duration> GetDuration(const Json& v, Diags& d, const Where& where);
+std::optional<std::string> GetString(const Json& v, Diags& d, const At& where);
+std::optional<int64_t> GetInt(const Json& v, Diags& d, const At& where);
+std::optional<double> GetNumber(const Json& v, Diags& d, const At& where);
+std::optional<bool> GetBool(const Json& v, Diags& d, const At& where);
+bool ExpectObject(const Json& v, Diags& d, const At& where);
+bool ExpectArray(const Json& v, Diags& d, const At& where);
+std::optional<Duration> GetDuration(const Json& v, Diags& d, const At& where);
 // A timeout: a duration greater than zero.
-std::optional<Duration> GetTimeout(const Json& v, Diags& d, const Where& where);
-std::optional<Priority> GetPriority(const Json& v, Diags& d, const Where& where);
-std::optional<TriggerRule> GetTriggerRule(const Json& v, Diags& d, const Where& where);
+std::optional<Duration> GetTimeout(const Json& v, Diags& d, const At& where);
+std::optional<Priority> GetPriority(const Json& v, Diags& d, const At& where);
+std::optional<TriggerRule> GetTriggerRule(const Json& v, Diags& d, const At& where);
 
 // Reports every member of `object` not in `valid`: "unknown field 'x' (valid: ...)".
 // `what` names the context when the valid set depends on it ("for a shell step").

@@ -11,7 +11,6 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
-#include <sstream>
 #include <string_view>
 #include <unordered_map>
 
@@ -347,12 +346,18 @@ ParseOutcome LoadWorkflowFile(const std::string& path) {
         std::nullopt,
         {Diagnostic{path, 0, "", "", std::string("cannot read file: ") + std::strerror(errno)}}};
   }
-  std::ostringstream text;
-  text << in.rdbuf();
+  // Read straight into one string of the file's size (a stream copy doubles the peak).
+  std::string text;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec) text.reserve(static_cast<size_t>(size));
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+  }
   if (in.bad()) {
     return ParseOutcome{std::nullopt, {Diagnostic{path, 0, "", "", "cannot read file"}}};
   }
-  return ParseWorkflow(text.str(), path);
+  return ParseWorkflow(text, path);
 }
 
 Result<WorkflowDef> WorkflowFromSnapshot(const Json& source, std::string_view source_name) {

@@ -168,8 +168,8 @@ void CheckShell(const Json& s, Diags& d, const Where& w) {
     }
   }
   if (s.contains("env")) CheckScalarMap(s["env"], d, w.Key("env"), true);
-  if (s.contains("cwd")) GetString(s["cwd"], d, w.Key("cwd"));
-  if (s.contains("stdin")) GetString(s["stdin"], d, w.Key("stdin"));
+  if (s.contains("cwd")) GetString(s["cwd"], d, {w, "cwd"});
+  if (s.contains("stdin")) GetString(s["stdin"], d, {w, "stdin"});
   if (s.contains("max_output")) CheckSpecSize(s["max_output"], d, w.Key("max_output"));
   if (s.contains("memory")) CheckSpecSize(s["memory"], d, w.Key("memory"));
   if (s.contains("cpu_time")) CheckSpecDuration(s["cpu_time"], d, w.Key("cpu_time"), true);
@@ -267,9 +267,9 @@ void CheckWait(const Json& s, Diags& d, const Where& w) {
               : "a wait step takes one of 'duration', 'until' and 'signal'");
   }
   if (has_duration) CheckSpecDuration(s["duration"], d, w.Key("duration"), false);
-  if (has_until) GetString(s["until"], d, w.Key("until"));
+  if (has_until) GetString(s["until"], d, {w, "until"});
   if (has_signal) {
-    if (auto name = GetString(s["signal"], d, w.Key("signal")); name && !IsSignalName(*name)) {
+    if (auto name = GetString(s["signal"], d, {w, "signal"}); name && !IsSignalName(*name)) {
       d.Add(w.Key("signal"), "a signal name is 1 to " + std::to_string(kMaxNameBytes) +
                                  " letters, digits, '_', '-' or '.' (not a template)");
     }
@@ -283,10 +283,10 @@ void CheckWait(const Json& s, Diags& d, const Where& w) {
 void CheckCommand(const Json& s, Diags& d, const Where& w) {
   if (!s.contains("command")) {
     MissingField("command", d, w);
-  } else if (auto c = GetString(s["command"], d, w.Key("command")); c && c->empty()) {
+  } else if (auto c = GetString(s["command"], d, {w, "command"}); c && c->empty()) {
     d.Add(w.Key("command"), "empty command name");
   }
-  if (s.contains("resource")) ExpectObject(s["resource"], d, w.Key("resource"));
+  if (s.contains("resource")) ExpectObject(s["resource"], d, {w, "resource"});
   if (s.contains("target")) {
     const Json& t = s["target"];
     Where tw = w.Key("target");
@@ -312,14 +312,14 @@ void CheckCommand(const Json& s, Diags& d, const Where& w) {
 void CheckWorkflow(const Json& s, Diags& d, const Where& w) {
   if (!s.contains("workflow")) {
     MissingField("workflow", d, w);
-  } else if (auto name = GetString(s["workflow"], d, w.Key("workflow")); name && name->empty()) {
+  } else if (auto name = GetString(s["workflow"], d, {w, "workflow"}); name && name->empty()) {
     d.Add(w.Key("workflow"), "empty workflow name");
   } else if (name && !IsWorkflowName(*name)) {
     d.Add(w.Key("workflow"), "invalid workflow name '" + Abbreviated(*name) +
                                  "' (expected [a-z0-9][a-z0-9_.-]*, at most 253 bytes)");
   }
   if (s.contains("version")) {
-    std::optional<int64_t> v = GetInt(s["version"], d, w.Key("version"));
+    std::optional<int64_t> v = GetInt(s["version"], d, {w, "version"});
     if (v && (*v < 1 || *v > std::numeric_limits<int>::max())) {
       d.Add(w.Key("version"), "must be an integer >= 1");
     }
@@ -354,10 +354,19 @@ void CheckTypeFields(StepType type, const Json& s, Diags& d, const Where& w) {
   }
 }
 
-void ParseDependsOn(const Json& v, Diags& d, const Where& w, StepDef* step) {
-  std::unordered_set<std::string> seen;
-  auto add = [step, &seen](const std::string& id) {
-    if (seen.insert(id).second) step->depends_on.push_back(id);
+void ParseDependsOn(const Json& v, Diags& d, const At& w, StepDef* step) {
+  std::vector<std::string>& deps = step->depends_on;
+  // Repeats are dropped: by a scan while the list is short (the common case allocates
+  // nothing), by a set once it is long.
+  std::unordered_set<std::string_view> seen;
+  auto add = [&deps, &seen](const std::string& id) {
+    if (deps.size() < 32) {
+      if (std::find(deps.begin(), deps.end(), id) != deps.end()) return;
+    } else {
+      if (seen.empty()) seen.insert(deps.begin(), deps.end());
+      if (!seen.insert(id).second) return;
+    }
+    deps.push_back(id);
   };
   if (v.is_string()) {
     add(v.get<std::string>());
@@ -367,8 +376,13 @@ void ParseDependsOn(const Json& v, Diags& d, const Where& w, StepDef* step) {
     d.Add(w, std::string("expected array of step ids or a string, got ") + TypeName(v));
     return;
   }
+  deps.reserve(v.size());
   for (size_t i = 0; i < v.size(); ++i) {
-    if (auto id = GetString(v[i], d, w.Index(i))) add(*id);
+    if (v[i].is_string()) {
+      add(v[i].get_ref<const std::string&>());
+    } else {
+      GetString(v[i], d, At(w, i));  // reports it
+    }
   }
 }
 
@@ -376,7 +390,7 @@ void ParseCache(const Json& v, Diags& d, const Where& w, StepDef* step) {
   if (!ExpectObject(v, d, w)) return;
   CheckFields(v, {"ttl", "key"}, d, w);
   CacheSpec cache;
-  if (v.contains("ttl")) cache.ttl = GetTimeout(v["ttl"], d, w.Key("ttl"));
+  if (v.contains("ttl")) cache.ttl = GetTimeout(v["ttl"], d, {w, "ttl"});
   if (v.contains("key")) {
     cache.key = v["key"];
     if (!cache.key.is_null() && !cache.key.is_string()) {
@@ -407,13 +421,14 @@ void ParseStepBreaker(const Json& s, const StepDefaults& defaults, Diags& d, con
   step->circuit_breaker = breaker;
 }
 
-StepDef ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSite* site) {
-  StepDef step;
+// Fills `step`, fresh from the list it lives in: built in place, never moved.
+void ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSite* site,
+               StepDef& step) {
   Where& w = site->where;
   step.line = d.LineOf(w.pointer);
   if (!s.contains("id")) {
     MissingField("id", d, w);
-  } else if (auto id = GetString(s["id"], d, w.Key("id"))) {
+  } else if (auto id = GetString(s["id"], d, {w, "id"})) {
     if (!id->empty()) {
       step.id = *id;
       site->has_id = true;
@@ -428,7 +443,7 @@ StepDef ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSit
   std::optional<StepType> type;
   if (!s.contains("type")) {
     MissingField("type", d, w);
-  } else if (auto t = GetString(s["type"], d, w.Key("type"))) {
+  } else if (auto t = GetString(s["type"], d, {w, "type"})) {
     type = ParseStepType(*t);
     if (!type) {
       d.Add(w.Key("type"),
@@ -453,12 +468,12 @@ StepDef ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSit
     CheckFields(s, valid, d, w);
   }
   if (s.contains("name")) {
-    if (auto v = GetString(s["name"], d, w.Key("name"))) step.name = *v;
+    if (auto v = GetString(s["name"], d, {w, "name"})) step.name = *v;
   }
   if (s.contains("description")) {
-    if (auto v = GetString(s["description"], d, w.Key("description"))) step.description = *v;
+    if (auto v = GetString(s["description"], d, {w, "description"})) step.description = *v;
   }
-  if (s.contains("depends_on")) ParseDependsOn(s["depends_on"], d, w.Key("depends_on"), &step);
+  if (s.contains("depends_on")) ParseDependsOn(s["depends_on"], d, At(w, "depends_on"), &step);
   if (s.contains("when")) {
     const Json& when = s["when"];
     if (when.is_string() || when.is_object()) {
@@ -469,19 +484,19 @@ StepDef ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSit
   }
   step.trigger_rule = defaults.trigger_rule;
   if (s.contains("trigger_rule")) {
-    if (auto r = GetTriggerRule(s["trigger_rule"], d, w.Key("trigger_rule"))) {
+    if (auto r = GetTriggerRule(s["trigger_rule"], d, {w, "trigger_rule"})) {
       step.trigger_rule = *r;
     }
   }
   step.optional = defaults.optional;
   if (s.contains("optional")) {
-    if (auto b = GetBool(s["optional"], d, w.Key("optional"))) step.optional = *b;
+    if (auto b = GetBool(s["optional"], d, {w, "optional"})) step.optional = *b;
   }
   step.timeout = defaults.timeout;
-  if (s.contains("timeout")) step.timeout = GetTimeout(s["timeout"], d, w.Key("timeout"));
+  if (s.contains("timeout")) step.timeout = GetTimeout(s["timeout"], d, {w, "timeout"});
   step.heartbeat_timeout = defaults.heartbeat_timeout;
   if (s.contains("pool")) {
-    if (auto pool = GetString(s["pool"], d, w.Key("pool"))) {
+    if (auto pool = GetString(s["pool"], d, {w, "pool"})) {
       if (!IsWorkflowName(*pool)) {
         d.Add(w.Key("pool"), "invalid pool name '" + Abbreviated(*pool) +
                                  "' (expected [a-z0-9][a-z0-9_.-]*, at most 253 bytes)");
@@ -490,7 +505,7 @@ StepDef ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSit
     }
   }
   if (s.contains("pool_slots")) {
-    std::optional<int64_t> n = GetInt(s["pool_slots"], d, w.Key("pool_slots"));
+    std::optional<int64_t> n = GetInt(s["pool_slots"], d, {w, "pool_slots"});
     if (!s.contains("pool")) {
       d.Add(w.Key("pool_slots"), "pool_slots needs a pool");
     } else if (n && (*n < 1 || *n > 1'000'000)) {
@@ -500,16 +515,16 @@ StepDef ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSit
     }
   }
   if (s.contains("expected_duration")) {
-    step.expected_duration = GetTimeout(s["expected_duration"], d, w.Key("expected_duration"));
+    step.expected_duration = GetTimeout(s["expected_duration"], d, {w, "expected_duration"});
   }
   if (s.contains("heartbeat_timeout")) {
-    step.heartbeat_timeout = GetTimeout(s["heartbeat_timeout"], d, w.Key("heartbeat_timeout"));
+    step.heartbeat_timeout = GetTimeout(s["heartbeat_timeout"], d, {w, "heartbeat_timeout"});
   }
   step.retry = defaults.retry;
   if (s.contains("retry")) ApplyRetry(s["retry"], &step.retry, d, w.Key("retry"));
   step.priority = defaults.priority;
   if (s.contains("priority")) {
-    if (auto p = GetPriority(s["priority"], d, w.Key("priority"))) step.priority = *p;
+    if (auto p = GetPriority(s["priority"], d, {w, "priority"})) step.priority = *p;
   }
   if (s.contains("for_each")) {
     const Json& fe = s["for_each"];
@@ -541,7 +556,6 @@ StepDef ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSit
   }
   if (s.contains("with")) step.spec["with"] = s["with"];
   ParseStepBreaker(s, defaults, d, w, &step);
-  return step;
 }
 
 }  // namespace
@@ -556,9 +570,8 @@ void ParseSteps(const Json& steps, const StepDefaults& defaults, Diags& d, Workf
   for (size_t i = 0; i < steps.size(); ++i) {
     Where w = list.Index(i);
     if (!ExpectObject(steps[i], d, w)) continue;
-    StepSite site{w, &steps[i], false};
-    wf->steps.push_back(ParseStep(steps[i], defaults, d, &site));
-    sites->push_back(std::move(site));
+    StepSite& site = sites->emplace_back(StepSite{std::move(w), &steps[i], false});
+    ParseStep(steps[i], defaults, d, &site, wf->steps.emplace_back());
   }
 }
 

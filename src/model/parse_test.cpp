@@ -348,6 +348,32 @@ TEST(Parse, DependsOnAcceptsOneString) {
   EXPECT_EQ(wf.steps[2].depends_on, (std::vector<std::string>{"a", "b"}));
 }
 
+TEST(Parse, RepeatedDependenciesAreDroppedInShortAndLongLists) {
+  // Past 32 entries the repeats are found by a set instead of a scan: same result.
+  std::string yaml = "name: x\nsteps:\n";
+  std::string all;
+  for (int i = 0; i < 40; ++i) {
+    yaml += "  - {id: s" + std::to_string(i) + ", type: noop}\n";
+    all += "s" + std::to_string(i) + ", ";
+  }
+  yaml += "  - {id: join, type: noop, depends_on: [" + all + all + "s0, s39]}\n";
+  WorkflowDef wf = MustParse(yaml);
+  const std::vector<std::string>& deps = wf.steps.back().depends_on;
+  ASSERT_EQ(deps.size(), 40u);
+  EXPECT_EQ(deps.front(), "s0");
+  EXPECT_EQ(deps.back(), "s39");
+  EXPECT_EQ(wf.plan->graph.Upstream(40).size(), 40u);
+}
+
+TEST(Parse, ADependencyThatIsNotAStringIsReportedAtItsIndex) {
+  ParseOutcome out = ParseWorkflow(
+      "name: x\nsteps:\n  - {id: a, type: noop}\n"
+      "  - {id: b, type: noop, depends_on: [a, 7]}\n",
+      "t.yaml");
+  ASSERT_FALSE(out.ok());
+  EXPECT_DIAG(out, 4, "b", "depends_on[1]", "expected string, got integer");
+}
+
 TEST(Parse, DefaultsAreInheritedAndRetryMergesFieldByField) {
   WorkflowDef wf = MustParse(
       "name: x\n"

@@ -405,7 +405,9 @@ bool IsCoreFloat(std::string_view s) {
 }  // namespace
 
 std::string PointerChild(std::string_view parent, std::string_view key) {
-  std::string out(parent);
+  std::string out;
+  out.reserve(parent.size() + 1 + key.size());
+  out.append(parent);
   out += '/';
   for (char c : key) {
     if (c == '~') {
@@ -420,7 +422,15 @@ std::string PointerChild(std::string_view parent, std::string_view key) {
 }
 
 std::string PointerIndex(std::string_view parent, size_t index) {
-  return std::string(parent) + "/" + std::to_string(index);
+  // Built in one allocation: every step of a large workflow gets one.
+  char digits[24];
+  char* end = std::to_chars(digits, digits + sizeof digits, index).ptr;
+  std::string out;
+  out.reserve(parent.size() + 1 + static_cast<size_t>(end - digits));
+  out.append(parent);
+  out += '/';
+  out.append(digits, end);
+  return out;
 }
 
 void LineMap::SetLazy(std::vector<int> step_lines, std::function<void(LineMap*)> fill) {
