@@ -1,9 +1,11 @@
 // What `baton run` shows while an execution runs. On a terminal: a live view (a
 // progress bar, the layer, one line per running step with elapsed time and progress;
-// finished steps scroll above it). Elsewhere: one line per event on stderr.
+// finished steps scroll above it). Elsewhere: one line per event on stderr, the lines of
+// one engine turn written together at the end of the turn.
 #pragma once
 
 #include <baton/engine.h>
+#include <baton/event_loop.h>
 
 #include <cstdio>
 #include <map>
@@ -14,8 +16,15 @@ namespace baton::cli {
 
 class ProgressView final : public ExecutionObserver {
  public:
-  // `live`: draw the terminal view (else event lines). `quiet`: print nothing.
-  ProgressView(FILE* out, bool live, bool quiet) : out_(out), live_(live), quiet_(quiet) {}
+  // `live`: draw the terminal view (else event lines). `quiet`: print nothing. `loop`
+  // (optional; must outlive the view's last event) is the engine's: event lines are held
+  // until the turn that emitted them ends, then written at once. Without it, each line is
+  // written as it comes.
+  ProgressView(FILE* out, bool live, bool quiet, EventLoop* loop = nullptr)
+      : out_(out), live_(live), quiet_(quiet), loop_(loop) {}
+  ~ProgressView() override { FlushLines(); }
+  ProgressView(const ProgressView&) = delete;
+  ProgressView& operator=(const ProgressView&) = delete;
   void OnEvent(const EventRecord& event, const ExecutionProgress& progress) override;
   void OnStoreError(const Status& status) override;
   // Redraws the live view (elapsed times move even without events).
@@ -33,6 +42,7 @@ class ProgressView final : public ExecutionObserver {
     int attempt = 1;
   };
   void PrintLine(const EventRecord& e);
+  void FlushLines();
   void Redraw(TimeMs now);
   void Erase();
 
@@ -46,6 +56,9 @@ class ProgressView final : public ExecutionObserver {
   int drawn_lines_ = 0;
   TimeMs last_duration_ = 0;  // of the step whose attempt just ended
   TimeMs last_draw_ = 0;
+  EventLoop* loop_;
+  std::string held_;           // event lines not written yet
+  bool flush_posted_ = false;  // a FlushLines task is queued on loop_
 };
 
 }  // namespace baton::cli

@@ -119,7 +119,7 @@ int Drive(const RunArgs& args, Session& session,
 
   const bool live =
       isatty(STDERR_FILENO) && std::getenv("TERM") && std::string(std::getenv("TERM")) != "dumb";
-  ProgressView view(stderr, live, args.quiet);
+  ProgressView view(stderr, live, args.quiet, &loop);
   engine.AddObserver(&view);
 
   std::set<std::string> waiting;

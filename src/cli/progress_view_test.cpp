@@ -1,0 +1,79 @@
+#include "cli/progress_view.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+namespace baton::cli {
+namespace {
+
+// What has been written to `f` so far.
+std::string Written(FILE* f) {
+  std::fflush(f);
+  long end = std::ftell(f);
+  std::string out(static_cast<size_t>(end), '\0');
+  std::rewind(f);
+  size_t n = std::fread(out.data(), 1, out.size(), f);
+  out.resize(n);
+  std::fseek(f, 0, SEEK_END);
+  return out;
+}
+
+EventRecord Event(const std::string& type, const std::string& step) {
+  EventRecord e;
+  e.execution_id = "ex1";
+  e.type = type;
+  e.step_id = step;
+  e.attempt = step.empty() ? 0 : 1;
+  e.time = 1'700'000'000'000;
+  return e;
+}
+
+TEST(ProgressView, EventLinesOfOneTurnAreWrittenTogetherWhenTheTurnEnds) {
+  FILE* out = std::tmpfile();
+  ASSERT_NE(out, nullptr);
+  SimClock clock{1'700'000'000'000};
+  SimEventLoop loop(&clock);
+  std::string finished;
+  {
+    ProgressView view(out, /*live=*/false, /*quiet=*/false, &loop);
+    view.on_finished = [&](const std::string& id, ExecutionStatus) { finished = id; };
+    ExecutionProgress p;
+    view.OnEvent(Event("execution.started", ""), p);
+    view.OnEvent(Event("step.dispatched", "a"), p);
+    view.OnEvent(Event("step.completed", "a"), p);
+    EXPECT_EQ(Written(out), "");  // held while the turn delivers its events
+    loop.RunReady();              // the turn is over
+    std::string text = Written(out);
+    EXPECT_NE(text.find("execution.started"), std::string::npos) << text;
+    EXPECT_NE(text.find("step.completed a attempt=1"), std::string::npos) << text;
+
+    view.OnEvent(Event("step.dispatched", "b"), p);
+    Json data = {{"status", "completed"}};
+    EventRecord end = Event("execution.completed", "");
+    end.data = data;
+    view.OnEvent(end, p);
+    // The execution's end is written at once: the caller prints its summary next.
+    text = Written(out);
+    EXPECT_NE(text.find("step.dispatched b"), std::string::npos) << text;
+    EXPECT_NE(text.find("execution.completed"), std::string::npos) << text;
+    EXPECT_EQ(finished, "ex1");
+
+    view.OnEvent(Event("step.dispatched", "c"), p);
+  }  // a line still held when the view goes is written, not lost
+  EXPECT_NE(Written(out).find("step.dispatched c"), std::string::npos);
+  std::fclose(out);
+}
+
+TEST(ProgressView, WithoutALoopEachLineIsWrittenAsItComes) {
+  FILE* out = std::tmpfile();
+  ASSERT_NE(out, nullptr);
+  ProgressView view(out, /*live=*/false, /*quiet=*/false);
+  view.OnEvent(Event("step.dispatched", "a"), ExecutionProgress{});
+  EXPECT_NE(Written(out).find("step.dispatched a"), std::string::npos);
+  std::fclose(out);
+}
+
+}  // namespace
+}  // namespace baton::cli
