@@ -5,14 +5,25 @@
 namespace baton::cli {
 namespace {
 
-std::string Clock(TimeMs t) {
-  std::time_t s = static_cast<std::time_t>(t / 1000);
-  std::tm tm{};
-  localtime_r(&s, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%02d:%02d:%02d.%03d", tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<int>(t % 1000));
-  return buf;
+// Appends "HH:MM:SS.mmm" (local time). The "HH:MM:SS." of the last second is kept: a
+// busy run prints thousands of lines a second, and localtime_r is the costly part.
+void AppendClock(TimeMs t, std::string* out) {
+  thread_local TimeMs cached_second = -1;
+  thread_local char prefix[16];
+  const TimeMs second = t / 1000;
+  if (second != cached_second) {
+    std::time_t s = static_cast<std::time_t>(second);
+    std::tm tm{};
+    localtime_r(&s, &tm);
+    std::snprintf(prefix, sizeof prefix, "%02d:%02d:%02d.", tm.tm_hour % 100, tm.tm_min % 100,
+                  tm.tm_sec % 100);
+    cached_second = second;
+  }
+  const int ms = static_cast<int>(t % 1000);
+  const char digits[3] = {static_cast<char>('0' + ms / 100), static_cast<char>('0' + ms / 10 % 10),
+                          static_cast<char>('0' + ms % 10)};
+  out->append(prefix);
+  out->append(digits, 3);
 }
 
 std::string Elapsed(TimeMs ms) {
@@ -120,17 +131,28 @@ void ProgressView::PrintLine(const EventRecord& e) {
     std::fprintf(out_, "  %s %-24s %s\n", mark, e.step_id.c_str(), detail.c_str());
     return;
   }
-  std::string line = Clock(e.time) + " " + e.execution_id + " " + e.type;
-  if (!e.step_id.empty()) line += " " + e.step_id;
-  if (e.attempt > 0) line += " attempt=" + std::to_string(e.attempt);
+  // Built straight into the held lines: no string per line.
+  std::string& line = held_;
+  AppendClock(e.time, &line);
+  line += ' ';
+  line += e.execution_id;
+  line += ' ';
+  line += e.type;
+  if (!e.step_id.empty()) {
+    line += ' ';
+    line += e.step_id;
+  }
+  if (e.attempt > 0) {
+    line += " attempt=";
+    line += std::to_string(e.attempt);
+  }
   if (e.type == "step.completed") line += " (" + Elapsed(last_duration_) + ")";
   if (e.type == "step.progress") line += " " + std::to_string(e.data.value("progress", 0)) + "%";
   if (e.type == "step.retrying") line += " delay=" + Elapsed(e.data.value("delay_ms", 0));
   std::string err = ErrorText(e.data);
   if (!err.empty()) line += " " + err;
   if (e.data.contains("reason")) line += " (" + e.data.value("reason", "") + ")";
-  held_ += line;
-  held_ += '\n';
+  line += '\n';
   // One write per turn, not per line: a 100,000-step run spent a quarter of its time in
   // write(2). The flush is queued behind the turn's events, so no line waits longer than
   // the turn that produced it.
