@@ -25,6 +25,16 @@ std::optional<HttpResponse> Ask(server::Server& server, HttpRequest request) {
   return future.get();
 }
 
+namespace {
+// The shared server's directory, removed when the fuzzer exits normally (a crash leaves
+// it, with the database, next to the artifact). Every run used to leave one in /tmp.
+std::string* server_dir = nullptr;
+void RemoveServerDir() {
+  std::error_code ec;
+  if (server_dir) std::filesystem::remove_all(*server_dir, ec);
+}
+}  // namespace
+
 FuzzServer& SharedFuzzServer(const std::string& name) {
   static FuzzServer* shared = [&name] {
     auto* h = new FuzzServer;
@@ -32,6 +42,8 @@ FuzzServer& SharedFuzzServer(const std::string& name) {
                              ("baton-" + name + "-" + std::to_string(::getpid())))
                                 .string();
     std::filesystem::create_directories(dir);
+    server_dir = new std::string(dir);
+    std::atexit(RemoveServerDir);
     server::ServerOptions options;
     options.listen = "127.0.0.1:0";
     options.db_path = dir + "/baton.db";
