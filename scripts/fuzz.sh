@@ -25,6 +25,9 @@ CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=
 ninja -C build-fuzz fuzz_targets | tail -3
 
 mkdir -p build-fuzz/artifacts
+# Directories the targets make in /tmp after this point are checked at the end.
+marker=$(mktemp)
+trap 'rm -f "$marker"' EXIT
 for target in fuzz_workflow fuzz_json fuzz_expr fuzz_worker_protocol fuzz_http fuzz_websocket; do
   corpus="build-fuzz/corpus/$target"
   mkdir -p "$corpus"
@@ -70,4 +73,14 @@ for target in fuzz_workflow fuzz_json fuzz_expr fuzz_worker_protocol fuzz_http f
   grep -E "stat::number_of_executed_units|stat::average_exec_per_sec" "build-fuzz/$target.log" |
     sed "s/^/fuzz: $target /"
 done
+# The server harness removes its directory when a target exits normally: one left by a
+# target that is no longer running is a leak into /tmp (each run used to leave two).
+left=()
+while IFS= read -r dir; do
+  kill -0 "${dir##*-}" 2>/dev/null || left+=("$dir")
+done < <(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'baton-fuzz-*' -newer "$marker" 2>/dev/null)
+if [ ${#left[@]} -gt 0 ]; then
+  echo "fuzz: FAILED: the targets left ${left[*]}" >&2
+  exit 1
+fi
 echo "fuzz: every target ran ${seconds}s without a finding"
