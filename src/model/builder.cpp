@@ -2,7 +2,6 @@
 #include "model/builder.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -27,15 +26,16 @@ Where At::Build() const {
 }
 
 Where Where::Index(size_t index) const {
-  char digits[24];
-  char* end = std::to_chars(digits, digits + sizeof digits, index).ptr;
+  std::string p = PointerIndex(pointer, index);
+  // The index as written in the pointer's last segment.
+  const std::string_view digits = std::string_view(p).substr(p.rfind('/') + 1);
   std::string f;
-  f.reserve(field.size() + 2 + static_cast<size_t>(end - digits));
+  f.reserve(field.size() + 2 + digits.size());
   f.append(field);
   f += '[';
-  f.append(digits, end);
+  f.append(digits);
   f += ']';
-  return Where{PointerIndex(pointer, index), step, std::move(f)};
+  return Where{std::move(p), step, std::move(f)};
 }
 
 void Diags::Add(const Where& where, std::string message) {
