@@ -100,6 +100,41 @@ TEST_P(StoreConformance, ExecutionRoundTripsEveryFieldAndUpserts) {
   EXPECT_EQ(ToJson(*got), ToJson(e));
 }
 
+// The usual update changes an execution's status and results, not what it is filed
+// under (SQLite's narrow upsert): listings by status follow each commit.
+TEST_P(StoreConformance, ExecutionStatusUpdatesMoveItBetweenStatusListings) {
+  ExecutionRecord e;
+  e.id = "exec-1";
+  e.workflow = "deploy";
+  e.version = 1;
+  e.ns = "team-a";
+  e.created_at = 100;
+  auto listed = [&](ExecutionStatus status) {
+    ExecutionFilter f;
+    f.status = status;
+    auto list = store_->ListExecutions(f);
+    return list.ok() ? list->size() : size_t{999};
+  };
+  for (ExecutionStatus status : {ExecutionStatus::kPending, ExecutionStatus::kRunning,
+                                 ExecutionStatus::kPaused, ExecutionStatus::kCompleted}) {
+    e.status = status;
+    e.started_at = e.started_at + 1;
+    e.output = Json{{"n", e.started_at}};
+    WriteBatch b;
+    b.executions = {e};
+    Commit(b);
+    for (ExecutionStatus other : {ExecutionStatus::kPending, ExecutionStatus::kRunning,
+                                  ExecutionStatus::kPaused, ExecutionStatus::kCompleted}) {
+      EXPECT_EQ(listed(other), other == status ? 1u : 0u) << ToString(status);
+    }
+    EXPECT_EQ(ToJson(*store_->GetExecution("exec-1")), ToJson(e));
+  }
+  ExecutionFilter in_ns;
+  in_ns.ns = "team-a";
+  in_ns.workflow = "deploy";
+  EXPECT_EQ(store_->ListExecutions(in_ns)->size(), 1u);
+}
+
 // An upsert may change the fields the backends index (SQLite first tries a statement
 // that leaves them alone): the record and every lookup must follow the new values.
 TEST_P(StoreConformance, ExecutionUpsertThatMovesItsIndexedFieldsIsFoundUnderTheNewOnes) {

@@ -209,6 +209,43 @@ TEST_P(WorkerConformance, ListAssignmentsFiltersAndOrdersByCreationThenDispatchI
   EXPECT_EQ(store_->ListAssignments(unlimited)->size(), 109u);
 }
 
+// The usual update keeps an assignment's worker and execution and changes its status
+// (SQLite's narrow upsert): the active list and every lookup follow, commit by commit
+// and within one group.
+TEST_P(WorkerConformance, StatusUpdatesMoveAnAssignmentInAndOutOfTheActiveList) {
+  AssignmentFilter active;
+  active.active_only = true;
+  AssignmentFilter on_w1;
+  on_w1.worker_id = "w1";
+  AssignmentRecord a = Assignment("d1", 10, "w1", "dispatched");
+  WriteBatch b;
+  b.assignments = {a, Assignment("d2", 20, "w1", "completed")};
+  Commit(b);
+  EXPECT_EQ(Dispatches(store_->ListAssignments(active)), (Strings{"d1"}));
+  for (const char* status : {"accepted", "running", "completed", "running"}) {
+    a.status = status;
+    a.progress += 10;
+    a.updated_at += 5;
+    b.assignments = {a};
+    Commit(b);
+    const bool is_active = std::string(status) != "completed";
+    EXPECT_EQ(Dispatches(store_->ListAssignments(active)), is_active ? Strings{"d1"} : Strings{})
+        << status;
+    EXPECT_EQ(ToJson(*store_->GetAssignment("d1")), ToJson(a)) << status;
+    EXPECT_EQ(Dispatches(store_->ListAssignments(on_w1)), (Strings{"d1", "d2"})) << status;
+  }
+  AssignmentRecord done = a;
+  done.status = "failed";
+  WriteBatch first;
+  first.assignments = {a};
+  WriteBatch second;
+  second.assignments = {done};
+  const WriteBatch* both[] = {&first, &second};
+  ASSERT_TRUE(store_->Commit(both).ok());
+  EXPECT_EQ(Dispatches(store_->ListAssignments(active)), Strings{});
+  EXPECT_EQ(store_->GetAssignment("d1")->status, "failed");
+}
+
 TEST_P(WorkerConformance, ReassignmentsAppendAndListNewestFirst) {
   WriteBatch b;
   b.reassignments = {

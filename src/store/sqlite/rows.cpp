@@ -26,6 +26,25 @@ const char* const kUpsertExecution =
     "completed_at = excluded.completed_at, deadline = excluded.deadline, ns = excluded.ns, "
     "idempotency_key = excluded.idempotency_key, vars = excluded.vars, "
     "parent_step = excluded.parent_step, parent_attempt = excluded.parent_attempt";
+// The usual update of an execution changes its state, not what it is filed under: this
+// upsert leaves the indexed columns alone (SQLite rewrites an index entry only when a
+// column of that index is SET), and updates nothing when one of them differs; the
+// caller then writes the row with kUpsertExecution. Same parameters as kUpsertExecution.
+const char* const kUpsertExecutionState =
+    "INSERT INTO executions (id, workflow, version, definition, input, status, priority, "
+    "output, error, parent_id, created_at, started_at, completed_at, deadline, ns, "
+    "idempotency_key, vars, parent_step, parent_attempt) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
+    "?19) "
+    "ON CONFLICT (id) DO UPDATE SET version = excluded.version, "
+    "definition = excluded.definition, input = excluded.input, status = excluded.status, "
+    "priority = excluded.priority, output = excluded.output, error = excluded.error, "
+    "started_at = excluded.started_at, completed_at = excluded.completed_at, "
+    "deadline = excluded.deadline, vars = excluded.vars, parent_step = excluded.parent_step, "
+    "parent_attempt = excluded.parent_attempt "
+    "WHERE workflow = excluded.workflow AND parent_id = excluded.parent_id "
+    "AND created_at = excluded.created_at AND ns = excluded.ns "
+    "AND idempotency_key = excluded.idempotency_key";
 const char* const kUpsertStep =
     "INSERT INTO steps (execution_id, step_id, idx, status, attempts, progress, output, "
     "error, exit_code, stderr_tail, assignment_id, started_at, completed_at, retry_at, "

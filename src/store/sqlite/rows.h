@@ -17,6 +17,7 @@ namespace baton::sqlite {
 // duplicate (execution, seq) into an error. A dead letter without an id is numbered.
 extern const char* const kUpsertWorkflow;
 extern const char* const kUpsertExecution;
+extern const char* const kUpsertExecutionState;
 extern const char* const kUpsertStep;
 extern const char* const kUpsertAttempt;
 extern const char* const kInsertEvent;
@@ -28,6 +29,7 @@ extern const char* const kUpsertTrigger;
 extern const char* const kUpsertDelivery;
 extern const char* const kUpsertWorker;  // worker_rows.cpp, with the two below
 extern const char* const kUpsertAssignment;
+extern const char* const kUpsertAssignmentState;
 extern const char* const kInsertReassignment;  // a plain insert: a taken id fails
 extern const char* const kUpsertSignal;        // signal_rows.cpp
 extern const char* const kUpsertBreaker;       // breaker_rows.cpp

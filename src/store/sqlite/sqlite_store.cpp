@@ -14,19 +14,21 @@ Status SqliteStore::Commit(std::span<const WriteBatch* const> batches) {
   for (const WriteBatch* b : batches) any = any || !b->empty();
   if (!any) return Status::Ok();
   std::lock_guard lock(write_mu_);
-  Stmt *begin, *commit, *wf, *ex, *st, *at, *ev, *dl, *tk, *sc, *hk, *tg, *dv, *wk, *as, *rs, *sg,
-      *br, *ce, *ct, *cd, *pl;
-  for (auto [stmt, sql] : {std::pair{&begin, "BEGIN IMMEDIATE"}, {&commit, "COMMIT"},
-                           {&wf, sqlite::kUpsertWorkflow},       {&ex, sqlite::kUpsertExecution},
-                           {&st, sqlite::kUpsertStep},           {&at, sqlite::kUpsertAttempt},
-                           {&ev, sqlite::kInsertEvent},          {&dl, sqlite::kUpsertDeadLetter},
-                           {&tk, sqlite::kUpsertToken},          {&sc, sqlite::kUpsertSchedule},
-                           {&hk, sqlite::kUpsertHook},           {&tg, sqlite::kUpsertTrigger},
-                           {&dv, sqlite::kUpsertDelivery},       {&wk, sqlite::kUpsertWorker},
-                           {&as, sqlite::kUpsertAssignment},     {&rs, sqlite::kInsertReassignment},
-                           {&sg, sqlite::kUpsertSignal},         {&br, sqlite::kUpsertBreaker},
-                           {&ce, sqlite::kUpsertCacheEntry},     {&ct, sqlite::kTouchCacheEntry},
-                           {&cd, sqlite::kDeleteCacheEntry},     {&pl, sqlite::kUpsertPool}}) {
+  Stmt *begin, *commit, *wf, *ex, *exs, *st, *at, *ev, *dl, *tk, *sc, *hk, *tg, *dv, *wk, *as, *ass,
+      *rs, *sg, *br, *ce, *ct, *cd, *pl;
+  for (auto [stmt, sql] :
+       {std::pair{&begin, "BEGIN IMMEDIATE"},   {&commit, "COMMIT"},
+        {&wf, sqlite::kUpsertWorkflow},         {&ex, sqlite::kUpsertExecution},
+        {&exs, sqlite::kUpsertExecutionState},  {&st, sqlite::kUpsertStep},
+        {&at, sqlite::kUpsertAttempt},          {&ev, sqlite::kInsertEvent},
+        {&dl, sqlite::kUpsertDeadLetter},       {&tk, sqlite::kUpsertToken},
+        {&sc, sqlite::kUpsertSchedule},         {&hk, sqlite::kUpsertHook},
+        {&tg, sqlite::kUpsertTrigger},          {&dv, sqlite::kUpsertDelivery},
+        {&wk, sqlite::kUpsertWorker},           {&as, sqlite::kUpsertAssignment},
+        {&ass, sqlite::kUpsertAssignmentState}, {&rs, sqlite::kInsertReassignment},
+        {&sg, sqlite::kUpsertSignal},           {&br, sqlite::kUpsertBreaker},
+        {&ce, sqlite::kUpsertCacheEntry},       {&ct, sqlite::kTouchCacheEntry},
+        {&cd, sqlite::kDeleteCacheEntry},       {&pl, sqlite::kUpsertPool}}) {
     if (Status s = Cached(writer_, sql, stmt); !s.ok()) return Context(s, "commit");
   }
   const bool coalesce = batches.size() > 1;
@@ -50,14 +52,14 @@ Status SqliteStore::Commit(std::span<const WriteBatch* const> batches) {
   Status s;
   for (const WriteBatch* b : batches) {
     if (!(s = WriteAll(*wf, b->workflows, coalesce ? &workflows_ : nullptr)).ok() ||
-        !(s = WriteAll(*ex, b->executions, coalesce ? &executions_ : nullptr)).ok() ||
+        !(s = WriteAll(*exs, *ex, b->executions, coalesce ? &executions_ : nullptr)).ok() ||
         !(s = WriteAll(*st, b->steps, coalesce ? &steps_ : nullptr)).ok() ||
         !(s = WriteAll(*at, b->attempts, coalesce ? &attempts_ : nullptr)).ok() ||
         !(s = AppendAll(*ev, b->events)).ok() || !(s = AppendAll(*dl, b->dead_letters)).ok() ||
         !(s = AppendAll(*tk, b->tokens)).ok() || !(s = AppendAll(*sc, b->schedules)).ok() ||
         !(s = AppendAll(*hk, b->hooks)).ok() || !(s = AppendAll(*tg, b->triggers)).ok() ||
         !(s = AppendAll(*dv, b->deliveries)).ok() || !(s = AppendAll(*wk, b->workers)).ok() ||
-        !(s = WriteAll(*as, b->assignments, coalesce ? &assignments_ : nullptr)).ok() ||
+        !(s = WriteAll(*ass, *as, b->assignments, coalesce ? &assignments_ : nullptr)).ok() ||
         !(s = AppendAll(*rs, b->reassignments)).ok() || !(s = AppendAll(*sg, b->signals)).ok() ||
         !(s = AppendAll(*br, b->breakers)).ok() || !(s = AppendAll(*ce, b->cache_entries)).ok() ||
         !(s = AppendAll(*ct, b->cache_touches)).ok() ||

@@ -188,6 +188,20 @@ class SqliteStore final : public Store {
     }
     return Status::Ok();
   }
+  // The same through `narrow`, an upsert that changes no indexed column and writes nothing
+  // when the row exists with other values there; `full` then writes the record.
+  template <class Record>
+  static Status WriteAll(Stmt& narrow, Stmt& full, const std::vector<Record>& records,
+                         LastWriteWins<Record>* latest) {
+    for (const Record& r : records) {
+      const Record* w = latest != nullptr ? latest->Take(r) : &r;
+      if (w == nullptr) continue;
+      if (Status s = Write(narrow, *w); !s.ok()) return s;
+      if (narrow.Changes() != 0) continue;
+      if (Status s = Write(full, *w); !s.ok()) return s;
+    }
+    return Status::Ok();
+  }
   template <class Record>
   static Status AppendAll(Stmt& q, const std::vector<Record>& records) {
     for (const Record& r : records) {

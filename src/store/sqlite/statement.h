@@ -76,6 +76,9 @@ class Stmt {
     Check(sqlite3_bind_text64(stmt_, i, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
   }
 
+  // Rows inserted, updated or deleted by this connection's last finished statement.
+  int Changes() const { return sqlite3_changes(db_); }
+
   // SQLITE_ROW, SQLITE_DONE, or an error code (including the first failed bind).
   int Step() {
     if (bind_rc_ != SQLITE_OK) return bind_rc_;

@@ -29,6 +29,19 @@ const char* const kUpsertAssignment =
     "progress = excluded.progress, checkpoint = excluded.checkpoint, "
     "reassignments = excluded.reassignments, created_at = excluded.created_at, "
     "updated_at = excluded.updated_at";
+// An assignment moves through its statuses under one worker: like
+// kUpsertExecutionState, this leaves the indexed columns alone and updates nothing when
+// one of them differs (a reassignment); the caller then runs kUpsertAssignment.
+const char* const kUpsertAssignmentState =
+    "INSERT INTO assignments (dispatch_id, id, ns, execution_id, step_id, attempt, command, "
+    "worker_id, status, progress, checkpoint, reassignments, created_at, updated_at) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) "
+    "ON CONFLICT (dispatch_id) DO UPDATE SET step_id = excluded.step_id, "
+    "attempt = excluded.attempt, command = excluded.command, status = excluded.status, "
+    "progress = excluded.progress, checkpoint = excluded.checkpoint, "
+    "reassignments = excluded.reassignments, updated_at = excluded.updated_at "
+    "WHERE id = excluded.id AND ns = excluded.ns AND execution_id = excluded.execution_id "
+    "AND worker_id = excluded.worker_id AND created_at = excluded.created_at";
 const char* const kSelectAssignments =
     "SELECT dispatch_id, id, ns, execution_id, step_id, attempt, command, worker_id, status, "
     "progress, checkpoint, reassignments, created_at, updated_at FROM assignments";
