@@ -68,6 +68,7 @@ Json ToJson(const Register& m) {
   j["commands"] = m.commands;
   j["tags"] = m.tags;
   if (!m.session_id.empty()) j["sessionId"] = m.session_id;
+  if (m.batching) j["batching"] = true;
   return j;
 }
 
@@ -119,6 +120,7 @@ Json ToJson(const Registered& m) {
   j["workerId"] = m.worker_id;
   j["heartbeatInterval"] = m.heartbeat_interval_ms;
   j["heartbeatTimeout"] = m.heartbeat_timeout_ms;
+  if (m.batching) j["batching"] = true;
   return j;
 }
 
@@ -166,6 +168,21 @@ std::string ToText(const WorkerMessage& m) {
 }
 std::string ToText(const ServerMessage& m) {
   return ToJson(m).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string BatchText(const std::vector<std::string>& texts) {
+  if (texts.size() == 1) return texts.front();
+  size_t size = 40;
+  for (const std::string& t : texts) size += t.size() + 1;
+  std::string out;
+  out.reserve(size);
+  out += R"({"type":"batch","messages":[)";
+  for (size_t i = 0; i < texts.size(); ++i) {
+    if (i > 0) out += ',';
+    out += texts[i];
+  }
+  out += "]}";
+  return out;
 }
 
 const char* TypeOf(const WorkerMessage& m) {

@@ -25,7 +25,9 @@
 //   register          workerId R: 1..100 characters of [A-Za-z0-9._-];
 //                     capacity R: integer 1..10000; commands R: non-empty array of
 //                     non-empty strings; nodeId: non-empty string, default workerId;
-//                     host: string, ""; tags: array of non-empty strings, [].
+//                     host: string, ""; tags: array of non-empty strings, [];
+//                     sessionId: string of at most 128 characters, "";
+//                     batching: boolean, false (it reads `batch` frames).
 //   heartbeat         currentLoad R: integer >= 0; capacity R: integer 1..10000;
 //                     status R: "ONLINE" | "DRAINING".
 //   command.ack       assignmentId R: non-empty string; status R: "accepted" |
@@ -38,7 +40,13 @@
 //                     details: object, {}; retryable: boolean, true.
 //   deregister        no fields (the worker is leaving: its last message).
 //   registered        workerId R (as in register); heartbeatInterval R and
-//                     heartbeatTimeout R: integers >= 1 (milliseconds).
+//                     heartbeatTimeout R: integers >= 1 (milliseconds); batching:
+//                     boolean, false (the server reads `batch` frames; written only
+//                     when true).
+//   batch             messages R: an array of 1..kMaxBatch messages of the frame's
+//                     direction, none of them a batch, register or registered. One
+//                     frame carrying several messages, handled in order as if each had
+//                     come alone. A side sends it only to a peer that said `batching`.
 //   command           messageId R, assignmentId R, command R: non-empty strings;
 //                     execution R: an object: executionId R, stepId R: non-empty
 //                     strings; stepIndex R: integer >= 0; attempt R: integer >= 1.
@@ -67,6 +75,7 @@ namespace baton::protocol {
 inline constexpr int kMaxCapacity = 10000;
 inline constexpr size_t kMaxWorkerIdLength = 100;
 inline constexpr size_t kMaxJsonDepth = 128;
+inline constexpr size_t kMaxBatch = 1000;  // messages in one `batch` frame
 
 // ---- worker -> server ----
 
@@ -82,6 +91,8 @@ struct Register {
   // under a known workerId means the previous process is gone: what it held is placed
   // again at once. Empty: unknown (older workers), treated as the same process.
   std::string session_id;
+  // It reads `batch` frames: the server may send several messages in one.
+  bool batching = false;
   bool operator==(const Register&) const = default;
 };
 
@@ -153,6 +164,8 @@ struct Registered {
   std::string worker_id;
   int64_t heartbeat_interval_ms = 30000;
   int64_t heartbeat_timeout_ms = 60000;
+  // The server reads `batch` frames: the worker may send several messages in one.
+  bool batching = false;
   bool operator==(const Registered&) const = default;
 };
 
@@ -241,6 +254,20 @@ Result<ServerMessage> ParseServerMessage(const Json& json);
 // ("message: not valid JSON: ...").
 Result<WorkerMessage> ParseWorkerMessageText(std::string_view text);
 Result<ServerMessage> ParseServerMessageText(std::string_view text);
+
+// ---- frames ----
+// A WebSocket frame holds one message or a `batch` of them (see the table above).
+
+// The messages of one frame from a worker / from the server, in order. A message inside a
+// batch that does not parse fails the whole frame, its error naming the index:
+// "batch: field 'messages[2]': command.ack: field 'status': required".
+Result<std::vector<WorkerMessage>> ParseWorkerFrameText(std::string_view text);
+Result<std::vector<ServerMessage>> ParseServerFrameText(std::string_view text);
+
+// The frame of several messages already turned into text (ToText), joined without
+// parsing them again. One text is sent as it is; callers split lists longer than
+// kMaxBatch.
+std::string BatchText(const std::vector<std::string>& texts);
 
 // Whether `id` is a valid workerId (1..100 characters of [A-Za-z0-9._-]).
 bool IsValidWorkerId(std::string_view id);

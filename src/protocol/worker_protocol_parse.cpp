@@ -19,6 +19,7 @@ Register ReadRegister(FieldReader& r) {
   m.tags = r.StringList("tags", /*required=*/false);
   m.session_id = r.OptionalString("sessionId", "");
   if (m.session_id.size() > 128) r.Fail("sessionId", "longer than 128 characters");
+  m.batching = r.OptionalBool("batching", false);
   return m;
 }
 
@@ -71,6 +72,7 @@ Registered ReadRegistered(FieldReader& r) {
   m.worker_id = r.WorkerId("workerId");
   m.heartbeat_interval_ms = r.Integer("heartbeatInterval", 1);
   m.heartbeat_timeout_ms = r.Integer("heartbeatTimeout", 1);
+  m.batching = r.OptionalBool("batching", false);
   return m;
 }
 
@@ -183,7 +185,58 @@ Result<Json> ParseText(std::string_view text) {
   return out;
 }
 
+// A frame: one message, or a `batch` whose messages are parsed one by one by `parse`
+// (which refuses a nested batch: "batch" is no message type of either direction).
+template <class Message>
+Result<std::vector<Message>> ParseFrame(std::string_view text,
+                                        Result<Message> (*parse)(const Json&),
+                                        const char* opening) {
+  Result<Json> json = ParseText(text);
+  if (!json.ok()) return json.status();
+  std::vector<Message> out;
+  auto type = json->is_object() ? json->find("type") : json->end();
+  if (!json->is_object() || type == json->end() || *type != "batch") {
+    Result<Message> one = parse(*json);
+    if (!one.ok()) return one.status();
+    out.push_back(std::move(one).value());
+    return out;
+  }
+  auto messages = json->find("messages");
+  if (messages == json->end())
+    return Status(errc::kValidation, "batch: field 'messages': required");
+  if (!messages->is_array() || messages->empty() || messages->size() > kMaxBatch) {
+    const std::string got =
+        !messages->is_array() ? Describe(*messages) : std::to_string(messages->size());
+    return Status(errc::kValidation, "batch: field 'messages': expected an array of 1.." +
+                                         std::to_string(kMaxBatch) + " messages, got " + got);
+  }
+  out.reserve(messages->size());
+  for (size_t i = 0; i < messages->size(); ++i) {
+    const Json& m = (*messages)[i];
+    const std::string where = "batch: field 'messages[" + std::to_string(i) + "]': ";
+    if (m.is_object()) {
+      auto t = m.find("type");
+      if (t != m.end() && (*t == "batch" || *t == opening)) {
+        return Status(errc::kValidation,
+                      where + "a '" + t->get<std::string>() + "' cannot be part of a batch");
+      }
+    }
+    Result<Message> one = parse(m);
+    if (!one.ok()) return Status(one.status().code(), where + one.status().message());
+    out.push_back(std::move(one).value());
+  }
+  return out;
+}
+
 }  // namespace
+
+Result<std::vector<WorkerMessage>> ParseWorkerFrameText(std::string_view text) {
+  return ParseFrame<WorkerMessage>(text, &ParseWorkerMessage, Register::kType);
+}
+
+Result<std::vector<ServerMessage>> ParseServerFrameText(std::string_view text) {
+  return ParseFrame<ServerMessage>(text, &ParseServerMessage, Registered::kType);
+}
 
 Result<WorkerMessage> ParseWorkerMessage(const Json& json) {
   return Parse(json, WorkerEntries(), ServerEntries(), "from a worker");
