@@ -15,6 +15,10 @@
 #include <cstdio>
 #include <deque>
 #include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace baton::server {
 namespace {
@@ -29,16 +33,34 @@ class WorkerSession;
 
 // The coordinator's handle on the session: thread-safe, and harmless once the session
 // is gone.
-class SessionChannel final : public workers::WorkerChannel {
+//
+// Messages sent within one engine turn go out together: the first one posts a flush to
+// the session's strand and the others join it, so a busy coordinator costs one hop (and,
+// to a worker that reads batch frames, one frame) per turn rather than per message. An
+// idle one sends at once: nothing waits for more.
+class SessionChannel final : public workers::WorkerChannel,
+                             public std::enable_shared_from_this<SessionChannel> {
  public:
   SessionChannel(std::weak_ptr<WorkerSession> session, net::any_io_executor executor)
       : session_(std::move(session)), executor_(std::move(executor)) {}
   void Send(const protocol::ServerMessage& message) override;
   void Close() override;
+  // Whether the worker said it reads batch frames (its register). On the strand, before
+  // anything is sent to it.
+  void SetBatching(bool on) {
+    std::lock_guard lock(mu_);
+    batching_ = on;
+  }
 
  private:
+  void Flush();
+
   std::weak_ptr<WorkerSession> session_;
   net::any_io_executor executor_;
+  std::mutex mu_;
+  std::vector<std::string> pending_;  // texts not handed to the session yet
+  bool close_after_ = false;
+  bool batching_ = false;
 };
 
 class WorkerSession : public std::enable_shared_from_this<WorkerSession> {
@@ -110,61 +132,65 @@ class WorkerSession : public std::enable_shared_from_this<WorkerSession> {
         protocol::ServerMessage(protocol::ProtocolError{s.code(), s.message(), assignment_id})));
   }
 
+  // A frame holds one message or a batch (docs/worker-protocol.md): all of them go to
+  // the coordinator in one engine turn, in order, and their answers come back together.
   void OnText(const std::string& text) {
-    Result<protocol::WorkerMessage> parsed = protocol::ParseWorkerMessageText(text);
+    Result<std::vector<protocol::WorkerMessage>> parsed = protocol::ParseWorkerFrameText(text);
     if (!parsed.ok()) return SendError(parsed.status());
-    protocol::WorkerMessage message = std::move(parsed.value());
-    const bool is_register = std::holds_alternative<protocol::Register>(message);
+    std::vector<protocol::WorkerMessage> messages = std::move(parsed.value());
+    const bool is_register = std::holds_alternative<protocol::Register>(messages.front());
     if (worker_id_.empty() && !is_register) {
       return SendError(Status(errc::kValidation, "the first message must be 'register'"));
     }
     if (!worker_id_.empty() && is_register) {
       return SendError(Status(errc::kValidation, "this connection is registered already"));
     }
-    std::string assignment;
-    std::visit(
-        [&](const auto& x) {
-          if constexpr (requires { x.assignment_id; }) assignment = x.assignment_id;
-        },
-        message);
     if (is_register) {
       // Whatever comes next is about this worker, even before the engine answers.
-      worker_id_ = std::get<protocol::Register>(message).worker_id;
+      const auto& reg = std::get<protocol::Register>(messages.front());
+      worker_id_ = reg.worker_id;
+      channel_->SetBatching(reg.batching);
     }
-    const bool deregister = std::string_view(protocol::TypeOf(message)) == "deregister";
-    // To the coordinator, in order (one engine loop), and the answer back on this strand.
     std::weak_ptr<WorkerSession> weak = weak_from_this();
     auto executor = ws_.get_executor();
     workers::Coordinator* coordinator = ctx_->coordinator;
     ctx_->engine->Post([weak, executor, coordinator, ns = ns_, worker = worker_id_,
-                        channel = channel_, message = std::move(message), assignment,
-                        deregister](Engine&) {
-      std::optional<protocol::ServerMessage> answer;
+                        channel = channel_, messages = std::move(messages)](Engine&) {
+      std::vector<protocol::ServerMessage> answers;
       bool close = false;
-      if (const auto* reg = std::get_if<protocol::Register>(&message)) {
-        Result<protocol::Registered> r = coordinator->Register(ns, *reg, channel);
-        if (r.ok()) {
-          answer = *r;
-        } else {
-          answer = protocol::ProtocolError{r.status().code(), r.status().message(), ""};
-          close = true;
+      for (const protocol::WorkerMessage& message : messages) {
+        if (close) break;  // nothing after a deregistration or a refused registration
+        if (const auto* reg = std::get_if<protocol::Register>(&message)) {
+          Result<protocol::Registered> r = coordinator->Register(ns, *reg, channel);
+          if (r.ok()) {
+            r->batching = true;  // this transport reads batch frames
+            answers.emplace_back(*r);
+          } else {
+            answers.emplace_back(
+                protocol::ProtocolError{r.status().code(), r.status().message(), ""});
+            close = true;
+          }
+          continue;
         }
-      } else {
+        const bool deregister = std::holds_alternative<protocol::Deregister>(message);
         Status s =
             deregister ? coordinator->Deregister(worker) : coordinator->OnMessage(worker, message);
         if (!s.ok()) {
-          answer = protocol::ProtocolError{s.code(), s.message(),
-                                           s.code() == errc::kStaleAssignment ? assignment : ""};
+          std::string assignment;
+          if (s.code() == errc::kStaleAssignment) {
+            std::visit(
+                [&](const auto& x) {
+                  if constexpr (requires { x.assignment_id; }) assignment = x.assignment_id;
+                },
+                message);
+          }
+          answers.emplace_back(protocol::ProtocolError{s.code(), s.message(), assignment});
         }
         close = deregister || s.code() == errc::kNotFound;
       }
-      if (!answer && !close) return;
-      net::post(executor, [weak, answer = std::move(answer), close] {
-        auto self = weak.lock();
-        if (!self) return;
-        if (answer) self->Queue(protocol::ToText(*answer));
-        if (close) self->Close();
-      });
+      if (answers.empty() && !close) return;
+      for (const protocol::ServerMessage& answer : answers) channel->Send(answer);
+      if (close) channel->Close();
     });
   }
 
@@ -215,15 +241,50 @@ class WorkerSession : public std::enable_shared_from_this<WorkerSession> {
 };
 
 void SessionChannel::Send(const protocol::ServerMessage& message) {
-  net::post(executor_, [weak = session_, text = protocol::ToText(message)]() mutable {
-    if (auto self = weak.lock()) self->Queue(std::move(text));
-  });
+  std::string text = protocol::ToText(message);
+  bool first;
+  {
+    std::lock_guard lock(mu_);
+    first = pending_.empty() && !close_after_;
+    pending_.push_back(std::move(text));
+  }
+  if (first) net::post(executor_, [this, keep = shared_from_this()] { Flush(); });
 }
 
 void SessionChannel::Close() {
-  net::post(executor_, [weak = session_] {
-    if (auto self = weak.lock()) self->Close();
-  });
+  bool first;
+  {
+    std::lock_guard lock(mu_);
+    first = pending_.empty() && !close_after_;
+    close_after_ = true;
+  }
+  if (first) net::post(executor_, [this, keep = shared_from_this()] { Flush(); });
+}
+
+void SessionChannel::Flush() {
+  std::vector<std::string> texts;
+  bool close, batching;
+  {
+    std::lock_guard lock(mu_);
+    texts.swap(pending_);
+    close = std::exchange(close_after_, false);
+    batching = batching_;
+  }
+  auto self = session_.lock();
+  if (!self) return;
+  if (batching) {
+    for (size_t i = 0; i < texts.size(); i += protocol::kMaxBatch) {
+      const size_t n = std::min(protocol::kMaxBatch, texts.size() - i);
+      if (n == texts.size()) {
+        self->Queue(protocol::BatchText(texts));
+      } else {
+        self->Queue(protocol::BatchText({texts.begin() + i, texts.begin() + i + n}));
+      }
+    }
+  } else {
+    for (std::string& text : texts) self->Queue(std::move(text));
+  }
+  if (close) self->Close();
 }
 
 }  // namespace

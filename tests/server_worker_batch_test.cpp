@@ -1,0 +1,247 @@
+// Batch frames over the worker WebSocket against the real server, spoken by the test
+// with a raw WebSocket client (docs/worker-protocol.md, "batch"): a worker that says
+// `batching` may get several commands in one frame and may answer several in one; one
+// that does not never gets a batch; a bad message fails its whole frame and changes
+// nothing; a stale result inside a batch is refused alone.
+#include "support/process_util.h"
+#include "support/server_process.h"
+
+#include <baton/json.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace baton {
+namespace {
+
+namespace beast = boost::beast;
+namespace net = boost::asio;
+using testing::MakeTempDir;
+using testing::ServerProcess;
+
+constexpr const char* kWorkflow = R"(
+name: job
+steps:
+  - id: work
+    type: command
+    command: bench.work
+    data: {n: "{{ inputs.n }}"}
+    retry: {max_attempts: 1}
+output: {got: "{{ steps.work.output.got }}"}
+)";
+
+// A worker spoken by hand: every frame it reads is kept as it came.
+class RawWorker {
+ public:
+  RawWorker(const std::string& url, const std::string& token) : ws_(ioc_) {
+    const std::string hostport = url.substr(url.find("//") + 2);
+    const std::string host = hostport.substr(0, hostport.find(':'));
+    const std::string port = hostport.substr(hostport.find(':') + 1);
+    net::ip::tcp::resolver resolver(ioc_);
+    net::connect(ws_.next_layer(), resolver.resolve(host, port));
+    ws_.set_option(
+        beast::websocket::stream_base::decorator([token](beast::websocket::request_type& req) {
+          req.set(beast::http::field::authorization, "Bearer " + token);
+        }));
+    ws_.handshake(hostport, "/api/v1/workers/connect");
+  }
+  void Send(const std::string& text) {
+    ws_.text(true);
+    ws_.write(net::buffer(text));
+  }
+  void Send(const Json& message) { Send(message.dump()); }
+  Json ReadFrame() {
+    beast::flat_buffer buffer;
+    ws_.read(buffer);
+    return Json::parse(beast::buffers_to_string(buffer.data()));
+  }
+  // The messages of the next frame (a batch's, or the one message).
+  std::vector<Json> ReadMessages(bool* was_batch = nullptr) {
+    Json frame = ReadFrame();
+    if (was_batch) *was_batch = frame["type"] == "batch";
+    if (frame["type"] != "batch") return {frame};
+    return frame["messages"].get<std::vector<Json>>();
+  }
+  Json Register(const std::string& id, int capacity, bool batching) {
+    Json reg = {{"type", "register"},
+                {"workerId", id},
+                {"capacity", capacity},
+                {"commands", {"bench.work"}}};
+    if (batching) reg["batching"] = true;
+    Send(reg);
+    return ReadFrame();
+  }
+
+ private:
+  net::io_context ioc_;
+  beast::websocket::stream<net::ip::tcp::socket> ws_;
+};
+
+class ServerWorkerBatch : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = MakeTempDir();
+    server_ = std::make_unique<ServerProcess>(dir_);
+    ASSERT_TRUE(server_->ok()) << server_->log();
+    auto r = server_->Admin().Send("POST", "/api/v1/workflows", kWorkflow, "application/yaml");
+    ASSERT_TRUE(r.ok() && r->status == 201) << (r.ok() ? r->body : r.status().ToString());
+    auto token = server_->Admin().Call("POST", "/api/v1/tokens",
+                                       {{"name", "workers"}, {"scopes", {"worker"}}});
+    ASSERT_TRUE(token.ok()) << token.status().ToString();
+    worker_token_ = (*token)["token"];
+  }
+  void TearDown() override {
+    server_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  std::vector<std::string> SubmitMany(int n) {
+    Json items = Json::array();
+    for (int i = 0; i < n; ++i) items.push_back({{"workflow", "job"}, {"input", {{"n", i}}}});
+    auto r = server_->Admin().Call("POST", "/api/v1/executions/batch", {{"executions", items}});
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    std::vector<std::string> ids;
+    if (r.ok()) {
+      for (const Json& e : (*r)["executions"]) ids.push_back(e["id"]);
+    }
+    return ids;
+  }
+  // Reads frames until `n` commands came; their assignment ids by execution id.
+  std::map<std::string, std::string> ReadCommands(RawWorker& w, size_t n, int* batch_frames) {
+    std::map<std::string, std::string> by_execution;
+    while (by_execution.size() < n) {
+      bool batch = false;
+      for (const Json& m : w.ReadMessages(&batch)) {
+        if (m["type"] != "command") continue;
+        by_execution[m["execution"]["executionId"]] = m["assignmentId"];
+      }
+      *batch_frames += batch ? 1 : 0;
+    }
+    return by_execution;
+  }
+  Json Execution(const std::string& id) {
+    auto r = server_->Admin().Call("GET", "/api/v1/executions/" + id);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : Json();
+  }
+
+  std::string dir_;
+  std::string worker_token_;
+  std::unique_ptr<ServerProcess> server_;
+};
+
+TEST_F(ServerWorkerBatch, AWorkerAnswersManyCommandsInOneFrame) {
+  const std::vector<std::string> ids = SubmitMany(20);
+  ASSERT_EQ(ids.size(), 20u);
+  RawWorker w(server_->url(), worker_token_);
+  Json registered = w.Register("w-batch", 20, /*batching=*/true);
+  ASSERT_EQ(registered["type"], "registered") << registered.dump();
+  EXPECT_EQ(registered["batching"], true);  // the server reads batch frames
+  int batch_frames = 0;
+  std::map<std::string, std::string> commands = ReadCommands(w, ids.size(), &batch_frames);
+  // Twenty commands placed at once reach a batching worker in fewer than twenty frames
+  // only when they are ready within one turn; either way each comes exactly once.
+  ASSERT_EQ(commands.size(), ids.size());
+  RecordProperty("batch_frames", batch_frames);
+
+  std::vector<std::string> texts;
+  for (const auto& [execution, assignment] : commands) {
+    texts.push_back(
+        Json{{"type", "command.ack"}, {"assignmentId", assignment}, {"status", "accepted"}}.dump());
+    texts.push_back(Json{{"type", "command.result"},
+                         {"assignmentId", assignment},
+                         {"status", "success"},
+                         {"output", {{"got", execution}}}}
+                        .dump());
+  }
+  std::string frame = R"({"type":"batch","messages":[)";
+  for (size_t i = 0; i < texts.size(); ++i) frame += (i ? "," : "") + texts[i];
+  frame += "]}";
+  w.Send(frame);  // 40 messages in one frame
+  for (const std::string& id : ids) {
+    Json done = testing::WaitForExecutionStatus(server_->Admin(), id, "completed");
+    EXPECT_EQ(done["output"]["got"], id);
+  }
+  // The same results again, in one frame: each is stale now, refused alone and by name.
+  w.Send(frame);
+  std::set<std::string> stale;
+  while (stale.size() < commands.size()) {
+    for (const Json& m : w.ReadMessages()) {
+      ASSERT_EQ(m["type"], "error") << m.dump();
+      EXPECT_EQ(m["code"], "STALE_ASSIGNMENT");
+      stale.insert(m["assignmentId"].get<std::string>());
+    }
+  }
+  for (const std::string& id : ids) EXPECT_EQ(Execution(id)["status"], "completed");
+}
+
+TEST_F(ServerWorkerBatch, ABadMessageFailsItsWholeFrameAndChangesNothing) {
+  const std::vector<std::string> ids = SubmitMany(1);
+  ASSERT_EQ(ids.size(), 1u);
+  RawWorker w(server_->url(), worker_token_);
+  ASSERT_EQ(w.Register("w-strict", 1, /*batching=*/true)["type"], "registered");
+  int batch_frames = 0;
+  const std::string assignment = ReadCommands(w, 1, &batch_frames).begin()->second;
+  // A good result followed by a broken message: neither is applied.
+  w.Send(Json{{"type", "batch"},
+              {"messages",
+               {{{"type", "command.result"}, {"assignmentId", assignment}, {"status", "success"}},
+                {{"type", "command.progress"}, {"assignmentId", assignment}}}}});
+  Json error = w.ReadFrame();
+  EXPECT_EQ(error["type"], "error");
+  EXPECT_EQ(error["code"], "VALIDATION");
+  EXPECT_EQ(error["message"],
+            "batch: field 'messages[1]': command.progress: field 'progress': required");
+  // A register cannot hide in a batch either.
+  w.Send(Json{{"type", "batch"},
+              {"messages",
+               {{{"type", "register"},
+                 {"workerId", "x"},
+                 {"capacity", 1},
+                 {"commands", {"bench.work"}}}}}});
+  EXPECT_EQ(w.ReadFrame()["message"],
+            "batch: field 'messages[0]': a 'register' cannot be part of a batch");
+  EXPECT_EQ(Execution(ids[0])["status"], "running");
+  // The assignment is still this worker's: its result is taken.
+  w.Send(Json{{"type", "command.result"},
+              {"assignmentId", assignment},
+              {"status", "success"},
+              {"output", {{"got", "late"}}}});
+  EXPECT_EQ(testing::WaitForExecutionStatus(server_->Admin(), ids[0], "completed")["output"]["got"],
+            "late");
+}
+
+TEST_F(ServerWorkerBatch, AWorkerThatDoesNotSayBatchingNeverGetsABatch) {
+  const std::vector<std::string> ids = SubmitMany(30);
+  ASSERT_EQ(ids.size(), 30u);
+  RawWorker w(server_->url(), worker_token_);
+  Json registered = w.Register("w-plain", 30, /*batching=*/false);
+  ASSERT_EQ(registered["type"], "registered");
+  int batch_frames = 0;
+  std::map<std::string, std::string> commands = ReadCommands(w, ids.size(), &batch_frames);
+  EXPECT_EQ(commands.size(), ids.size());
+  EXPECT_EQ(batch_frames, 0);
+  for (const auto& [execution, assignment] : commands) {
+    w.Send(Json{{"type", "command.result"},
+                {"assignmentId", assignment},
+                {"status", "success"},
+                {"output", {{"got", execution}}}});
+  }
+  for (const std::string& id : ids) {
+    EXPECT_EQ(testing::WaitForExecutionStatus(server_->Admin(), id, "completed")["output"]["got"],
+              id);
+  }
+}
+
+}  // namespace
+}  // namespace baton
