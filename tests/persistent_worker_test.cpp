@@ -90,6 +90,57 @@ TEST_F(PersistentWorker, OneHandlerProcessRunsEveryCommand) {
   EXPECT_NE(text.find("drain finished"), std::string::npos) << text;
 }
 
+// A busy worker and the server exchange batch frames (docs/worker-protocol.md): what is
+// ready together travels together, and every command still runs once.
+TEST_F(PersistentWorker, ABusyWorkerAndTheServerExchangeBatchFrames) {
+  auto token = server_->Admin().Call("POST", "/api/v1/tokens",
+                                     {{"name", "workers"}, {"scopes", {"worker"}}});
+  ASSERT_TRUE(token.ok()) << token.status().ToString();
+  const std::string log = dir_ + "/worker.log";
+  worker_ = StartProcess({testing::BatonBin(), "worker", "--server", server_->url(), "--token",
+                          (*token)["token"], "--id", "busy", "--persistent", "--quiet",
+                          "--capacity", "50", "--handler", "calc=" + dir_ + "/handler.py"},
+                         log);
+  ASSERT_GT(worker_, 0);
+  ASSERT_TRUE(WaitUntil([&] {
+    auto w = server_->Admin().Call("GET", "/api/v1/workers/busy");
+    return w.ok() && (*w).value("status", "") == "ONLINE";
+  })) << testing::ReadFile(log);
+  constexpr int kN = 300;
+  Json items = Json::array();
+  for (int i = 0; i < kN; ++i) items.push_back({{"workflow", "double"}, {"input", {{"n", i}}}});
+  auto submitted =
+      server_->Admin().Call("POST", "/api/v1/executions/batch", {{"executions", items}});
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  for (int i = 0; i < kN; ++i) {
+    Json e = testing::WaitForExecutionStatus(server_->Admin(), (*submitted)["executions"][i]["id"],
+                                             "completed");
+    ASSERT_EQ(e.value("status", ""), "completed") << e.dump() << testing::ReadFile(log);
+    EXPECT_EQ(e["output"]["twice"], 2 * i);
+  }
+  auto metrics = server_->Admin().Send("GET", "/metrics");
+  ASSERT_TRUE(metrics.ok());
+  auto counter = [&](const std::string& name) {
+    const std::string& text = metrics->body;
+    size_t at = text.find("\n" + name + " ");
+    EXPECT_NE(at, std::string::npos) << name << " not in /metrics";
+    return at == std::string::npos ? 0.0 : std::stod(text.substr(at + name.size() + 2));
+  };
+  const double frames_in = counter(R"(baton_worker_frames_total{direction="received"})");
+  const double messages_in = counter(R"(baton_worker_messages_total{direction="received"})");
+  const double frames_out = counter(R"(baton_worker_frames_total{direction="sent"})");
+  const double messages_out = counter(R"(baton_worker_messages_total{direction="sent"})");
+  // Each command is acked and answered (progress too, when it is not superseded first).
+  EXPECT_GE(messages_in, 2.0 * kN);
+  EXPECT_GE(messages_out, kN);
+  EXPECT_LT(frames_in, messages_in) << "the worker sent no batch frame";
+  EXPECT_LT(frames_out, messages_out) << "the server sent no batch frame";
+  RecordProperty("frames_received", std::to_string(frames_in));
+  RecordProperty("messages_received", std::to_string(messages_in));
+  RecordProperty("frames_sent", std::to_string(frames_out));
+  RecordProperty("messages_sent", std::to_string(messages_out));
+}
+
 // The Python example worker serves its handlers as a persistent handler too.
 TEST_F(PersistentWorker, ThePythonExampleServesItsHandlersOverStdio) {
   auto token = server_->Admin().Call("POST", "/api/v1/tokens",

@@ -2,7 +2,8 @@
 // Baton's side of the comparison, against a running `baton server`.
 //
 //   node baton.js --shape flows|jobs|latency|worker-jobs|worker-latency --url URL --token T [--n N]
-//   node baton.js --role worker --url URL --token WORKER_TOKEN [--capacity 50]   (child process)
+//   node baton.js --role worker --url URL --token WORKER_TOKEN [--capacity 50] [--batching on|off]
+//                 (child process; --batching off sends and asks for one message per frame)
 //   --worker baton-persistent --baton PATH: the worker shapes through a real
 //   `baton worker --persistent` with noop_handler.js instead of this file's worker
 //
@@ -140,7 +141,7 @@ async function startWorker(args, api) {
     throw new Error('baton worker did not come ONLINE within 10 s');
   }
   const child = fork(__filename, ['--role', 'worker', '--url', args.url, '--token', tok.token,
-    '--capacity', String(L.num(args, 'capacity', 50))], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    '--capacity', String(L.num(args, 'capacity', 50)), '--batching', args.batching || 'on'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   await new Promise((resolve, reject) => {
     child.once('message', (m) => (m === 'ready' ? resolve() : reject(new Error(`worker: ${m}`))));
     child.once('exit', (code) => reject(new Error(`the worker exited (${code}) before registering`)));
@@ -273,30 +274,44 @@ async function driver(args) {
 }
 
 // The connected worker: registers `bench.noop` over the WebSocket transport and answers each
-// command at once with an accepted ack and a success result (no handler process).
+// command at once with an accepted ack and a success result (no handler process). It says
+// `batching` when it registers: a server that reads batch frames (its `registered` says so)
+// gets the answers to one frame's commands in one frame, and may send several commands in
+// one (docs/worker-protocol.md); an older server gets one message per frame.
 async function worker(args) {
   const capacity = L.num(args, 'capacity', 50);
   const url = `${L.need(args, 'url').replace(/^http/, 'ws')}/api/v1/workers/connect`;
   const ws = new WebSocket(url, { headers: { Authorization: `Bearer ${L.need(args, 'token')}` }, perMessageDeflate: false });
   let handled = 0;
   let beat = null;
+  let batching = false;
   const send = (m) => ws.send(JSON.stringify(m));
   ws.on('open', () => send({
     type: 'register', workerId: `bench-${process.pid}`, capacity, commands: ['bench.noop'],
-    sessionId: `bench-${process.pid}-${Date.now()}`,
+    sessionId: `bench-${process.pid}-${Date.now()}`, batching: args.batching !== 'off',
   }));
   ws.on('message', (data) => {
-    const m = JSON.parse(data.toString());
-    if (m.type === 'command') {
-      send({ type: 'command.ack', assignmentId: m.assignmentId, status: 'accepted' });
-      send({ type: 'command.result', assignmentId: m.assignmentId, status: 'success', output: {} });
-      handled++;
-    } else if (m.type === 'registered') {
-      beat = setInterval(() => send({ type: 'heartbeat', currentLoad: 0, capacity, status: 'ONLINE' }),
-        Math.max(1000, m.heartbeatInterval || 30000));
-      process.send('ready');
-    } else if (m.type === 'error') {
-      process.stderr.write(`baton worker: ${data}\n`);
+    const frame = JSON.parse(data.toString());
+    const messages = frame.type === 'batch' ? frame.messages : [frame];
+    const answers = [];
+    for (const m of messages) {
+      if (m.type === 'command') {
+        answers.push({ type: 'command.ack', assignmentId: m.assignmentId, status: 'accepted' });
+        answers.push({ type: 'command.result', assignmentId: m.assignmentId, status: 'success', output: {} });
+        handled++;
+      } else if (m.type === 'registered') {
+        batching = m.batching === true;
+        beat = setInterval(() => send({ type: 'heartbeat', currentLoad: 0, capacity, status: 'ONLINE' }),
+          Math.max(1000, m.heartbeatInterval || 30000));
+        process.send('ready');
+      } else if (m.type === 'error') {
+        process.stderr.write(`baton worker: ${JSON.stringify(m)}\n`);
+      }
+    }
+    if (batching && answers.length > 1) {
+      for (let i = 0; i < answers.length; i += 1000) send({ type: 'batch', messages: answers.slice(i, i + 1000) });
+    } else {
+      answers.forEach(send);
     }
   });
   ws.on('error', (e) => { process.stderr.write(`baton worker: ${e.message}\n`); process.exit(1); });

@@ -270,6 +270,15 @@ std::string ServerMetrics::Render() const {
     o << "baton_workers{status=\"" << st << "\"} " << (it == workers_.end() ? 0 : it->second)
       << '\n';
   }
+  help("baton_worker_frames_total", "counter",
+       "WebSocket frames from and to connected workers (a batch frame holds several messages).");
+  o << "baton_worker_frames_total{direction=\"received\"} " << worker_wire_.frames_received << '\n'
+    << "baton_worker_frames_total{direction=\"sent\"} " << worker_wire_.frames_sent << '\n';
+  help("baton_worker_messages_total", "counter",
+       "Worker protocol messages from and to connected workers over WebSocket.");
+  o << "baton_worker_messages_total{direction=\"received\"} " << worker_wire_.messages_received
+    << '\n'
+    << "baton_worker_messages_total{direction=\"sent\"} " << worker_wire_.messages_sent << '\n';
   help("baton_assignments_waiting", "gauge", "Command steps waiting for a worker that fits.");
   o << "baton_assignments_waiting " << waiting_assignments_ << '\n';
   help("baton_dispatch_latency_seconds", "histogram",

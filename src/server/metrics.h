@@ -20,6 +20,13 @@
 
 namespace baton::server {
 
+// Worker WebSocket traffic: frames and the messages in them (a batch frame holds several),
+// counted by the sessions on I/O threads.
+struct WorkerWireCounters {
+  std::atomic<uint64_t> frames_received{0}, messages_received{0};
+  std::atomic<uint64_t> frames_sent{0}, messages_sent{0};
+};
+
 class ServerMetrics final : public ExecutionObserver {
  public:
   void OnEvent(const EventRecord& event, const ExecutionProgress& progress) override;
@@ -47,6 +54,7 @@ class ServerMetrics final : public ExecutionObserver {
   std::optional<std::string> StoreFailing() const;
   // Exceptions the router's boundary caught (each answered 500 INTERNAL).
   std::atomic<uint64_t>* handler_exceptions() { return &handler_exceptions_; }
+  WorkerWireCounters* worker_wire() { return &worker_wire_; }
 
  private:
   static constexpr std::array<double, 12> kBuckets = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5,
@@ -77,6 +85,7 @@ class ServerMetrics final : public ExecutionObserver {
   bool store_failing_ = false;
   std::map<int, uint64_t> requests_;  // 2, 3, 4, 5 (status / 100)
   std::atomic<uint64_t> handler_exceptions_{0};
+  WorkerWireCounters worker_wire_;
   uint64_t dead_letters_written_ = 0, dead_letters_replayed_ = 0, executions_stalled_ = 0;
   std::atomic<uint64_t> dead_letters_discarded_{0};
   std::vector<BreakerRecord> breakers_;

@@ -383,6 +383,7 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   shared->workers->auth = impl->auth.get();
   shared->workers->engine = impl->engine.get();
   shared->workers->coordinator = impl->coordinator.get();
+  shared->workers->wire = impl->metrics.worker_wire();
   impl->listener = std::make_shared<Listener>(impl->ioc, shared);
   if (Status s = impl->listener->Open(*endpoint); !s.ok()) return s;
 

@@ -250,6 +250,7 @@ Result<protocol::Registered> Agent::State::Register(Connection& conn) {
   m.commands = runner.Commands();
   m.tags = options.tags;
   m.session_id = session_id;
+  m.batching = true;  // Connection::Receive gives a batch's messages one by one
   if (Status sent = conn.Send(m); !sent.ok()) return sent;
   const auto deadline = SteadyClock::now() + options.registration_timeout;
   for (;;) {
@@ -282,6 +283,9 @@ std::pair<End, std::string> Agent::State::Serve(Connection& conn,
   }
   for (;;) {
     std::optional<WorkerMessage> next;
+    // When several are waiting (a busy worker) and the server reads batch frames, they go
+    // out in one: no wait is added for an idle worker, whose outbox holds one at a time.
+    std::vector<WorkerMessage> several;
     bool deregister = false;
     const auto now = SteadyClock::now();
     {
@@ -293,12 +297,27 @@ std::pair<End, std::string> Agent::State::Serve(Connection& conn,
         next = protocol::Heartbeat{
             static_cast<int>(running.size()), options.capacity,
             draining ? protocol::WorkerStatus::kDraining : protocol::WorkerStatus::kOnline};
+      } else if (registered.batching && outbox.size() > 1) {
+        const size_t n = std::min(outbox.size(), protocol::kMaxBatch);
+        several.assign(std::make_move_iterator(outbox.begin()),
+                       std::make_move_iterator(outbox.begin() + static_cast<ptrdiff_t>(n)));
+        outbox.erase(outbox.begin(), outbox.begin() + static_cast<ptrdiff_t>(n));
       } else if (!outbox.empty()) {
         next = std::move(outbox.front());
         outbox.pop_front();
       } else {
         deregister = draining && running.empty();
       }
+    }
+    if (!several.empty()) {
+      if (Status sent = conn.SendBatch(several); !sent.ok()) {
+        std::lock_guard lock(mu);
+        for (auto it = several.rbegin(); it != several.rend(); ++it) {
+          if (!AssignmentOf(*it).empty()) outbox.push_front(std::move(*it));
+        }
+        return {End::kLost, sent.message()};
+      }
+      continue;
     }
     if (next) {
       if (Status sent = conn.Send(*next); !sent.ok()) {
@@ -319,7 +338,16 @@ std::pair<End, std::string> Agent::State::Serve(Connection& conn,
     Result<std::optional<protocol::ServerMessage>> got =
         conn.Receive(std::max(Duration(1), std::chrono::ceil<Duration>(next_heartbeat - now)));
     if (!got.ok()) return {End::kLost, got.status().message()};
-    if (*got) Handle(**got);
+    if (!*got) continue;
+    Handle(**got);
+    // The rest of a batch frame is here already: handle it before sending, so that the
+    // acks it causes leave together (Receive does not wait with no time left).
+    for (size_t more = 1; more < protocol::kMaxBatch; ++more) {
+      got = conn.Receive(Duration(0));
+      if (!got.ok()) return {End::kLost, got.status().message()};
+      if (!*got) break;
+      Handle(**got);
+    }
   }
 }
 

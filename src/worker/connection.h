@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "protocol/worker_protocol.h"
 
@@ -31,9 +32,19 @@ class Connection {
 
   // Sends one message; an error once the connection is closed or broken.
   virtual Status Send(const protocol::WorkerMessage& message) = 0;
+  // Sends several, in order: in one `batch` frame when the transport has them (only to a
+  // server whose `registered` said `batching`), else one by one. On an error, which of
+  // them arrived is unknown (the Agent sends them all again after reconnecting).
+  virtual Status SendBatch(const std::vector<protocol::WorkerMessage>& messages) {
+    for (const protocol::WorkerMessage& m : messages) {
+      if (Status s = Send(m); !s.ok()) return s;
+    }
+    return Status::Ok();
+  }
   // The next message from the server, waiting at most `timeout`: nullopt when none came
   // in time or Interrupt() was called; an error once the connection is closed (by either
-  // side). Messages that do not parse are skipped (the implementation logs them).
+  // side). Messages that do not parse are skipped (the implementation logs them); the
+  // messages of a `batch` frame come one per call, in order.
   virtual Result<std::optional<protocol::ServerMessage>> Receive(Duration timeout) = 0;
   // Makes the Receive in progress, or else the next one, return nullopt at once.
   // Thread-safe and non-blocking.

@@ -10,9 +10,13 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/websocket.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <deque>
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace baton::worker {
 namespace {
@@ -41,6 +45,7 @@ class WebSocketConnection final : public Connection {
 
   Status Open(const client::Endpoint& endpoint);
   Status Send(const protocol::WorkerMessage& message) override;
+  Status SendBatch(const std::vector<protocol::WorkerMessage>& messages) override;
   Result<std::optional<protocol::ServerMessage>> Receive(Duration timeout) override;
   void Interrupt() override {
     interrupted_ = true;  // before stop(): Receive checks it after restart()
@@ -52,6 +57,7 @@ class WebSocketConnection final : public Connection {
   // Runs the I/O until op_done_ or `timeout`; false on timeout. An Interrupt() meanwhile
   // is not for this operation: the flag stays set for the next Receive.
   bool RunOperation(Duration timeout);
+  Status Write(const std::string& text);
   // Closes the socket and lets the pending operations finish (aborted).
   void Drop();
   Status Lost(const beast::error_code& ec);
@@ -70,6 +76,8 @@ class WebSocketConnection final : public Connection {
   beast::error_code read_error_;
   bool closed_ = false;
   std::atomic<bool> interrupted_{false};
+  // The rest of a batch frame, given out by the next Receive calls.
+  std::deque<protocol::ServerMessage> received_;
 };
 
 bool WebSocketConnection::RunOperation(Duration timeout) {
@@ -155,8 +163,23 @@ Status WebSocketConnection::Open(const client::Endpoint& endpoint) {
 }
 
 Status WebSocketConnection::Send(const protocol::WorkerMessage& message) {
+  return Write(protocol::ToText(message));
+}
+
+Status WebSocketConnection::SendBatch(const std::vector<protocol::WorkerMessage>& messages) {
+  std::vector<std::string> texts;
+  for (size_t i = 0; i < messages.size(); i += protocol::kMaxBatch) {
+    texts.clear();
+    for (size_t j = i; j < std::min(messages.size(), i + protocol::kMaxBatch); ++j) {
+      texts.push_back(protocol::ToText(messages[j]));
+    }
+    if (Status s = Write(protocol::BatchText(texts)); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Status WebSocketConnection::Write(const std::string& text) {
   if (closed_) return Status(errc::kIo, "connection closed");
-  const std::string text = protocol::ToText(message);
   op_done_ = false;
   ws_.text(true);
   ws_.async_write(net::buffer(text), [this](beast::error_code ec, size_t) {
@@ -173,6 +196,11 @@ Status WebSocketConnection::Send(const protocol::WorkerMessage& message) {
 Result<std::optional<protocol::ServerMessage>> WebSocketConnection::Receive(Duration timeout) {
   const auto deadline = SteadyClock::now() + timeout;
   for (;;) {
+    if (!received_.empty()) {
+      protocol::ServerMessage next = std::move(received_.front());
+      received_.pop_front();
+      return std::optional<protocol::ServerMessage>(std::move(next));
+    }
     if (closed_) return Status(errc::kIo, "connection closed");
     if (!reading_) {
       reading_ = true;
@@ -193,10 +221,13 @@ Result<std::optional<protocol::ServerMessage>> WebSocketConnection::Receive(Dura
     if (read_error_) return Lost(read_error_);
     std::string text = beast::buffers_to_string(buffer_.data());
     buffer_.consume(buffer_.size());
-    Result<protocol::ServerMessage> message = protocol::ParseServerMessageText(text);
-    if (message.ok()) return std::optional<protocol::ServerMessage>(std::move(*message));
+    Result<std::vector<protocol::ServerMessage>> frame = protocol::ParseServerFrameText(text);
+    if (frame.ok()) {
+      for (protocol::ServerMessage& m : *frame) received_.push_back(std::move(m));
+      continue;
+    }
     if (options_.log) {
-      options_.log("ignoring a message from the server: " + message.status().message());
+      options_.log("ignoring a message from the server: " + frame.status().message());
     }
   }
 }

@@ -89,6 +89,47 @@ TEST(WebSocketConnection, ExchangesMessagesSkipsBadOnesAndSeesTheClose) {
       Json::parse(R"({"type": "heartbeat", "currentLoad": 1, "capacity": 2, "status": "ONLINE"})"));
 }
 
+TEST(WebSocketConnection, BatchFramesArriveOneMessageAtATimeAndGoOutWhole) {
+  std::vector<std::string> from_worker;
+  WsServer server([&](Ws& ws) {
+    ws.text(true);
+    ws.write(net::buffer(
+        std::string(R"({"type": "batch", "messages": [)"
+                    R"({"type": "command.cancel", "assignmentId": "a1", "reason": "r1"},)"
+                    R"({"type": "command.cancel", "assignmentId": "a2"}]})")));
+    ws.write(net::buffer(std::string(  // refused whole
+        R"({"type": "batch", "messages": [{"type": "command.cancel", "assignmentId": "a3"}, 7]})")));
+    ws.write(net::buffer(std::string(R"({"type": "command.cancel", "assignmentId": "a4"})")));
+    from_worker.push_back(ReadText(ws));
+  });
+  testing::LogRecorder log;
+  WebSocketOptions options;
+  options.log = log.Sink();
+  auto conn = OpenWebSocketConnection({server.url(), "t"}, options);
+  ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+  Connection& c = **conn;
+  std::vector<std::string> cancelled;
+  while (cancelled.size() < 3) {
+    auto got = c.Receive(testing::kWait);
+    ASSERT_TRUE(got.ok() && got->has_value()) << got.status().ToString();
+    cancelled.push_back(std::get<protocol::CommandCancel>(**got).assignment_id);
+  }
+  EXPECT_EQ(cancelled, (std::vector<std::string>{"a1", "a2", "a4"}));
+  EXPECT_EQ(log.CountOf("batch: field 'messages[1]'"), 1u);
+
+  std::vector<protocol::WorkerMessage> several = {
+      protocol::CommandAck{"a1", protocol::AckStatus::kAccepted, std::nullopt},
+      protocol::CommandResult::Success("a1", Json{{"ok", true}})};
+  ASSERT_TRUE(c.SendBatch(several).ok());
+  c.Close();
+  server.Join();
+  EXPECT_EQ(server.error_, "");
+  ASSERT_EQ(from_worker.size(), 1u);  // one frame
+  auto frame = protocol::ParseWorkerFrameText(from_worker[0]);
+  ASSERT_TRUE(frame.ok()) << frame.status().ToString();
+  EXPECT_EQ(*frame, several);
+}
+
 TEST(WebSocketConnection, CloseIsACleanWebSocketClose) {
   beast::error_code seen;
   WsServer server([&](Ws& ws) {

@@ -3,6 +3,7 @@
 #include "protocol/worker_protocol.h"
 #include "server/engine_host.h"
 #include "server/http_types.h"
+#include "server/metrics.h"
 #include "server/upgrade.h"
 #include "workers/coordinator.h"
 
@@ -73,8 +74,8 @@ class WorkerSession : public std::enable_shared_from_this<WorkerSession> {
     net::dispatch(ws_.get_executor(), [self = shared_from_this()] { self->Authorize(); });
   }
 
-  // On the session's strand.
-  void Queue(std::string text) {
+  // On the session's strand. `messages`: how many the frame holds (a batch: several).
+  void Queue(std::string text, size_t messages = 1) {
     if (closing_ || ended_) return;
     if (outbox_.size() >= ctx_->max_queued) {
       std::fprintf(stderr, "baton: worker %s reads too slowly (%zu messages queued); closing\n",
@@ -85,6 +86,10 @@ class WorkerSession : public std::enable_shared_from_this<WorkerSession> {
       return;
     }
     outbox_.push_back(std::move(text));
+    if (ctx_->wire != nullptr) {
+      ++ctx_->wire->frames_sent;
+      ctx_->wire->messages_sent += messages;
+    }
     Pump();
   }
   // After what is queued has been written.
@@ -138,6 +143,10 @@ class WorkerSession : public std::enable_shared_from_this<WorkerSession> {
     Result<std::vector<protocol::WorkerMessage>> parsed = protocol::ParseWorkerFrameText(text);
     if (!parsed.ok()) return SendError(parsed.status());
     std::vector<protocol::WorkerMessage> messages = std::move(parsed.value());
+    if (ctx_->wire != nullptr) {
+      ++ctx_->wire->frames_received;
+      ctx_->wire->messages_received += messages.size();
+    }
     const bool is_register = std::holds_alternative<protocol::Register>(messages.front());
     if (worker_id_.empty() && !is_register) {
       return SendError(Status(errc::kValidation, "the first message must be 'register'"));
@@ -276,9 +285,9 @@ void SessionChannel::Flush() {
     for (size_t i = 0; i < texts.size(); i += protocol::kMaxBatch) {
       const size_t n = std::min(protocol::kMaxBatch, texts.size() - i);
       if (n == texts.size()) {
-        self->Queue(protocol::BatchText(texts));
+        self->Queue(protocol::BatchText(texts), n);
       } else {
-        self->Queue(protocol::BatchText({texts.begin() + i, texts.begin() + i + n}));
+        self->Queue(protocol::BatchText({texts.begin() + i, texts.begin() + i + n}), n);
       }
     }
   } else {

@@ -29,11 +29,13 @@ class Coordinator;
 namespace baton::server {
 
 class EngineHost;
+struct WorkerWireCounters;
 
 struct WorkerSessionContext {
   TokenAuthority* auth = nullptr;
   EngineHost* engine = nullptr;
   workers::Coordinator* coordinator = nullptr;  // engine thread only
+  WorkerWireCounters* wire = nullptr;           // counted when set
   size_t max_message_bytes = 1 << 20;
   size_t max_queued = 10'000;
 };
