@@ -56,6 +56,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -249,11 +250,13 @@ class Coordinator {
   std::map<std::string, std::shared_ptr<WorkerChannel>> channels_;  // by worker id
   std::map<std::string, TimerId> deadlines_;                        // by worker id
   std::map<std::string, TimerId> drain_timers_;                     // by worker id
-  std::map<std::string, std::unique_ptr<Dispatch>> dispatches_;     // by dispatch id
-  std::map<std::string, std::string> current_;      // worker-facing id -> dispatch id
-  std::deque<std::string> queue_;                   // dispatch ids waiting for a worker
-  std::deque<std::string> local_queue_;             // ... for the local worker
-  std::map<std::string, AssignmentRecord> loaded_;  // by dispatch id, until re-attached
+  // Hashed, not ordered: tens of thousands of ids sharing a long time-ordered prefix made
+  // every lookup a dozen long compares.
+  std::unordered_map<std::string, std::unique_ptr<Dispatch>> dispatches_;  // by dispatch id
+  std::unordered_map<std::string, std::string> current_;  // worker-facing id -> dispatch id
+  std::deque<std::string> queue_;                         // dispatch ids waiting for a worker
+  std::deque<std::string> local_queue_;                   // ... for the local worker
+  std::map<std::string, AssignmentRecord> loaded_;        // by dispatch id, until re-attached
   // Worker id -> the session that held loaded_ work: a holder registered under another
   // one by the time its step is re-attached is a new process that lost it.
   std::map<std::string, std::string> loaded_sessions_;
@@ -266,10 +269,10 @@ class Coordinator {
   std::function<void(const std::string&, const std::string&, Json)> on_reassign_;
   // Prepared when no worker had room: nothing recorded, Start() queues them. By id, with
   // the time of Prepare() (for the latency from it).
-  std::map<std::string, std::chrono::steady_clock::time_point> prepared_unplaced_;
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point> prepared_unplaced_;
   // Prepared dispatches the coordinator ended before their Start() (WORKER_LOST, a failed
   // write): their result, for Start() to deliver.
-  std::map<std::string, RunResult> ended_before_start_;
+  std::unordered_map<std::string, RunResult> ended_before_start_;
   CoordinatorStats stats_;
   LatencyWindow latency_window_, prepared_latency_window_;
   uint64_t next_reassignment_ = 0;
