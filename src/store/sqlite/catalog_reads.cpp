@@ -143,14 +143,10 @@ Result<std::vector<AssignmentRecord>> SqliteStore::ListAssignments(const Assignm
   return Query<AssignmentRecord>(SelectAssignments(f), "assignments", [&](Stmt& q) { Bind(q, f); });
 }
 
-// A dispatch id wins over a worker-facing one; among assignments sharing a
-// worker-facing id (which the engine never writes) the lowest dispatch id wins.
 Result<AssignmentRecord> SqliteStore::GetAssignment(const std::string& id) {
   std::lock_guard lock(mu_);
-  auto rows = Query<AssignmentRecord>(
-      std::string(kSelectAssignments) +
-          " WHERE dispatch_id = ?1 OR id = ?1 ORDER BY dispatch_id != ?1, dispatch_id LIMIT 1",
-      "assignments", [&](Stmt& q) { q.Bind(1, id); });
+  auto rows = Query<AssignmentRecord>(kSelectAssignmentById, "assignments",
+                                      [&](Stmt& q) { q.Bind(1, id); });
   if (!rows.ok()) return rows.status();
   if (rows->empty()) return Status(errc::kNotFound, "assignment " + id);
   return std::move(rows->front());

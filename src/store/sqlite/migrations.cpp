@@ -383,6 +383,14 @@ CREATE INDEX assignments_active ON assignments (created_at, dispatch_id)
   WHERE status = 'waiting' OR status = 'dispatched' OR status = 'accepted'
      OR status = 'running';
 )sql",
+    // 16 (kMovedAssignmentIdVersion): the worker-facing id is indexed only where it
+    // differs from the dispatch id (a reassigned command). Every other assignment is
+    // found through its dispatch id, and its insert no longer writes an index entry
+    // that repeats the primary key.
+    R"sql(
+DROP INDEX assignments_id;
+CREATE INDEX assignments_moved_id ON assignments (id) WHERE id != dispatch_id;
+)sql",
 };
 
 int64_t NowMs() {

@@ -36,6 +36,8 @@ inline constexpr int kChildVersion = 13;
 inline constexpr int kPoolsVersion = 14;
 // The migration that writes the assignments_active index's condition with OR.
 inline constexpr int kActiveAssignmentsOrVersion = 15;
+// The migration that indexes an assignment's worker-facing id only once it was moved.
+inline constexpr int kMovedAssignmentIdVersion = 16;
 
 // Applies every migration newer than the database's version, each in its own
 // transaction. Fails (errc::kStore) when the database is newer than this build.

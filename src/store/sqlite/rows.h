@@ -30,11 +30,12 @@ extern const char* const kUpsertDelivery;
 extern const char* const kUpsertWorker;  // worker_rows.cpp, with the two below
 extern const char* const kUpsertAssignment;
 extern const char* const kUpsertAssignmentState;
-extern const char* const kInsertReassignment;  // a plain insert: a taken id fails
-extern const char* const kUpsertSignal;        // signal_rows.cpp
-extern const char* const kUpsertBreaker;       // breaker_rows.cpp
-extern const char* const kUpsertPool;          // breaker_rows.cpp
-extern const char* const kUpsertCacheEntry;    // cache_rows.cpp, with the two below
+extern const char* const kSelectAssignmentById;  // ?1: a dispatch or worker-facing id
+extern const char* const kInsertReassignment;    // a plain insert: a taken id fails
+extern const char* const kUpsertSignal;          // signal_rows.cpp
+extern const char* const kUpsertBreaker;         // breaker_rows.cpp
+extern const char* const kUpsertPool;            // breaker_rows.cpp
+extern const char* const kUpsertCacheEntry;      // cache_rows.cpp, with the two below
 extern const char* const kTouchCacheEntry;
 extern const char* const kDeleteCacheEntry;
 

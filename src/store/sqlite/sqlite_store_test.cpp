@@ -176,6 +176,7 @@ TEST(SqliteStore, NoWriteStatementBuildsATemporaryTable) {
   const std::vector<std::pair<const char*, const char*>> writes = {
       {"workflow", sqlite::kUpsertWorkflow},
       {"execution", sqlite::kUpsertExecution},
+      {"execution state", sqlite::kUpsertExecutionState},
       {"step", sqlite::kUpsertStep},
       {"attempt", sqlite::kUpsertAttempt},
       {"event", sqlite::kInsertEvent},
@@ -187,6 +188,7 @@ TEST(SqliteStore, NoWriteStatementBuildsATemporaryTable) {
       {"delivery", sqlite::kUpsertDelivery},
       {"worker", sqlite::kUpsertWorker},
       {"assignment", sqlite::kUpsertAssignment},
+      {"assignment state", sqlite::kUpsertAssignmentState},
       {"reassignment", sqlite::kInsertReassignment},
       {"signal", sqlite::kUpsertSignal},
       {"breaker", sqlite::kUpsertBreaker},
@@ -198,6 +200,56 @@ TEST(SqliteStore, NoWriteStatementBuildsATemporaryTable) {
   for (const auto& [what, sql] : writes) {
     EXPECT_EQ(EphemeralTables(path, sql), 0) << what << ": " << sql;
   }
+}
+
+// The steps of SQLite's plan for `sql` ("SEARCH assignments USING INDEX ...").
+std::vector<std::string> QueryPlan(const std::string& path, const char* sql) {
+  std::vector<std::string> steps;
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* q = nullptr;
+    const std::string explain = std::string("EXPLAIN QUERY PLAN ") + sql;
+    if (sqlite3_prepare_v2(db, explain.c_str(), -1, &q, nullptr) == SQLITE_OK) {
+      while (sqlite3_step(q) == SQLITE_ROW) {
+        steps.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(q, 3)));
+      }
+    }
+    sqlite3_finalize(q);
+  }
+  sqlite3_close(db);
+  return steps;
+}
+
+// An assignment's worker-facing id is indexed only once it differs from the dispatch id
+// (migration 16): a lookup by either id still searches indexes and never scans the table,
+// on a new database and on one migrated from schema 15, where moved assignments stay
+// found by their worker-facing id.
+TEST(SqliteStore, AssignmentsAreFoundByEitherIdWithoutAScan) {
+  TempDir dir;
+  const std::string path = dir.File("baton.db");
+  ASSERT_EQ(MakeOldDatabase(path, sqlite::kMovedAssignmentIdVersion - 1, R"sql(
+INSERT INTO assignments (dispatch_id, id, ns, execution_id, step_id, attempt, command,
+                         worker_id, status, progress, checkpoint, reassignments, created_at,
+                         updated_at)
+  VALUES ('d3', 'd3.r2', 'default', 'ex1', 's', 1, 'x', 'w1', 'running', 0, NULL, 2, 30, 30);
+)sql"),
+            "");
+  auto store = OpenSqliteStore(path);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  const std::vector<std::string> plan = QueryPlan(path, sqlite::kSelectAssignmentById);
+  ASSERT_FALSE(plan.empty());
+  for (const std::string& step : plan) {
+    EXPECT_EQ(step.find("SCAN assignments"), std::string::npos) << step;
+  }
+  WriteBatch b;
+  b.assignments = {Assignment("d1", 10, "w1", "running"), Assignment("d2", 20, "w1", "running")};
+  b.assignments[1].id = "d2.r1";
+  ASSERT_TRUE((*store)->Commit(b).ok());
+  EXPECT_EQ((*store)->GetAssignment("d1")->dispatch_id, "d1");
+  EXPECT_EQ((*store)->GetAssignment("d2")->id, "d2.r1");
+  EXPECT_EQ((*store)->GetAssignment("d2.r1")->dispatch_id, "d2");
+  EXPECT_EQ((*store)->GetAssignment("d3.r2")->dispatch_id, "d3");
+  EXPECT_EQ((*store)->GetAssignment("d1.r1").status().code(), errc::kNotFound);
 }
 
 // A database of schema 14 gets the index rewritten, and its active assignments stay

@@ -46,6 +46,16 @@ const char* const kSelectAssignments =
     "SELECT dispatch_id, id, ns, execution_id, step_id, attempt, command, worker_id, status, "
     "progress, checkpoint, reassignments, created_at, updated_at FROM assignments";
 
+// A dispatch id wins over a worker-facing one; among assignments sharing a
+// worker-facing id (which the engine never writes) the lowest dispatch id wins. An id
+// equal to its row's dispatch id is found by the first term: the second one carries the
+// condition of the partial index assignments_moved_id, so that SQLite can use it.
+const char* const kSelectAssignmentById =
+    "SELECT dispatch_id, id, ns, execution_id, step_id, attempt, command, worker_id, status, "
+    "progress, checkpoint, reassignments, created_at, updated_at FROM assignments "
+    "WHERE dispatch_id = ?1 OR (id = ?1 AND id != dispatch_id) "
+    "ORDER BY dispatch_id != ?1, dispatch_id LIMIT 1";
+
 const char* const kInsertReassignment =
     "INSERT INTO reassignments (id, ns, dispatch_id, assignment_id, execution_id, step_id, "
     "from_worker, to_worker, reason, checkpoint, at) "
