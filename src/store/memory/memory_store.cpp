@@ -8,6 +8,7 @@
 // compared with commits.
 #include <baton/store.h>
 
+#include "store/memory/catalog_tables.h"
 #include "store/memory/dead_letter_table.h"
 #include "store/memory/worker_tables.h"
 
@@ -271,152 +272,61 @@ class MemoryStore final : public Store {
   Result<WorkflowRecord> GetWorkflow(const std::string& ns, const std::string& name,
                                      int version) override {
     std::lock_guard lock(mu_);
-    auto it = workflows_.find(WorkflowKey(ns, name));
-    if (it != workflows_.end() && !it->second.empty()) {
-      const auto& versions = it->second;
-      if (version == 0) return versions.rbegin()->second;
-      if (auto v = versions.find(version); v != versions.end()) return v->second;
-    }
-    return Status(errc::kNotFound,
-                  "workflow " + name + (version == 0 ? "" : " version " + std::to_string(version)));
+    return catalog_.GetWorkflow(ns, name, version);
   }
-
   Result<std::vector<WorkflowRecord>> ListWorkflows(const std::string& ns,
                                                     const std::string& name) override {
     std::lock_guard lock(mu_);
-    std::vector<WorkflowRecord> out;
-    if (!name.empty()) {
-      auto it = workflows_.find(WorkflowKey(ns, name));
-      if (it != workflows_.end()) {
-        for (auto v = it->second.rbegin(); v != it->second.rend(); ++v) out.push_back(v->second);
-      }
-      return out;
-    }
-    for (const auto& [key, versions] : workflows_) {
-      if (!versions.empty() && versions.begin()->second.ns == ns) {
-        out.push_back(versions.rbegin()->second);
-      }
-    }
-    std::sort(out.begin(), out.end(),
-              [](const WorkflowRecord& a, const WorkflowRecord& b) { return a.name < b.name; });
-    return out;
+    return catalog_.ListWorkflows(ns, name);
   }
-
   Status DeleteWorkflow(const std::string& ns, const std::string& name) override {
     std::lock_guard lock(mu_);
-    if (workflows_.erase(WorkflowKey(ns, name)) == 0) {
-      return Status(errc::kNotFound, "workflow " + name);
-    }
-    return Status::Ok();
+    return catalog_.DeleteWorkflow(ns, name);
   }
-
   Result<std::vector<TokenRecord>> ListTokens(const std::string& ns) override {
     std::lock_guard lock(mu_);
-    std::vector<TokenRecord> out;
-    for (const std::string& id : token_order_) {
-      const TokenRecord& t = tokens_.at(id);
-      if (ns.empty() || t.ns == ns) out.push_back(t);
-    }
-    return out;
+    return catalog_.ListTokens(ns);
   }
-
+  Result<TokenRecord> FindToken(const std::string& secret_hash) override {
+    std::lock_guard lock(mu_);
+    return catalog_.FindToken(secret_hash);
+  }
   Result<std::vector<ScheduleRecord>> ListSchedules(const std::string& ns) override {
     std::lock_guard lock(mu_);
-    std::vector<ScheduleRecord> out;
-    for (const std::string& id : schedule_order_) {
-      auto it = schedules_.find(id);
-      if (it != schedules_.end() && (ns.empty() || it->second.ns == ns)) out.push_back(it->second);
-    }
-    return out;
+    return catalog_.ListSchedules(ns);
   }
-
   Status DeleteSchedule(const std::string& ns, const std::string& id) override {
     std::lock_guard lock(mu_);
-    auto it = schedules_.find(id);
-    if (it == schedules_.end() || it->second.ns != ns) {
-      return Status(errc::kNotFound, "schedule " + id);
-    }
-    schedules_.erase(it);
-    schedule_order_.erase(std::find(schedule_order_.begin(), schedule_order_.end(), id));
-    return Status::Ok();
+    return catalog_.DeleteSchedule(ns, id);
   }
-
   Result<std::vector<HookRecord>> ListHooks(const std::string& ns) override {
     std::lock_guard lock(mu_);
-    std::vector<HookRecord> out;
-    for (const auto& [name, h] : hooks_) {
-      if (ns.empty() || h.ns == ns) out.push_back(h);
-    }
-    return out;
+    return catalog_.ListHooks(ns);
   }
   Result<HookRecord> GetHook(const std::string& name) override {
     std::lock_guard lock(mu_);
-    auto it = hooks_.find(name);
-    if (it == hooks_.end()) return Status(errc::kNotFound, "hook " + name);
-    return it->second;
+    return catalog_.GetHook(name);
   }
   Status DeleteHook(const std::string& ns, const std::string& name) override {
     std::lock_guard lock(mu_);
-    auto it = hooks_.find(name);
-    if (it == hooks_.end() || it->second.ns != ns) return Status(errc::kNotFound, "hook " + name);
-    hooks_.erase(it);
-    return Status::Ok();
+    return catalog_.DeleteHook(ns, name);
   }
-
   Result<std::vector<TriggerRecord>> ListTriggers(const std::string& ns) override {
     std::lock_guard lock(mu_);
-    std::vector<TriggerRecord> out;
-    for (const std::string& id : trigger_order_) {
-      const TriggerRecord& t = triggers_.at(id);
-      if (ns.empty() || t.ns == ns) out.push_back(t);
-    }
-    return out;
+    return catalog_.ListTriggers(ns);
   }
   Status DeleteTrigger(const std::string& ns, const std::string& id) override {
     std::lock_guard lock(mu_);
-    auto it = triggers_.find(id);
-    if (it == triggers_.end() || it->second.ns != ns) {
-      return Status(errc::kNotFound, "trigger " + id);
-    }
-    triggers_.erase(it);
-    trigger_order_.erase(std::find(trigger_order_.begin(), trigger_order_.end(), id));
-    return Status::Ok();
+    return catalog_.DeleteTrigger(ns, id);
   }
-
   Result<std::vector<DeliveryRecord>> ListDeliveries(const DeliveryFilter& f) override {
     std::lock_guard lock(mu_);
-    std::vector<const DeliveryRecord*> match;
-    for (const auto& [id, d] : deliveries_) {
-      if ((f.ns.empty() || d.ns == f.ns) &&
-          (f.execution_id.empty() || d.execution_id == f.execution_id) &&
-          (!f.status || d.status == *f.status)) {
-        match.push_back(&d);
-      }
-    }
-    std::sort(match.begin(), match.end(), [](const DeliveryRecord* a, const DeliveryRecord* b) {
-      return a->created_at != b->created_at ? a->created_at < b->created_at : a->id < b->id;
-    });
-    if (f.limit != 0 && match.size() > f.limit) match.resize(f.limit);
-    std::vector<DeliveryRecord> out;
-    out.reserve(match.size());
-    for (const DeliveryRecord* d : match) out.push_back(*d);
-    return out;
+    return catalog_.ListDeliveries(f);
   }
   Result<DeliveryRecord> GetDelivery(const std::string& id) override {
     std::lock_guard lock(mu_);
-    auto it = deliveries_.find(id);
-    if (it == deliveries_.end()) return Status(errc::kNotFound, "delivery " + id);
-    return it->second;
+    return catalog_.GetDelivery(id);
   }
-
-  Result<TokenRecord> FindToken(const std::string& secret_hash) override {
-    std::lock_guard lock(mu_);
-    for (const auto& [id, t] : tokens_) {
-      if (t.secret_hash == secret_hash) return t;
-    }
-    return Status(errc::kNotFound, "token");
-  }
-
   Result<std::vector<WorkerRecord>> ListWorkers(const std::string& ns) override {
     std::lock_guard lock(mu_);
     return workers_.ListWorkers(ns);
@@ -444,35 +354,19 @@ class MemoryStore final : public Store {
   }
   Result<std::vector<CacheEntryRecord>> ListCacheEntries(const std::string& ns) override {
     std::lock_guard lock(mu_);
-    std::vector<CacheEntryRecord> out;
-    auto it = ns.empty() ? cache_.begin() : cache_.lower_bound({ns, ""});
-    for (; it != cache_.end() && (ns.empty() || it->first.first == ns); ++it) {
-      out.push_back(it->second);
-    }
-    return out;
+    return catalog_.ListCacheEntries(ns);
   }
   Result<std::vector<PoolRecord>> ListPools(const std::string& ns) override {
     std::lock_guard lock(mu_);
-    std::vector<PoolRecord> out;
-    auto it = ns.empty() ? pools_.begin() : pools_.lower_bound({ns, ""});
-    for (; it != pools_.end() && (ns.empty() || it->first.first == ns); ++it) {
-      out.push_back(it->second);
-    }
-    return out;
+    return catalog_.ListPools(ns);
   }
   Status DeletePool(const std::string& ns, const std::string& name) override {
     std::lock_guard lock(mu_);
-    if (pools_.erase({ns, name}) == 0) return Status(errc::kNotFound, "pool " + name);
-    return Status::Ok();
+    return catalog_.DeletePool(ns, name);
   }
   Result<std::vector<BreakerRecord>> ListBreakers(const std::string& ns) override {
     std::lock_guard lock(mu_);
-    std::vector<BreakerRecord> out;
-    auto it = ns.empty() ? breakers_.begin() : breakers_.lower_bound({ns, ""});
-    for (; it != breakers_.end() && (ns.empty() || it->first.first == ns); ++it) {
-      out.push_back(it->second);
-    }
-    return out;
+    return catalog_.ListBreakers(ns);
   }
 
  private:
@@ -570,24 +464,7 @@ class MemoryStore final : public Store {
   // Batch is WriteBatch (records are moved out) or const WriteBatch (copied).
   template <class Batch>
   void Apply(Batch& b) {
-    for (auto& w : b.workflows) {
-      WorkflowRecord& row = workflows_[WorkflowKey(w.ns, w.name)][w.version];
-      row = Take(w);
-    }
-    for (const TokenRecord& t : b.tokens) {
-      auto [it, inserted] = tokens_.insert_or_assign(t.id, t);
-      if (inserted) token_order_.push_back(t.id);
-    }
-    for (const ScheduleRecord& sc : b.schedules) {
-      auto [it, inserted] = schedules_.insert_or_assign(sc.id, sc);
-      if (inserted) schedule_order_.push_back(sc.id);
-    }
-    for (const HookRecord& h : b.hooks) hooks_.insert_or_assign(h.name, h);
-    for (const TriggerRecord& t : b.triggers) {
-      auto [it, inserted] = triggers_.insert_or_assign(t.id, t);
-      if (inserted) trigger_order_.push_back(t.id);
-    }
-    for (const DeliveryRecord& d : b.deliveries) deliveries_.insert_or_assign(d.id, d);
+    catalog_.Apply(b);
     for (auto& e : b.executions) {
       auto [it, inserted] = executions_.try_emplace(e.id);
       if (inserted) it->second.order = next_order_++;
@@ -633,42 +510,16 @@ class MemoryStore final : public Store {
     }
     for (auto& d : b.dead_letters) dead_letters_.Add(Take(d));
     for (auto& sg : b.signals) signals_[{sg.execution_id, sg.seq}] = Take(sg);
-    for (auto& br : b.breakers) breakers_[{br.ns, br.key}] = Take(br);
-    for (auto& p : b.pools) pools_[{p.ns, p.name}] = Take(p);
-    for (auto& c : b.cache_entries) cache_[{c.ns, c.key}] = Take(c);
-    for (const CacheTouch& t : b.cache_touches) {
-      if (auto it = cache_.find({t.ns, t.key}); it != cache_.end()) {
-        it->second.last_hit_at = t.last_hit_at;
-        it->second.hits = t.hits;
-      }
-    }
-    for (const CacheKey& k : b.cache_deletes) cache_.erase({k.ns, k.key});
     workers_.Apply(b);
   }
 
   std::mutex mu_;
-  static std::string WorkflowKey(const std::string& ns, const std::string& name) {
-    return ns + '\0' + name;
-  }
-
-  // Keyed by WorkflowKey(); versions in ascending order.
-  std::unordered_map<std::string, std::map<int, WorkflowRecord>> workflows_;
-  std::unordered_map<std::string, TokenRecord> tokens_;
-  std::vector<std::string> token_order_;
-  std::unordered_map<std::string, ScheduleRecord> schedules_;
-  std::vector<std::string> schedule_order_;
-  std::map<std::string, HookRecord> hooks_;  // by name: the listing order
-  std::unordered_map<std::string, TriggerRecord> triggers_;
-  std::vector<std::string> trigger_order_;
-  std::unordered_map<std::string, DeliveryRecord> deliveries_;
-  memory::WorkerTables workers_;  // workers, assignments, reassignments
+  memory::CatalogTables catalog_;  // workflows ... deliveries, caches, pools, breakers
+  memory::WorkerTables workers_;   // workers, assignments, reassignments
   std::unordered_map<std::string, ExecutionEntry> executions_;
   std::unordered_map<std::string, ExecutionData> data_;
   memory::DeadLetterTable dead_letters_;
-  std::map<std::pair<std::string, int64_t>, SignalRecord> signals_;        // by execution, seq
-  std::map<std::pair<std::string, std::string>, BreakerRecord> breakers_;  // by ns, key
-  std::map<std::pair<std::string, std::string>, PoolRecord> pools_;        // by ns, name
-  std::map<std::pair<std::string, std::string>, CacheEntryRecord> cache_;  // by ns, key
+  std::map<std::pair<std::string, int64_t>, SignalRecord> signals_;  // by execution, seq
   // Every event with a position, ascending: where ListEvents reads.
   struct PositionEntry {
     int64_t position;
