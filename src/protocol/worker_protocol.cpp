@@ -1,6 +1,8 @@
 // Messages to JSON. Parsing: worker_protocol_parse.cpp.
 #include "protocol/worker_protocol.h"
 
+#include "common/json_text.h"
+
 namespace baton::protocol {
 namespace {
 
@@ -166,7 +168,44 @@ Json ToJson(const ServerMessage& m) {
 std::string ToText(const WorkerMessage& m) {
   return ToJson(m).dump(-1, ' ', false, Json::error_handler_t::replace);
 }
+namespace {
+
+// A command is the message a busy server sends most: written directly, without building
+// its DOM first. It parses back to what ToJson(Command) writes (the tests compare them).
+std::string CommandText(const Command& m) {
+  std::string out;
+  out.reserve(320);
+  out += R"({"type":"command","messageId":)";
+  AppendJsonString(out, m.message_id);
+  out += ",\"assignmentId\":";
+  AppendJsonString(out, m.assignment_id);
+  out += ",\"command\":";
+  AppendJsonString(out, m.command);
+  out += ",\"resource\":";
+  AppendJsonValue(out, m.resource);
+  out += ",\"data\":";
+  AppendJsonValue(out, m.data);
+  out += ",\"execution\":{\"executionId\":";
+  AppendJsonString(out, m.execution.execution_id);
+  out += ",\"stepId\":";
+  AppendJsonString(out, m.execution.step_id);
+  AppendJsonMember(out, "stepIndex", m.execution.step_index);
+  AppendJsonMember(out, "attempt", m.execution.attempt);
+  out += "},\"checkpoint\":";
+  AppendJsonValue(out, m.checkpoint);
+  AppendJsonMember(out, "timeoutSeconds", m.timeout_seconds);
+  out += ",\"metadata\":{\"correlationId\":";
+  AppendJsonString(out, m.metadata.correlation_id);
+  out += ",\"priority\":";
+  AppendJsonString(out, m.metadata.priority);
+  out += "}}";
+  return out;
+}
+
+}  // namespace
+
 std::string ToText(const ServerMessage& m) {
+  if (const auto* command = std::get_if<Command>(&m)) return CommandText(*command);
   return ToJson(m).dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 

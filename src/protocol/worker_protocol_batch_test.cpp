@@ -127,5 +127,29 @@ TEST(WorkerProtocolBatch, ABadMessageFailsTheWholeFrameNamingItsIndex) {
             "batch: field 'messages[0]': a 'registered' cannot be part of a batch");
 }
 
+// Commands are written as text directly (not through a Json): the text is exactly what
+// ToJson writes, for plain, escaped, non-ASCII and invalid UTF-8 strings alike.
+TEST(WorkerProtocolText, ACommandsTextIsItsJson) {
+  Command c;
+  c.message_id = "msg_01/a/1";
+  c.assignment_id = "01/a/1";
+  c.command = "model.download";
+  c.execution = {"01", "a", 3, 2};
+  EXPECT_EQ(Json::parse(ToText(ServerMessage(c))), ToJson(c));
+  c.command = "quote \" backslash \\ tab \t nl \n";
+  c.resource = Json{{"model", "llama"}, {"n", 3}};
+  c.data = Json::array({1, "two", nullptr, Json::object()});
+  c.checkpoint = Json{{"bytes", 1048576}};
+  c.timeout_seconds = 600;
+  c.metadata = {"01/a/2", "high"};
+  c.execution.step_id = "étape-ü";
+  EXPECT_EQ(Json::parse(ToText(ServerMessage(c))), ToJson(c));
+  c.execution.step_id = std::string("bad \xff utf8");
+  const std::string text = ToText(ServerMessage(c));
+  const Json parsed = Json::parse(text);
+  EXPECT_EQ(parsed["execution"]["stepId"], "bad \xEF\xBF\xBD utf8");  // U+FFFD
+  EXPECT_EQ(parsed, Json::parse(ToJson(c).dump(-1, ' ', false, Json::error_handler_t::replace)));
+}
+
 }  // namespace
 }  // namespace baton::protocol

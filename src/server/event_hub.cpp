@@ -1,5 +1,6 @@
 #include "server/event_hub.h"
 
+#include "common/json_text.h"
 #include "server/views.h"
 
 #include <algorithm>
@@ -13,37 +14,6 @@ bool EventFilter::Matches(const EventRecord& e, const ExecutionProgress& p) cons
   return true;
 }
 
-namespace {
-
-// A JSON string literal of `s`. Invalid UTF-8 is replaced (U+FFFD) through nlohmann, as
-// every other body is; the common case, plain text, is copied as it is.
-void AppendString(std::string& out, std::string_view s) {
-  bool plain = true;
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u >= 0x80 || c == '"' || c == '\\') {
-      plain = false;
-      break;
-    }
-  }
-  if (!plain) {
-    out += Json(std::string(s)).dump(-1, ' ', false, Json::error_handler_t::replace);
-    return;
-  }
-  out += '"';
-  out += s;
-  out += '"';
-}
-
-void AppendMember(std::string& out, std::string_view key, int64_t value) {
-  out += ",\"";
-  out += key;
-  out += "\":";
-  out += std::to_string(value);
-}
-
-}  // namespace
-
 // Written directly rather than built as a Json and dumped: the feed renders every event
 // of the server once per event, and the DOM (a map node per member) was most of its cost.
 // The members are those of EventJson plus "workflow" and "progress".
@@ -51,30 +21,30 @@ std::string FeedJson(const EventRecord& event, const ExecutionProgress& p) {
   std::string out;
   out.reserve(256);
   out += "{\"execution_id\":";
-  AppendString(out, event.execution_id);
-  AppendMember(out, "seq", event.seq);
-  AppendMember(out, "position", event.position);
+  AppendJsonString(out, event.execution_id);
+  AppendJsonMember(out, "seq", event.seq);
+  AppendJsonMember(out, "position", event.position);
   out += ",\"type\":";
-  AppendString(out, event.type);
+  AppendJsonString(out, event.type);
   out += ",\"time\":";
-  AppendString(out, IsoTime(event.time));
+  AppendJsonString(out, IsoTime(event.time));
   out += ",\"data\":";
   out += event.data.dump(-1, ' ', false, Json::error_handler_t::replace);
   if (!event.step_id.empty()) {
     out += ",\"step_id\":";
-    AppendString(out, event.step_id);
+    AppendJsonString(out, event.step_id);
   }
-  if (event.attempt > 0) AppendMember(out, "attempt", event.attempt);
+  if (event.attempt > 0) AppendJsonMember(out, "attempt", event.attempt);
   out += ",\"workflow\":";
-  AppendString(out, p.workflow);
+  AppendJsonString(out, p.workflow);
   out += ",\"progress\":{\"status\":";
-  AppendString(out, ToString(p.status));
+  AppendJsonString(out, ToString(p.status));
   out += ",\"percent\":";
   out += std::to_string(p.percent);
-  AppendMember(out, "layer", p.layer);
-  AppendMember(out, "layers", p.layers);
-  AppendMember(out, "steps_done", p.steps_done);
-  AppendMember(out, "steps_total", p.steps_total);
+  AppendJsonMember(out, "layer", p.layer);
+  AppendJsonMember(out, "layers", p.layers);
+  AppendJsonMember(out, "steps_done", p.steps_done);
+  AppendJsonMember(out, "steps_total", p.steps_total);
   out += "}}";
   return out;
 }
