@@ -221,6 +221,30 @@ TEST_F(ServerWorkerBatch, ABadMessageFailsItsWholeFrameAndChangesNothing) {
             "late");
 }
 
+// Regression: `registered` went out in one batch with the commands resent to a worker
+// that came back, and the worker refused the frame whole ("a 'registered' cannot be part
+// of a batch"), so it never registered. The answer to a registration is always a frame of
+// its own, however many messages follow it at once.
+TEST_F(ServerWorkerBatch, RegisteredIsAlwaysAFrameOfItsOwn) {
+  const std::vector<std::string> ids = SubmitMany(8);
+  ASSERT_EQ(ids.size(), 8u);
+  for (int round = 0; round < 6; ++round) {
+    RawWorker w(server_->url(), worker_token_);
+    // The same process coming back (same session): what it holds and never acked is
+    // sent again right after its registration.
+    w.Send(Json{{"type", "register"},
+                {"workerId", "w-back"},
+                {"capacity", 8},
+                {"commands", {"bench.work"}},
+                {"sessionId", "s-1"},
+                {"batching", true}});
+    Json first = w.ReadFrame();
+    ASSERT_EQ(first["type"], "registered") << "round " << round << ": " << first.dump();
+    int batch_frames = 0;
+    EXPECT_EQ(ReadCommands(w, ids.size(), &batch_frames).size(), ids.size());
+  }
+}
+
 TEST_F(ServerWorkerBatch, AWorkerThatDoesNotSayBatchingNeverGetsABatch) {
   const std::vector<std::string> ids = SubmitMany(30);
   ASSERT_EQ(ids.size(), 30u);

@@ -224,6 +224,32 @@ std::string BatchText(const std::vector<std::string>& texts) {
   return out;
 }
 
+std::vector<Frame> BatchFrames(std::vector<std::string> texts, size_t max_bytes) {
+  std::vector<Frame> frames;
+  std::vector<std::string> group;
+  size_t group_bytes = 0;
+  auto close_group = [&] {
+    if (group.empty()) return;
+    frames.push_back({BatchText(group), group.size()});
+    group.clear();
+    group_bytes = 0;
+  };
+  constexpr size_t kFraming = 40;  // {"type":"batch","messages":[ ... ]}
+  for (std::string& text : texts) {
+    const size_t size = text.size() + 1;
+    if (size + kFraming > max_bytes) {  // too big to share a frame
+      close_group();
+      frames.push_back({std::move(text), 1});
+      continue;
+    }
+    if (group.size() == kMaxBatch || group_bytes + size + kFraming > max_bytes) close_group();
+    group_bytes += size;
+    group.push_back(std::move(text));
+  }
+  close_group();
+  return frames;
+}
+
 const char* TypeOf(const WorkerMessage& m) {
   return std::visit([](const auto& v) -> const char* { return v.kType; }, m);
 }

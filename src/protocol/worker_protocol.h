@@ -76,6 +76,9 @@ inline constexpr int kMaxCapacity = 10000;
 inline constexpr size_t kMaxWorkerIdLength = 100;
 inline constexpr size_t kMaxJsonDepth = 128;
 inline constexpr size_t kMaxBatch = 1000;  // messages in one `batch` frame
+// Bytes in one `batch` frame, well under the server's 1 MiB frame limit: a message larger
+// than this goes in a frame of its own.
+inline constexpr size_t kMaxBatchBytes = 512 << 10;
 
 // ---- worker -> server ----
 
@@ -268,6 +271,15 @@ Result<std::vector<ServerMessage>> ParseServerFrameText(std::string_view text);
 // parsing them again. One text is sent as it is; callers split lists longer than
 // kMaxBatch.
 std::string BatchText(const std::vector<std::string>& texts);
+
+// Messages already turned into text, in order, put into as few frames as the limits
+// allow: consecutive texts share a `batch` frame of at most kMaxBatch messages and
+// `max_bytes` bytes; a text larger than that goes alone, as itself.
+struct Frame {
+  std::string text;
+  size_t messages = 1;
+};
+std::vector<Frame> BatchFrames(std::vector<std::string> texts, size_t max_bytes = kMaxBatchBytes);
 
 // Whether `id` is a valid workerId (1..100 characters of [A-Za-z0-9._-]).
 bool IsValidWorkerId(std::string_view id);

@@ -127,6 +127,42 @@ TEST(WorkerProtocolBatch, ABadMessageFailsTheWholeFrameNamingItsIndex) {
             "batch: field 'messages[0]': a 'registered' cannot be part of a batch");
 }
 
+// Frames stay within the count and byte limits, keep the order, and a message too large
+// to share a frame goes alone as itself.
+TEST(WorkerProtocolBatch, BatchFramesKeepOrderAndTheLimits) {
+  auto ack = [](int i) {
+    return ToText(WorkerMessage(CommandAck{"a" + std::to_string(i), AckStatus::kAccepted, {}}));
+  };
+  std::vector<std::string> many;
+  for (int i = 0; i < 2500; ++i) many.push_back(ack(i));
+  std::vector<Frame> frames = BatchFrames(many);
+  ASSERT_EQ(frames.size(), 3u);  // 1000 + 1000 + 500
+  std::vector<std::string> back;
+  for (const Frame& f : frames) {
+    auto parsed = ParseWorkerFrameText(f.text);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+    EXPECT_EQ(parsed->size(), f.messages);
+    for (const WorkerMessage& m : *parsed) back.push_back(ToText(m));
+  }
+  EXPECT_EQ(back, many);
+
+  const std::string big =
+      ToText(WorkerMessage(CommandResult::Success("big", Json(std::string(300 << 10, 'x')))));
+  const std::string huge =
+      ToText(WorkerMessage(CommandResult::Success("huge", Json(std::string(600 << 10, 'y')))));
+  frames = BatchFrames({ack(1), big, big, ack(2), huge, ack(3)});
+  std::vector<size_t> counts;
+  for (const Frame& f : frames) {
+    EXPECT_TRUE(f.text.size() <= kMaxBatchBytes || f.messages == 1) << f.text.size();
+    counts.push_back(f.messages);
+  }
+  // [ack, big] [big, ack] [huge, alone] [ack]
+  EXPECT_EQ(counts, (std::vector<size_t>{2, 2, 1, 1}));
+  EXPECT_EQ(frames[2].text, huge);  // as itself, not wrapped
+  EXPECT_EQ(frames[3].text, ack(3));
+  EXPECT_TRUE(BatchFrames({}).empty());
+}
+
 // Commands are written as text directly (not through a Json): the text is exactly what
 // ToJson writes, for plain, escaped, non-ASCII and invalid UTF-8 strings alike.
 TEST(WorkerProtocolText, ACommandsTextIsItsJson) {

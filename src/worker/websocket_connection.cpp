@@ -168,12 +168,11 @@ Status WebSocketConnection::Send(const protocol::WorkerMessage& message) {
 
 Status WebSocketConnection::SendBatch(const std::vector<protocol::WorkerMessage>& messages) {
   std::vector<std::string> texts;
-  for (size_t i = 0; i < messages.size(); i += protocol::kMaxBatch) {
-    texts.clear();
-    for (size_t j = i; j < std::min(messages.size(), i + protocol::kMaxBatch); ++j) {
-      texts.push_back(protocol::ToText(messages[j]));
-    }
-    if (Status s = Write(protocol::BatchText(texts)); !s.ok()) return s;
+  texts.reserve(messages.size());
+  for (const protocol::WorkerMessage& m : messages) texts.push_back(protocol::ToText(m));
+  // Frames within the server's size limit: large outputs go in frames of their own.
+  for (protocol::Frame& f : protocol::BatchFrames(std::move(texts))) {
+    if (Status s = Write(f.text); !s.ok()) return s;
   }
   return Status::Ok();
 }

@@ -59,7 +59,12 @@ class SessionChannel final : public workers::WorkerChannel,
   std::weak_ptr<WorkerSession> session_;
   net::any_io_executor executor_;
   std::mutex mu_;
-  std::vector<std::string> pending_;  // texts not handed to the session yet
+  // Texts not handed to the session yet; `solo` ones (registered) never share a frame.
+  struct Pending {
+    std::string text;
+    bool solo = false;
+  };
+  std::vector<Pending> pending_;
   bool close_after_ = false;
   bool batching_ = false;
 };
@@ -77,15 +82,16 @@ class WorkerSession : public std::enable_shared_from_this<WorkerSession> {
   // On the session's strand. `messages`: how many the frame holds (a batch: several).
   void Queue(std::string text, size_t messages = 1) {
     if (closing_ || ended_) return;
-    if (outbox_.size() >= ctx_->max_queued) {
+    if (queued_messages_ + messages > ctx_->max_queued) {
       std::fprintf(stderr, "baton: worker %s reads too slowly (%zu messages queued); closing\n",
-                   worker_id_.c_str(), outbox_.size());
+                   worker_id_.c_str(), queued_messages_);
       overflow_ = true;  // what is queued is dropped: the worker gets it again on reconnect
       closing_ = true;
       if (!writing_) CloseNow();
       return;
     }
-    outbox_.push_back(std::move(text));
+    outbox_.push_back({std::move(text), messages});
+    queued_messages_ += messages;
     if (ctx_->wire != nullptr) {
       ++ctx_->wire->frames_sent;
       ctx_->wire->messages_sent += messages;
@@ -212,10 +218,11 @@ class WorkerSession : public std::enable_shared_from_this<WorkerSession> {
     if (writing_ || outbox_.empty() || ended_) return;
     writing_ = true;
     ws_.text(true);
-    ws_.async_write(net::buffer(outbox_.front()),
+    ws_.async_write(net::buffer(outbox_.front().first),
                     [self = shared_from_this()](beast::error_code ec, size_t) {
                       self->writing_ = false;
                       if (ec) return self->Ended();
+                      self->queued_messages_ -= self->outbox_.front().second;
                       self->outbox_.pop_front();
                       if (self->closing_ && (self->outbox_.empty() || self->overflow_)) {
                         return self->CloseNow();
@@ -242,7 +249,8 @@ class WorkerSession : public std::enable_shared_from_this<WorkerSession> {
   std::string ns_;
   std::string worker_id_;
   std::shared_ptr<SessionChannel> channel_;
-  std::deque<std::string> outbox_;
+  std::deque<std::pair<std::string, size_t>> outbox_;  // frames and their message counts
+  size_t queued_messages_ = 0;                         // in outbox_, at most max_queued
   bool writing_ = false;
   bool closing_ = false;   // closes once the outbox is written
   bool ended_ = false;     // the connection is gone
@@ -250,12 +258,13 @@ class WorkerSession : public std::enable_shared_from_this<WorkerSession> {
 };
 
 void SessionChannel::Send(const protocol::ServerMessage& message) {
-  std::string text = protocol::ToText(message);
+  // `registered` cannot be part of a batch (the worker refuses such a frame whole).
+  Pending p{protocol::ToText(message), std::holds_alternative<protocol::Registered>(message)};
   bool first;
   {
     std::lock_guard lock(mu_);
     first = pending_.empty() && !close_after_;
-    pending_.push_back(std::move(text));
+    pending_.push_back(std::move(p));
   }
   if (first) net::post(executor_, [this, keep = shared_from_this()] { Flush(); });
 }
@@ -271,28 +280,32 @@ void SessionChannel::Close() {
 }
 
 void SessionChannel::Flush() {
-  std::vector<std::string> texts;
+  std::vector<Pending> pending;
   bool close, batching;
   {
     std::lock_guard lock(mu_);
-    texts.swap(pending_);
+    pending.swap(pending_);
     close = std::exchange(close_after_, false);
     batching = batching_;
   }
   auto self = session_.lock();
   if (!self) return;
-  if (batching) {
-    for (size_t i = 0; i < texts.size(); i += protocol::kMaxBatch) {
-      const size_t n = std::min(protocol::kMaxBatch, texts.size() - i);
-      if (n == texts.size()) {
-        self->Queue(protocol::BatchText(texts), n);
-      } else {
-        self->Queue(protocol::BatchText({texts.begin() + i, texts.begin() + i + n}), n);
-      }
+  std::vector<std::string> run;  // consecutive texts that may share frames
+  auto send_run = [&] {
+    for (protocol::Frame& f : protocol::BatchFrames(std::move(run))) {
+      self->Queue(std::move(f.text), f.messages);
     }
-  } else {
-    for (std::string& text : texts) self->Queue(std::move(text));
+    run.clear();
+  };
+  for (Pending& p : pending) {
+    if (!batching || p.solo) {
+      send_run();
+      self->Queue(std::move(p.text));
+    } else {
+      run.push_back(std::move(p.text));
+    }
   }
+  send_run();
   if (close) self->Close();
 }
 
