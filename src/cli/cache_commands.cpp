@@ -17,7 +17,7 @@ std::string Filters(const std::string& workflow, const std::string& step) {
   return q;
 }
 
-void PrintEntries(const Json& r) {
+void PrintCacheEntries(const Json& r) {
   std::printf("%s cached result(s), %s bytes\n", Str(r, "total").c_str(), Str(r, "bytes").c_str());
   if (r["entries"].empty()) return;
   std::printf("%-16s %-20s %-16s %-6s %-9s %-24s %s\n", "KEY", "WORKFLOW", "STEP", "HITS", "BYTES",
@@ -52,7 +52,7 @@ void AddCacheCommands(CLI::App& app, std::function<int()>* action) {
         [workflow, step](const client::ApiClient& api) {
           return api.Call("GET", "/api/v1/cache" + Filters(*workflow, *step));
         },
-        PrintEntries);
+        PrintCacheEntries);
   }
   {
     auto key = std::make_shared<std::string>();

@@ -49,7 +49,7 @@ struct Filter {
   }
 };
 
-void PrintEntries(const Json& r) {
+void PrintDeadLetters(const Json& r) {
   if (r["entries"].empty()) {
     std::printf("no dead letters\n");
     return;
@@ -137,7 +137,7 @@ void AddDeadLetterCommands(CLI::App& app, std::function<int()>* action) {
           if (!cursor->empty()) q += (q.empty() ? "?" : "&") + ("cursor=" + UrlEncode(*cursor));
           return api.Call("GET", "/api/v1/dlq" + q);
         },
-        PrintEntries);
+        PrintDeadLetters);
   }
   {
     auto id = std::make_shared<std::string>();

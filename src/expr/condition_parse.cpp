@@ -12,6 +12,7 @@
 // The word operators make all 22 operators available in this form too; they are
 // reserved only in operator position and as path roots.
 #include "expr/condition_ast.h"
+#include "expr/path.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -40,16 +41,6 @@ struct Token {
   Json value;        // kLiteral
   size_t pos = 0;    // byte offset in the source
 };
-
-bool IsNameStart(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
-}
-bool IsDigit(char c) {
-  return c >= '0' && c <= '9';
-}
-bool IsNameChar(char c) {
-  return IsNameStart(c) || IsDigit(c) || c == '-';
-}
 
 void AppendUtf8(uint32_t cp, std::string* out) {
   if (cp < 0x80) {

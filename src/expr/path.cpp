@@ -3,16 +3,6 @@
 namespace baton::expr {
 namespace {
 
-bool IsNameStart(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
-}
-bool IsDigit(char c) {
-  return c >= '0' && c <= '9';
-}
-bool IsNameChar(char c) {
-  return IsNameStart(c) || IsDigit(c) || c == '-';
-}
-
 // Indexes beyond this cannot address a real array and would overflow `long` soon after.
 constexpr size_t kMaxIndexDigits = 9;
 

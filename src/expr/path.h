@@ -10,6 +10,17 @@
 
 namespace baton::expr {
 
+// The characters of path names, shared with the condition parser's tokenizer.
+inline bool IsNameStart(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+}
+inline bool IsDigit(char c) {
+  return c >= '0' && c <= '9';
+}
+inline bool IsNameChar(char c) {
+  return IsNameStart(c) || IsDigit(c) || c == '-';
+}
+
 struct PathSegment {
   std::string key;  // object key; empty when this is an index
   long index = -1;  // array index (>= 0) when key is empty

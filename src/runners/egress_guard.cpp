@@ -45,15 +45,15 @@ std::optional<std::string> ClassifyV4(uint32_t ip) {
     const char* what;
   };
   static constexpr Range kRanges[] = {
-      {0x00000000u, 8, "an unspecified address"},          // 0.0.0.0/8
-      {0x7f000000u, 8, "a loopback address"},              // 127.0.0.0/8
-      {0x0a000000u, 8, "a private address"},               // 10.0.0.0/8
-      {0xac100000u, 12, "a private address"},              // 172.16.0.0/12
-      {0xc0a80000u, 16, "a private address"},              // 192.168.0.0/16
-      {0x64400000u, 10, "a shared (CGNAT) address"},       // 100.64.0.0/10
-      {0xa9fe0000u, 16, "a link-local address"},           // 169.254.0.0/16
-      {0xe0000000u, 4, "a multicast address"},             // 224.0.0.0/4
-      {0xf0000000u, 4, "a reserved address"},              // 240.0.0.0/4
+      {0x00000000u, 8, "an unspecified address"},     // 0.0.0.0/8
+      {0x7f000000u, 8, "a loopback address"},         // 127.0.0.0/8
+      {0x0a000000u, 8, "a private address"},          // 10.0.0.0/8
+      {0xac100000u, 12, "a private address"},         // 172.16.0.0/12
+      {0xc0a80000u, 16, "a private address"},         // 192.168.0.0/16
+      {0x64400000u, 10, "a shared (CGNAT) address"},  // 100.64.0.0/10
+      {0xa9fe0000u, 16, "a link-local address"},      // 169.254.0.0/16
+      {0xe0000000u, 4, "a multicast address"},        // 224.0.0.0/4
+      {0xf0000000u, 4, "a reserved address"},         // 240.0.0.0/4
   };
   for (const Range& r : kRanges) {
     if (InV4(ip, r.base, r.prefix)) return std::string(r.what);
@@ -68,17 +68,17 @@ std::optional<std::string> ClassifyV6(const IpAddress& a) {
   if (zero_0_14 && b[15] == 0) return "an unspecified address";
   if (zero_0_14 && b[15] == 1) return "a loopback address";
   // fd00:ec2::254
-  static constexpr std::array<uint8_t, 16> kEc2 = {0xfd, 0, 0x0e, 0xc2, 0, 0, 0, 0,
+  static constexpr std::array<uint8_t, 16> kEc2 = {0xfd, 0, 0x0e, 0xc2, 0, 0, 0,    0,
                                                    0,    0, 0,    0,    0, 0, 0x02, 0x54};
   if (b == kEc2) return "the cloud metadata address";
   if (b[0] == 0xff) return "a multicast address";
   if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) return "a link-local address";  // fe80::/10
   if (b[0] == 0xfe && (b[1] & 0xc0) == 0xc0) return "a private address";     // fec0::/10
-  if ((b[0] & 0xfe) == 0xfc) return "a private address";                      // fc00::/7
+  if ((b[0] & 0xfe) == 0xfc) return "a private address";                     // fc00::/7
   return std::nullopt;
 }
 
-Status Invalid(std::string_view entry, const std::string& what) {
+Status InvalidEgressEntry(std::string_view entry, const std::string& what) {
   return Status(errc::kValidation, "bad allow-list entry '" + std::string(entry) + "': " + what);
 }
 
@@ -139,19 +139,21 @@ std::string Cidr::ToString() const {
 Result<Cidr> ParseCidr(std::string_view text) {
   size_t slash = text.find('/');
   std::optional<IpAddress> address = ParseIpAddress(text.substr(0, slash));
-  if (!address) return Invalid(text, "expected an IP address or CIDR, e.g. 127.0.0.0/8 or ::1/128");
+  if (!address)
+    return InvalidEgressEntry(text, "expected an IP address or CIDR, e.g. 127.0.0.0/8 or ::1/128");
   const int max = address->v4 ? 32 : 128;
   int prefix = max;
   if (slash != std::string_view::npos) {
     std::string_view p = text.substr(slash + 1);
-    if (p.empty() || p.size() > 3) return Invalid(text, "bad prefix length");
+    if (p.empty() || p.size() > 3) return InvalidEgressEntry(text, "bad prefix length");
     prefix = 0;
     for (char c : p) {
-      if (!std::isdigit(static_cast<unsigned char>(c))) return Invalid(text, "bad prefix length");
+      if (!std::isdigit(static_cast<unsigned char>(c)))
+        return InvalidEgressEntry(text, "bad prefix length");
       prefix = prefix * 10 + (c - '0');
     }
     if (prefix > max) {
-      return Invalid(text, "prefix length over " + std::to_string(max));
+      return InvalidEgressEntry(text, "prefix length over " + std::to_string(max));
     }
   }
   Cidr cidr;
@@ -161,7 +163,8 @@ Result<Cidr> ParseCidr(std::string_view text) {
     cidr.base.bytes[bit / 8] &= static_cast<uint8_t>(~(0x80 >> (bit % 8)));
   }
   if (cidr.base.bytes != address->bytes) {
-    return Invalid(text, "has bits set past the prefix (did you mean " + cidr.ToString() + "?)");
+    return InvalidEgressEntry(
+        text, "has bits set past the prefix (did you mean " + cidr.ToString() + "?)");
   }
   return cidr;
 }

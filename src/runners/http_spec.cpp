@@ -12,7 +12,7 @@
 namespace baton::runners {
 namespace {
 
-Status Invalid(const std::string& field, const std::string& what) {
+Status InvalidHttpField(const std::string& field, const std::string& what) {
   return Status(errc::kValidation, "http step: field '" + field + "': " + what);
 }
 
@@ -27,8 +27,8 @@ std::string EncodeTarget(std::string_view s) {
   static const char* kHex = "0123456789ABCDEF";
   std::string out;
   for (unsigned char c : s) {
-    if (c <= 0x20 || c >= 0x7f || std::string_view("\"<>\\^`{|}").find(static_cast<char>(c)) !=
-                                       std::string_view::npos) {
+    if (c <= 0x20 || c >= 0x7f ||
+        std::string_view("\"<>\\^`{|}").find(static_cast<char>(c)) != std::string_view::npos) {
       out.push_back('%');
       out.push_back(kHex[c >> 4]);
       out.push_back(kHex[c & 15]);
@@ -131,11 +131,11 @@ Result<HttpUrl> ParseHttpUrl(const std::string& url) {
 
 Result<HttpUrl> ResolveLocation(const HttpUrl& base, const std::string& location) {
   std::string_view loc = location;
-  while (!loc.empty() && std::isspace(static_cast<unsigned char>(loc.front()))) loc.remove_prefix(1);
+  while (!loc.empty() && std::isspace(static_cast<unsigned char>(loc.front())))
+    loc.remove_prefix(1);
   while (!loc.empty() && std::isspace(static_cast<unsigned char>(loc.back()))) loc.remove_suffix(1);
   if (loc.empty()) return Status(errc::kValidation, "empty Location header");
-  if (loc.find("://") != std::string_view::npos &&
-      loc.find("://") < loc.find_first_of("/?#")) {
+  if (loc.find("://") != std::string_view::npos && loc.find("://") < loc.find_first_of("/?#")) {
     return ParseHttpUrl(std::string(loc));
   }
   if (loc.starts_with("//")) return ParseHttpUrl(base.Scheme() + ":" + std::string(loc));
@@ -153,8 +153,9 @@ Result<HttpUrl> ResolveLocation(const HttpUrl& base, const std::string& location
 }
 
 bool HttpSpec::Accepts(int status) const {
-  return std::any_of(accept.begin(), accept.end(),
-                     [status](const StatusRange& r) { return r.first <= status && status <= r.second; });
+  return std::any_of(accept.begin(), accept.end(), [status](const StatusRange& r) {
+    return r.first <= status && status <= r.second;
+  });
 }
 
 Result<HttpSpec> ParseHttpSpec(const Json& spec, size_t default_max_output,
@@ -164,44 +165,46 @@ Result<HttpSpec> ParseHttpSpec(const Json& spec, size_t default_max_output,
   out.timeout = default_timeout;
   auto it = spec.find("request");
   if (it == spec.end() || !it->is_object()) {
-    return Invalid("request", "expected an object with at least 'url'");
+    return InvalidHttpField("request", "expected an object with at least 'url'");
   }
   const Json& req = *it;
 
   if (auto m = req.find("method"); m != req.end() && !m->is_null()) {
-    if (!m->is_string()) return Invalid("request.method", "expected a string");
+    if (!m->is_string()) return InvalidHttpField("request.method", "expected a string");
     out.method = m->get<std::string>();
     for (char& c : out.method) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     static const char* kMethods[] = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"};
     if (std::none_of(std::begin(kMethods), std::end(kMethods),
                      [&](const char* k) { return out.method == k; })) {
-      return Invalid("request.method", "unknown HTTP method '" + m->get<std::string>() +
-                                           "' (valid: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS)");
+      return InvalidHttpField("request.method",
+                              "unknown HTTP method '" + m->get<std::string>() +
+                                  "' (valid: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS)");
     }
   }
 
   auto u = req.find("url");
-  if (u == req.end() || !u->is_string()) return Invalid("request.url", "expected a string");
+  if (u == req.end() || !u->is_string())
+    return InvalidHttpField("request.url", "expected a string");
   Result<HttpUrl> url = ParseHttpUrl(u->get<std::string>());
-  if (!url.ok()) return Invalid("request.url", url.status().message());
+  if (!url.ok()) return InvalidHttpField("request.url", url.status().message());
   out.url = *url;
 
   bool has_content_type = false;
   if (auto h = req.find("headers"); h != req.end() && !h->is_null()) {
-    if (!h->is_object()) return Invalid("request.headers", "expected an object");
+    if (!h->is_object()) return InvalidHttpField("request.headers", "expected an object");
     for (const auto& [name, value] : h->items()) {
       const std::string field = "request.headers." + name;
       if (name.empty() || !std::all_of(name.begin(), name.end(), IsTokenChar)) {
-        return Invalid(field, "bad header name");
+        return InvalidHttpField(field, "bad header name");
       }
       if (value.is_null()) continue;
       if (value.is_object() || value.is_array()) {
-        return Invalid(field, "expected a string, number or boolean");
+        return InvalidHttpField(field, "expected a string, number or boolean");
       }
       std::string text = ArgText(value);
       if (text.find_first_of("\r\n", 0) != std::string::npos ||
           text.find('\0') != std::string::npos) {
-        return Invalid(field, "contains CR, LF or NUL");
+        return InvalidHttpField(field, "contains CR, LF or NUL");
       }
       if (AsciiLower(name) == "content-type") has_content_type = true;
       out.headers.emplace_back(name, std::move(text));
@@ -221,29 +224,30 @@ Result<HttpSpec> ParseHttpSpec(const Json& spec, size_t default_max_output,
 
   if (auto t = req.find("timeout"); t != req.end() && !t->is_null()) {
     Result<Duration> d = baton::ParseDuration(*t);
-    if (!d.ok()) return Invalid("request.timeout", d.status().message());
-    if (d->count() <= 0) return Invalid("request.timeout", "must be more than 0");
+    if (!d.ok()) return InvalidHttpField("request.timeout", d.status().message());
+    if (d->count() <= 0) return InvalidHttpField("request.timeout", "must be more than 0");
     out.timeout = *d;
   }
 
   if (auto r = req.find("max_redirects"); r != req.end() && !r->is_null()) {
     if (!r->is_number_integer() || r->get<int64_t>() < 0) {
-      return Invalid("request.max_redirects", "expected a non-negative integer");
+      return InvalidHttpField("request.max_redirects", "expected a non-negative integer");
     }
     out.max_redirects = static_cast<int>(std::min<int64_t>(r->get<int64_t>(), 100));
   }
 
   if (auto m = req.find("max_output"); m != req.end() && !m->is_null()) {
     Result<int64_t> n = baton::ParseByteSize(*m);
-    if (!n.ok()) return Invalid("request.max_output", n.status().message());
+    if (!n.ok()) return InvalidHttpField("request.max_output", n.status().message());
     out.max_output = static_cast<size_t>(*n);
   }
 
   if (auto a = spec.find("accept"); a != spec.end() && !a->is_null()) {
-    if (!a->is_array()) return Invalid("accept", "expected an array");
+    if (!a->is_array()) return InvalidHttpField("accept", "expected an array");
     for (size_t i = 0; i < a->size(); ++i) {
       Result<StatusRange> range = model::ParseStatusRange((*a)[i]);
-      if (!range.ok()) return Invalid("accept[" + std::to_string(i) + "]", range.status().message());
+      if (!range.ok())
+        return InvalidHttpField("accept[" + std::to_string(i) + "]", range.status().message());
       out.accept.push_back(*range);
     }
   }

@@ -11,7 +11,7 @@ extern char** environ;
 namespace baton::runners {
 namespace {
 
-Status Invalid(const std::string& field, const std::string& what) {
+Status InvalidShellField(const std::string& field, const std::string& what) {
   return Status(errc::kValidation, "shell step: field '" + field + "': " + what);
 }
 
@@ -46,13 +46,13 @@ bool TakeNumber(std::string_view& s, double& value) {
 
 Result<std::string> ArgTextChecked(const Json& value, const std::string& field) {
   std::string text = ArgText(value);
-  if (text.find('\0') != std::string::npos) return Invalid(field, "contains a NUL byte");
+  if (text.find('\0') != std::string::npos) return InvalidShellField(field, "contains a NUL byte");
   return text;
 }
 
 Result<std::optional<std::vector<std::string>>> BuildEnv(const Json& env) {
   if (env.is_null()) return std::optional<std::vector<std::string>>();
-  if (!env.is_object()) return Invalid("env", "expected an object of variables");
+  if (!env.is_object()) return InvalidShellField("env", "expected an object of variables");
   if (env.empty()) return std::optional<std::vector<std::string>>();
   std::vector<std::string> vars;
   std::unordered_map<std::string, size_t> index;  // name -> position in vars
@@ -65,7 +65,7 @@ Result<std::optional<std::vector<std::string>>> BuildEnv(const Json& env) {
   for (const auto& [name, value] : env.items()) {
     if (name.empty() || name.find('=') != std::string::npos ||
         name.find('\0') != std::string::npos) {
-      return Invalid("env", "bad variable name '" + name + "'");
+      return InvalidShellField("env", "bad variable name '" + name + "'");
     }
     auto it = index.find(name);
     if (value.is_null()) {
@@ -107,7 +107,7 @@ Result<uint64_t> ParseByteSize(const Json& value, const std::string& field) {
   } else if (value.is_string()) {
     std::string_view s = Trim(value.get_ref<const std::string&>());
     if (!TakeNumber(s, number)) {
-      return Invalid(field, "expected a size like 1048576, \"64k\" or \"100MB\"");
+      return InvalidShellField(field, "expected a size like 1048576, \"64k\" or \"100MB\"");
     }
     static const std::unordered_map<std::string, double> kUnits = {{"", 1},
                                                                    {"b", 1},
@@ -129,15 +129,15 @@ Result<uint64_t> ParseByteSize(const Json& value, const std::string& field) {
                                                                    {"tb", 1e12}};
     auto it = kUnits.find(Lower(Trim(s)));
     if (it == kUnits.end()) {
-      return Invalid(field, "unknown size unit '" + std::string(Trim(s)) +
-                                "' (use k, KiB, MB, MiB, GB, GiB...)");
+      return InvalidShellField(field, "unknown size unit '" + std::string(Trim(s)) +
+                                          "' (use k, KiB, MB, MiB, GB, GiB...)");
     }
     unit = it->second;
   } else {
-    return Invalid(field, "expected a size in bytes");
+    return InvalidShellField(field, "expected a size in bytes");
   }
   double bytes = number * unit;
-  if (!(bytes >= 0) || bytes >= 1.8e19) return Invalid(field, "size out of range");
+  if (!(bytes >= 0) || bytes >= 1.8e19) return InvalidShellField(field, "size out of range");
   return static_cast<uint64_t>(std::ceil(bytes));
 }
 
@@ -151,7 +151,7 @@ Result<uint64_t> ParseCpuSeconds(const Json& value, const std::string& field) {
     while (!s.empty()) {
       double n = 0;
       if (!TakeNumber(s, n)) {
-        return Invalid(field, "expected seconds or a duration like \"90s\" or \"1h30m\"");
+        return InvalidShellField(field, "expected seconds or a duration like \"90s\" or \"1h30m\"");
       }
       while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
       size_t len = 0;
@@ -169,34 +169,36 @@ Result<uint64_t> ParseCpuSeconds(const Json& value, const std::string& field) {
       } else if (unit == "h") {
         seconds += n * 3600;
       } else {
-        return Invalid(field, "unknown duration unit '" + unit + "' (use ms, s, m, h)");
+        return InvalidShellField(field, "unknown duration unit '" + unit + "' (use ms, s, m, h)");
       }
       any = true;
     }
-    if (!any) return Invalid(field, "expected seconds or a duration like \"90s\"");
+    if (!any) return InvalidShellField(field, "expected seconds or a duration like \"90s\"");
   } else {
-    return Invalid(field, "expected a number of seconds");
+    return InvalidShellField(field, "expected a number of seconds");
   }
-  if (!(seconds > 0) || seconds >= 1e15) return Invalid(field, "must be a positive duration");
+  if (!(seconds > 0) || seconds >= 1e15)
+    return InvalidShellField(field, "must be a positive duration");
   return static_cast<uint64_t>(std::ceil(seconds));
 }
 
 Result<ShellSpec> ParseShellSpec(const Json& spec, size_t default_max_output) {
-  if (!spec.is_object()) return Invalid("spec", "expected an object");
+  if (!spec.is_object()) return InvalidShellField("spec", "expected an object");
   ShellSpec out;
   out.max_output = default_max_output;
   ProcessSpec& p = out.process;
 
   auto run = spec.find("run");
-  if (run == spec.end() || run->is_null()) return Invalid("run", "required");
+  if (run == spec.end() || run->is_null()) return InvalidShellField("run", "required");
   if (run->is_string()) {
     const std::string& script = run->get_ref<const std::string&>();
-    if (Trim(script).empty()) return Invalid("run", "empty command");
-    if (script.find('\0') != std::string::npos) return Invalid("run", "contains a NUL byte");
+    if (Trim(script).empty()) return InvalidShellField("run", "empty command");
+    if (script.find('\0') != std::string::npos)
+      return InvalidShellField("run", "contains a NUL byte");
     p.argv = {"/bin/sh", "-c", script};
     // Positional parameters: `$0` is "baton", then $1, $2, ... (values, never script).
     if (auto args = spec.find("args"); args != spec.end() && !args->is_null()) {
-      if (!args->is_array()) return Invalid("args", "expected an array");
+      if (!args->is_array()) return InvalidShellField("args", "expected an array");
       p.argv.push_back("baton");
       for (size_t i = 0; i < args->size(); ++i) {
         Result<std::string> arg = ArgTextChecked((*args)[i], "args[" + std::to_string(i) + "]");
@@ -205,15 +207,15 @@ Result<ShellSpec> ParseShellSpec(const Json& spec, size_t default_max_output) {
       }
     }
   } else if (run->is_array()) {
-    if (run->empty()) return Invalid("run", "empty argv");
+    if (run->empty()) return InvalidShellField("run", "empty argv");
     for (size_t i = 0; i < run->size(); ++i) {
       Result<std::string> arg = ArgTextChecked((*run)[i], "run[" + std::to_string(i) + "]");
       if (!arg.ok()) return arg.status();
       p.argv.push_back(std::move(*arg));
     }
-    if (p.argv[0].empty()) return Invalid("run[0]", "empty program name");
+    if (p.argv[0].empty()) return InvalidShellField("run[0]", "empty program name");
   } else {
-    return Invalid("run", "expected an argv array or a shell command string");
+    return InvalidShellField("run", "expected an argv array or a shell command string");
   }
 
   if (auto env = spec.find("env"); env != spec.end()) {
@@ -222,9 +224,10 @@ Result<ShellSpec> ParseShellSpec(const Json& spec, size_t default_max_output) {
     p.env = std::move(*built);
   }
   if (auto cwd = spec.find("cwd"); cwd != spec.end() && !cwd->is_null()) {
-    if (!cwd->is_string()) return Invalid("cwd", "expected a directory path string");
+    if (!cwd->is_string()) return InvalidShellField("cwd", "expected a directory path string");
     p.cwd = cwd->get<std::string>();
-    if (p.cwd.find('\0') != std::string::npos) return Invalid("cwd", "contains a NUL byte");
+    if (p.cwd.find('\0') != std::string::npos)
+      return InvalidShellField("cwd", "contains a NUL byte");
   }
   if (auto in = spec.find("stdin"); in != spec.end() && !in->is_null()) {
     p.stdin_data = ArgText(*in);
@@ -237,7 +240,7 @@ Result<ShellSpec> ParseShellSpec(const Json& spec, size_t default_max_output) {
   if (auto mem = spec.find("memory"); mem != spec.end() && !mem->is_null()) {
     Result<uint64_t> bytes = ParseByteSize(*mem, "memory");
     if (!bytes.ok()) return bytes.status();
-    if (*bytes == 0) return Invalid("memory", "must be positive");
+    if (*bytes == 0) return InvalidShellField("memory", "must be positive");
     p.memory_limit = *bytes;
   }
   if (auto cpu = spec.find("cpu_time"); cpu != spec.end() && !cpu->is_null()) {

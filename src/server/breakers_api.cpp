@@ -4,6 +4,8 @@
 #include "server/views.h"
 
 namespace baton::server {
+// A namespace of its own, so that unity builds can compile it with the other routes.
+namespace breakers_api {
 namespace {
 
 void List(ApiContext& ctx, const Call& call, const Responder& respond) {
@@ -34,8 +36,10 @@ void Reset(ApiContext& ctx, const Call& call, const Responder& respond) {
 }
 
 }  // namespace
+}  // namespace breakers_api
 
 void AddBreakerRoutes(Router& router, ApiContext& ctx) {
+  using namespace breakers_api;
   router.Add("GET", "/api/v1/breakers", Scope::kRead,
              "Circuit breakers of the namespace: state (closed, open, half_open), consecutive "
              "failures, next probe time, trips, last error, thresholds",

@@ -4,6 +4,8 @@
 #include "server/views.h"
 
 namespace baton::server {
+// A namespace of its own, so that unity builds can compile it with the other routes.
+namespace cache_api {
 namespace {
 
 constexpr size_t kDefaultPage = 100;
@@ -60,8 +62,10 @@ void Clear(ApiContext& ctx, const Call& call, const Responder& respond, const st
 }
 
 }  // namespace
+}  // namespace cache_api
 
 void AddCacheRoutes(Router& router, ApiContext& ctx) {
+  using namespace cache_api;
   router.Add("GET", "/api/v1/cache", Scope::kRead,
              "Cached step results of the namespace (outputs left out): ?workflow, step, limit; "
              "with the total count and bytes",

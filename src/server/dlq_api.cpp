@@ -11,6 +11,8 @@
 #include <optional>
 
 namespace baton::server {
+// A namespace of its own, so that unity builds can compile it with the other routes.
+namespace dlq_api {
 namespace {
 
 constexpr size_t kDefaultPage = 50;
@@ -270,8 +272,10 @@ void BulkReplay(ApiContext& ctx, const Call& call, const Responder& respond) {
 }
 
 }  // namespace
+}  // namespace dlq_api
 
 void AddDeadLetterRoutes(Router& router, ApiContext& ctx) {
+  using namespace dlq_api;
   // Literal paths before /dlq/{id}: the first match wins.
   router.Add("GET", "/api/v1/dlq", Scope::kRead,
              "Dead letters (steps that failed for good), oldest first: ?workflow, step, code, "

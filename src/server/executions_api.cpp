@@ -13,6 +13,8 @@
 #include <variant>
 
 namespace baton::server {
+// A namespace of its own, so that unity builds can compile it with the other routes.
+namespace executions_api {
 namespace {
 
 constexpr size_t kDefaultPage = 50;
@@ -370,8 +372,10 @@ void ListSignals(ApiContext& ctx, const Call& call, const Responder& respond) {
 }
 
 }  // namespace
+}  // namespace executions_api
 
 void AddExecutionRoutes(Router& router, ApiContext& ctx) {
+  using namespace executions_api;
   router.Add("POST", "/api/v1/executions", Scope::kWrite,
              "Start an execution: {workflow, version?, input?, args?, priority?, idempotency_key?}",
              [&ctx](const Call& call, Responder respond) { Submit(ctx, call, respond); });

@@ -15,6 +15,8 @@
 #include <chrono>
 
 namespace baton::server {
+// A namespace of its own, so that unity builds can compile it with the other routes.
+namespace hooks_api {
 namespace {
 
 constexpr const char* kSignatureHeader = "x-baton-signature";
@@ -176,8 +178,10 @@ void Deliver(ApiContext& ctx, const Call& call, const Responder& respond) {
 }
 
 }  // namespace
+}  // namespace hooks_api
 
 void AddHookRoutes(Router& router, ApiContext& ctx) {
+  using namespace hooks_api;
   router.Add("POST", "/api/v1/hooks", Scope::kWrite,
              "Create a webhook: {name, workflow, version?, secret?}; the answer shows the "
              "secret once",

@@ -4,6 +4,8 @@
 #include "server/views.h"
 
 namespace baton::server {
+// A namespace of its own, so that unity builds can compile it with the other routes.
+namespace pools_api {
 namespace {
 
 Json PoolJson(const PoolUsage& u) {
@@ -85,8 +87,10 @@ void Delete(ApiContext& ctx, const Call& call, const Responder& respond) {
 }
 
 }  // namespace
+}  // namespace pools_api
 
 void AddPoolRoutes(Router& router, ApiContext& ctx) {
+  using namespace pools_api;
   router.Add("GET", "/api/v1/pools", Scope::kRead,
              "Pools of the namespace: slots, slots in use, their holders (execution/step) and "
              "the steps waiting",

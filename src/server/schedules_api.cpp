@@ -4,6 +4,8 @@
 #include "server/views.h"
 
 namespace baton::server {
+// A namespace of its own, so that unity builds can compile it with the other routes.
+namespace schedules_api {
 namespace {
 
 Json ScheduleJson(const ScheduleRecord& r) {
@@ -84,8 +86,10 @@ Result<ScheduleRecord> Find(ApiContext& ctx, const Call& call) {
 }
 
 }  // namespace
+}  // namespace schedules_api
 
 void AddScheduleRoutes(Router& router, ApiContext& ctx) {
+  using namespace schedules_api;
   router.Add("POST", "/api/v1/schedules", Scope::kWrite,
              "Create a cron schedule: {name, workflow, version?, cron, timezone?, input?, "
              "overlap?: skip|allow|cancel_old, catchup?: skip|once}",

@@ -8,6 +8,8 @@
 #include <cctype>
 
 namespace baton::server {
+// A namespace of its own, so that unity builds can compile it with the other routes.
+namespace system_api {
 namespace {
 
 constexpr TimeMs kEngineStaleMs = 5'000;  // the engine reports every 500 ms
@@ -45,8 +47,10 @@ Json OpenApi(const std::vector<RouteInfo>& routes) {
 }
 
 }  // namespace
+}  // namespace system_api
 
 void AddSystemRoutes(Router& router, ApiContext& ctx) {
+  using namespace system_api;
   router.Add(
       "GET", "/health", Scope::kPublic, "Store and engine status (503 when either is down)",
       [&ctx](const Call&, Responder respond) {

@@ -3,6 +3,8 @@
 #include "server/views.h"
 
 namespace baton::server {
+// A namespace of its own, so that unity builds can compile it with the other routes.
+namespace tokens_api {
 namespace {
 
 Json TokenJson(const TokenRecord& t) {
@@ -59,8 +61,10 @@ void Create(ApiContext& ctx, const Call& call, const Responder& respond) {
 }
 
 }  // namespace
+}  // namespace tokens_api
 
 void AddTokenRoutes(Router& router, ApiContext& ctx) {
+  using namespace tokens_api;
   router.Add("POST", "/api/v1/tokens", Scope::kAdmin,
              "Create a token: {name, scopes, namespace?}; the secret is shown once",
              [&ctx](const Call& call, Responder respond) { Create(ctx, call, respond); });

@@ -8,6 +8,8 @@
 #include "server/views.h"
 
 namespace baton::server {
+// A namespace of its own, so that unity builds can compile it with the other routes.
+namespace triggers_api {
 namespace {
 
 Json TriggerJson(const TriggerRecord& t) {
@@ -148,8 +150,10 @@ void ListDeliveries(ApiContext& ctx, const Call& call, const Responder& respond)
 }
 
 }  // namespace
+}  // namespace triggers_api
 
 void AddTriggerRoutes(Router& router, ApiContext& ctx) {
+  using namespace triggers_api;
   router.Add("POST", "/api/v1/triggers", Scope::kWrite,
              "Create an event trigger: {name, source, on: [statuses], workflow, version?, "
              "input?} (input templates see source.*: the finished execution)",

@@ -6,6 +6,8 @@
 #include <baton/workflow.h>
 
 namespace baton::server {
+// A namespace of its own, so that unity builds can compile it with the other routes.
+namespace workflows_api {
 namespace {
 
 Json DiagnosticsJson(const ParseOutcome& parsed) {
@@ -72,8 +74,10 @@ void Create(ApiContext& ctx, const Call& call, const Responder& respond) {
 }
 
 }  // namespace
+}  // namespace workflows_api
 
 void AddWorkflowRoutes(Router& router, ApiContext& ctx) {
+  using namespace workflows_api;
   router.Add("POST", "/api/v1/workflows", Scope::kWrite,
              "Create a workflow, or a new version of one (YAML or JSON body)",
              [&ctx](const Call& call, Responder respond) { Create(ctx, call, respond); });

@@ -31,7 +31,7 @@ using SteadyClock = std::chrono::steady_clock;
 constexpr const char* kPath = "/api/v1/workers/connect";
 constexpr Duration kCloseTimeout{2000};
 
-std::string Ms(Duration d) {
+std::string MsText(Duration d) {
   return std::to_string(d.count()) + " ms";
 }
 
@@ -148,7 +148,7 @@ Status WebSocketConnection::Open(const client::Endpoint& endpoint) {
   });
   if (!RunOperation(options_.connect_timeout)) {
     Drop();
-    return Status(errc::kIo, stage + ": timed out after " + Ms(options_.connect_timeout));
+    return Status(errc::kIo, stage + ": timed out after " + MsText(options_.connect_timeout));
   }
   if (!op_error_) return Status::Ok();
   closed_ = true;
@@ -187,7 +187,7 @@ Status WebSocketConnection::Write(const std::string& text) {
   });
   if (!RunOperation(options_.send_timeout)) {
     Drop();
-    return Status(errc::kIo, "sending timed out after " + Ms(options_.send_timeout));
+    return Status(errc::kIo, "sending timed out after " + MsText(options_.send_timeout));
   }
   return op_error_ ? Lost(op_error_) : Status::Ok();
 }
