@@ -61,11 +61,11 @@ class ExampleWorker : public ::testing::Test {
     worker_token_ = (*token)["token"];
   }
   // `python3 baton_worker.py --id ID` with its log in dir_/ID.log; returns its index.
-  size_t StartWorker(const std::string& id) {
-    workers_.push_back(
-        testing::StartProcess({"python3", SourceDir() + "/examples/workers/python/baton_worker.py",
-                               "--server", server_->url(), "--id", id, "--capacity", "2"},
-                              dir_ + "/" + id + ".log", {"BATON_TOKEN=" + worker_token_}));
+  size_t StartWorker(const std::string& id, int capacity = 2) {
+    workers_.push_back(testing::StartProcess(
+        {"python3", SourceDir() + "/examples/workers/python/baton_worker.py", "--server",
+         server_->url(), "--id", id, "--capacity", std::to_string(capacity)},
+        dir_ + "/" + id + ".log", {"BATON_TOKEN=" + worker_token_}));
     EXPECT_GT(workers_.back(), 0);
     return workers_.size() - 1;
   }
@@ -129,6 +129,43 @@ TEST_F(ExampleWorker, RunsTheChecksumWorkflow) {
                              " checksum: success"),
             std::string::npos)
       << WorkerLog();
+}
+
+// A busy worker says several things per request (POST .../batch): 60 executions at
+// once on a worker of capacity 20 all complete, each with its own output, in fewer
+// requests than messages.
+TEST_F(ExampleWorker, ABusyWorkerSendsItsAcksAndResultsInBatches) {
+  Start();
+  CreateWorkflow(ReadFile(SourceDir() + "/examples/workers/python/checksum.yaml"));
+  StartWorker("py-1", 20);
+  ASSERT_TRUE(WaitUntil([&] {  // registered: the whole burst then goes to it at once
+    auto r = server_->Admin().Call("GET", "/api/v1/workers/py-1");
+    return r.ok() && (*r)["status"] == "ONLINE";
+  }));
+  constexpr int kN = 60;
+  Json items = Json::array();
+  for (int i = 0; i < kN; ++i) {
+    items.push_back({{"workflow", "checksum"}, {"input", {{"text", "text " + std::to_string(i)}}}});
+  }
+  auto submitted =
+      server_->Admin().Call("POST", "/api/v1/executions/batch", {{"executions", items}});
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  for (int i = 0; i < kN; ++i) {
+    Json e = WaitCompleted((*submitted)["executions"][i]["id"]);
+    EXPECT_EQ(e["output"]["sha256"], server::Sha256Hex("text " + std::to_string(i)));
+  }
+  auto metrics = server_->Admin().Send("GET", "/metrics");
+  ASSERT_TRUE(metrics.ok());
+  auto counter = [&](const std::string& name) {
+    size_t at = metrics->body.find("\n" + name + " ");
+    EXPECT_NE(at, std::string::npos) << name << " not in /metrics";
+    return at == std::string::npos ? 0.0 : std::stod(metrics->body.substr(at + name.size() + 2));
+  };
+  const double requests = counter("baton_worker_longpoll_requests_total");
+  const double messages = counter("baton_worker_longpoll_messages_total");
+  EXPECT_GE(messages, 2.0 * kN);  // an ack and a result each
+  EXPECT_LT(requests, messages) << "no batch was sent; worker log:\n" << WorkerLog();
+  std::printf("long-poll: %.0f messages in %.0f requests\n", messages, requests);
 }
 
 TEST_F(ExampleWorker, CountReportsProgressWithCheckpoints) {

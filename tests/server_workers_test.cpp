@@ -9,6 +9,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <thread>
 
 namespace baton {
@@ -156,6 +158,104 @@ TEST_F(ServerWorkers, ACommandStepRunsOnALongPollingWorker) {
   Json stored = Get("/api/v1/assignments/" + assignment);
   EXPECT_EQ(stored["status"], "completed");
   EXPECT_EQ(stored["workerId"], "gpu-1");
+}
+
+// A busy long-polling worker says several things in one request: POST .../batch.
+TEST_F(ServerWorkers, ALongPollingWorkerSendsSeveralMessagesInOneRequest) {
+  Start();
+  PollWorker w = Worker("gpu-1");
+  ASSERT_TRUE(w.Register("model.download", 2).ok());
+  const std::string first = Submit("one");
+  const std::string second = Submit("two");
+  std::vector<std::string> assignments;
+  ASSERT_TRUE(WaitUntil([&] {
+    auto r = w.api.Call("GET", "/api/v1/workers/gpu-1/poll?wait=200");
+    if (r.ok()) {
+      for (const Json& m : (*r)["messages"]) {
+        if (m["type"] == "command") assignments.push_back(m["assignmentId"]);
+      }
+    }
+    return assignments.size() == 2;
+  }));
+  auto batch = [&](Json messages) {
+    return w.api.Send("POST", "/api/v1/workers/gpu-1/batch",
+                      Json{{"type", "batch"}, {"messages", std::move(messages)}}.dump());
+  };
+  auto ack = [](const std::string& a) {
+    return Json{{"type", "command.ack"}, {"assignmentId", a}, {"status", "accepted"}};
+  };
+  auto result = [](const std::string& a, const std::string& path) {
+    return Json{{"type", "command.result"},
+                {"assignmentId", a},
+                {"status", "success"},
+                {"output", {{"path", path}}}};
+  };
+
+  // One bad message refuses the whole body, naming it; nothing in it is applied.
+  auto refused = batch({ack(assignments[0]),
+                        result(assignments[0], "/x"),
+                        {{"type", "command.progress"}, {"assignmentId", assignments[1]}}});
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->status, 400) << refused->body;
+  EXPECT_NE(refused->body.find("messages[2]"), std::string::npos) << refused->body;
+  EXPECT_EQ(Get("/api/v1/executions/" + first)["status"], "running");
+  auto not_a_batch = w.api.Send("POST", "/api/v1/workers/gpu-1/batch", ack(assignments[0]).dump());
+  ASSERT_TRUE(not_a_batch.ok());
+  EXPECT_EQ(not_a_batch->status, 400) << not_a_batch->body;
+  auto with_register =
+      batch({ack(assignments[0]), {{"type", "register"}, {"workerId", "gpu-1"}, {"capacity", 1}}});
+  ASSERT_TRUE(with_register.ok());
+  EXPECT_EQ(with_register->status, 400) << with_register->body;
+
+  const Json hb = {
+      {"type", "heartbeat"}, {"currentLoad", 2}, {"capacity", 2}, {"status", "ONLINE"}};
+  // Acks, a heartbeat and both results in one request: each answered in order.
+  auto sent = batch({ack(assignments[0]), ack(assignments[1]), hb, result(assignments[0], "/first"),
+                     result(assignments[1], "/second")});
+  ASSERT_TRUE(sent.ok());
+  ASSERT_EQ(sent->status, 200) << sent->body;
+  Json results = Json::parse(sent->body)["results"];
+  ASSERT_EQ(results.size(), 5u) << sent->body;
+  EXPECT_EQ(results[0]["type"], "ok");
+  EXPECT_EQ(results[2]["type"], "heartbeat.ok");
+  EXPECT_EQ(results[4]["type"], "ok");
+  std::map<std::string, std::string> paths;
+  for (const std::string& id : {first, second}) {
+    Json e = WaitForStatus(id, "completed");
+    paths[e["input"]["model"]] = e["output"]["path"];
+  }
+  // Which command went to which execution is the server's choice; both outputs landed.
+  EXPECT_EQ(paths.size(), 2u);
+  std::set<std::string> outputs = {paths["one"], paths["two"]};
+  EXPECT_EQ(outputs, (std::set<std::string>{"/first", "/second"}));
+
+  // The same results again: each refused as stale, naming its assignment, nothing changes.
+  auto again = batch({result(assignments[0], "/late"), result(assignments[1], "/late")});
+  ASSERT_TRUE(again.ok());
+  ASSERT_EQ(again->status, 200) << again->body;
+  Json stale = Json::parse(again->body)["results"];
+  ASSERT_EQ(stale.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(stale[i]["error"]["code"], "STALE_ASSIGNMENT") << again->body;
+    EXPECT_EQ(stale[i]["error"]["details"]["assignmentId"], assignments[i]);
+  }
+  EXPECT_NE(Get("/api/v1/executions/" + first)["output"]["path"], "/late");
+
+  // A deregister ends the batch: what follows it is not handled.
+  auto leaving = batch({{{"type", "deregister"}}, hb});
+  ASSERT_TRUE(leaving.ok());
+  ASSERT_EQ(leaving->status, 200) << leaving->body;
+  EXPECT_EQ(Json::parse(leaving->body)["results"].size(), 1u) << leaving->body;
+  EXPECT_EQ(Get("/api/v1/workers/gpu-1")["status"], "OFFLINE");
+  auto gone = batch({hb});
+  ASSERT_TRUE(gone.ok());
+  ASSERT_EQ(gone->status, 200) << gone->body;
+  EXPECT_EQ(Json::parse(gone->body)["results"][0]["error"]["code"], "NOT_FOUND") << gone->body;
+  PollWorker stranger = Worker("never-registered");
+  auto unknown = stranger.api.Send("POST", "/api/v1/workers/never-registered/batch",
+                                   Json{{"type", "batch"}, {"messages", {hb}}}.dump());
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_EQ(unknown->status, 404) << unknown->body;
 }
 
 TEST_F(ServerWorkers, WorkersNeedTheWorkerScopeAndStepsWaitWithAReason) {

@@ -279,6 +279,12 @@ std::string ServerMetrics::Render() const {
   o << "baton_worker_messages_total{direction=\"received\"} " << worker_wire_.messages_received
     << '\n'
     << "baton_worker_messages_total{direction=\"sent\"} " << worker_wire_.messages_sent << '\n';
+  help("baton_worker_longpoll_requests_total", "counter",
+       "Requests of long-polling workers that carry messages (POST .../batch carries several).");
+  o << "baton_worker_longpoll_requests_total " << worker_wire_.longpoll_requests << '\n';
+  help("baton_worker_longpoll_messages_total", "counter",
+       "Worker protocol messages received from long-polling workers.");
+  o << "baton_worker_longpoll_messages_total " << worker_wire_.longpoll_messages << '\n';
   help("baton_assignments_waiting", "gauge", "Command steps waiting for a worker that fits.");
   o << "baton_assignments_waiting " << waiting_assignments_ << '\n';
   help("baton_dispatch_latency_seconds", "histogram",

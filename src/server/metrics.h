@@ -20,11 +20,13 @@
 
 namespace baton::server {
 
-// Worker WebSocket traffic: frames and the messages in them (a batch frame holds several),
-// counted by the sessions on I/O threads.
+// Worker traffic: WebSocket frames and the messages in them (a batch frame holds
+// several), counted by the sessions on I/O threads; and the long-poll requests that carry
+// worker messages (POST .../batch holds several), counted by their routes.
 struct WorkerWireCounters {
   std::atomic<uint64_t> frames_received{0}, messages_received{0};
   std::atomic<uint64_t> frames_sent{0}, messages_sent{0};
+  std::atomic<uint64_t> longpoll_requests{0}, longpoll_messages{0};
 };
 
 class ServerMetrics final : public ExecutionObserver {

@@ -12,7 +12,8 @@ The worker:
   - heartbeats every `heartbeatInterval` the server gave, in another thread;
   - runs each command in a thread of its own, up to --capacity at once: it acks
     `accepted`, or `rejected` when it is full or draining (the server then sends the
-    command elsewhere), then posts progress and the result;
+    command elsewhere), then posts progress and the result; what several commands have
+    to say at once goes in one POST .../batch;
   - on `command.cancel`, or a 409 STALE_ASSIGNMENT (the work was given to another
     worker), sets the command's `cancelled` flag, which handlers check, and sends
     nothing more for it;
@@ -140,6 +141,78 @@ class Api:
             raise Unreachable(str(getattr(e, "reason", e)) or type(e).__name__) from None
 
 
+# Statuses of the errors a message of a batch may get, as its own route would answer.
+BATCH_ERROR_STATUS = {"STALE_ASSIGNMENT": 409, "NOT_FOUND": 404, "CONFLICT": 409}
+MAX_BATCH = 1000  # messages per POST .../batch (docs/worker-protocol.md)
+
+
+class Outbox:
+    """Sends the worker's acks, progress and results, several per request when busy.
+
+    Each sender waits for its own answer, as with a request of its own. The first one to
+    arrive sends at once (an idle worker adds no latency); messages that arrive while a
+    request is on the wire go together in the next one, as one POST .../batch."""
+
+    ROUTES = {"command.ack": "ack", "command.progress": "progress", "command.result": "result"}
+
+    def __init__(self, api, path):
+        self.api = api
+        self.path = path
+        self.changed = threading.Condition()
+        self.waiting = []  # entries not yet sent: {"message", "answer"}, oldest first
+        self.sending = False  # a request is on the wire
+
+    def send(self, message):
+        """Returns the server's answer to `message`; raises ApiError or Unreachable."""
+        entry = {"message": message}
+        with self.changed:
+            self.waiting.append(entry)
+            while "answer" not in entry:
+                if self.sending:
+                    self.changed.wait()
+                    continue
+                # Nobody is sending: this thread sends what is waiting, its own included.
+                group, self.waiting = self.waiting[:MAX_BATCH], self.waiting[MAX_BATCH:]
+                self.sending = True
+                self.changed.release()
+                try:
+                    answers = self.deliver([e["message"] for e in group])
+                except Exception as e:  # a bug here must not leave the others waiting
+                    answers = [e] * len(group)
+                finally:
+                    self.changed.acquire()
+                    self.sending = False
+                for e, answer in zip(group, answers):
+                    e["answer"] = answer
+                self.changed.notify_all()
+        if isinstance(entry["answer"], Exception):
+            raise entry["answer"]
+        return entry["answer"]
+
+    def deliver(self, messages):
+        try:
+            if len(messages) == 1:
+                body = dict(messages[0])
+                route = self.ROUTES[body.pop("type")]
+                return [self.api.call("POST", self.path(route), body)]
+            reply = self.api.call("POST", self.path("batch"),
+                                  {"type": "batch", "messages": messages})
+        except (ApiError, Unreachable) as e:
+            return [e] * len(messages)
+        answers = []
+        for result in reply.get("results", []):
+            error = result.get("error")
+            if error:
+                code = error.get("code", "UNKNOWN")
+                answers.append(ApiError(BATCH_ERROR_STATUS.get(code, 400), code,
+                                        error.get("message", "")))
+            else:
+                answers.append(result)
+        # Nothing after a deregister is handled; this worker never batches one.
+        missing = Unreachable("the server did not answer this message of the batch")
+        return answers + [missing] * (len(messages) - len(answers))
+
+
 def log(message):
     print(time.strftime("%H:%M:%S"), "baton_worker:", message, file=sys.stderr, flush=True)
 
@@ -219,6 +292,7 @@ class Worker:
         self.stopped = threading.Event()  # wakes the threads' waits when stopping
         self.finished = threading.Event()  # the worker gave up by itself (refused token)
         self.exit_code = 0
+        self.outbox = Outbox(api, self.path)
 
     def path(self, what):
         return f"/api/v1/workers/{self.id}/{what}"
@@ -329,7 +403,8 @@ class Worker:
                 verdict = "accepted"
                 start = self.jobs[assignment] = Job(self, message)
         try:
-            self.api.call("POST", self.path("ack"), {"assignmentId": assignment, "status": verdict})
+            self.outbox.send({"type": "command.ack", "assignmentId": assignment,
+                              "status": verdict})
         except ApiError as e:
             if e.code == "STALE_ASSIGNMENT" and start:
                 return self.forget(start, TAKEN_BACK)
@@ -371,13 +446,14 @@ class Worker:
             self.jobs_changed.notify_all()
 
     def send_progress(self, job, percent, checkpoint, data):
-        body = {"assignmentId": job.assignment_id, "progress": percent}
+        body = {"type": "command.progress", "assignmentId": job.assignment_id,
+                "progress": percent}
         if checkpoint is not None:
             body["checkpoint"] = checkpoint
         if data is not None:
             body["data"] = data
         try:
-            self.api.call("POST", self.path("progress"), body)
+            self.outbox.send(body)
         except ApiError as e:
             if e.code == "STALE_ASSIGNMENT":
                 job.stop(TAKEN_BACK)
@@ -388,11 +464,11 @@ class Worker:
 
     def send_result(self, job, result):
         """Sends the result until the server has it: a result is never dropped."""
-        body = dict(result, assignmentId=job.assignment_id)
+        body = dict(result, type="command.result", assignmentId=job.assignment_id)
         backoff = Backoff()
         while not job.cancelled:
             try:
-                self.api.call("POST", self.path("result"), body)
+                self.outbox.send(body)
                 log(f"finished {job.assignment_id} {job.command}: {result['status']}")
                 return
             except ApiError as e:

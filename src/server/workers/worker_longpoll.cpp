@@ -7,6 +7,7 @@
 // registration of the same worker closes the old mailbox (a poll parked on it gets 409).
 // Every mailbox lives on the engine thread, like the coordinator that sends into it.
 #include "server/api.h"
+#include "server/metrics.h"
 #include "workers/coordinator.h"
 
 #include <deque>
@@ -87,18 +88,96 @@ Result<protocol::WorkerMessage> BodyMessage(const HttpRequest& request, const ch
   return protocol::ParseWorkerMessage(j);
 }
 
-HttpResponse Refusal(const Status& s, const std::string& assignment) {
-  if (s.code() == errc::kStaleAssignment) {
-    return ErrorResponse(s, Json{{"assignmentId", assignment}});
+std::string AssignmentOf(const protocol::WorkerMessage& message) {
+  std::string assignment;
+  std::visit(
+      [&](const auto& x) {
+        if constexpr (requires { x.assignment_id; }) assignment = x.assignment_id;
+      },
+      message);
+  return assignment;
+}
+
+Json RefusalDetails(const Status& s, const std::string& assignment) {
+  if (s.code() == errc::kStaleAssignment) return Json{{"assignmentId", assignment}};
+  return Json::object();
+}
+
+// The body of POST .../batch: a `batch` of worker messages (docs/worker-protocol.md).
+// One message that does not parse refuses the whole body, naming its index.
+Result<std::vector<protocol::WorkerMessage>> BodyBatch(const HttpRequest& request) {
+  Result<Json> body = ParseJsonBody(request);
+  if (!body.ok()) return body.status();
+  if (!body->is_object() || body->value("type", "") != "batch") {
+    return Status(errc::kValidation, "field 'type': this route takes a 'batch' of messages");
   }
-  return ErrorResponse(s);
+  return protocol::ParseWorkerFrameText(request.body);
+}
+
+HttpResponse Refusal(const Status& s, const std::string& assignment) {
+  return ErrorResponse(s, RefusalDetails(s, assignment));
+}
+
+// Engine thread.
+bool Registered(ApiContext& ctx, const std::string& id, const std::string& ns) {
+  const workers::WorkerEntry* w = ctx.coordinator->registry().Find(id);
+  return w != nullptr && w->ns == ns;
+}
+
+HttpResponse NotRegistered(const std::string& id) {
+  return ErrorResponse(404, errc::kNotFound,
+                       "worker '" + id + "' is not registered; register again");
+}
+
+// Any thread: one request carrying `messages` worker messages.
+void CountReceived(ApiContext& ctx, size_t messages) {
+  if (ctx.metrics == nullptr) return;
+  ++ctx.metrics->worker_wire()->longpoll_requests;
+  ctx.metrics->worker_wire()->longpoll_messages += messages;
+}
+
+using Mailboxes = std::map<std::string, std::shared_ptr<Mailbox>>;
+
+// Engine thread. The worker leaves: OFFLINE, and a poll parked on its mailbox returns.
+Status Deregister(ApiContext& ctx, Mailboxes& mailboxes, const std::string& id) {
+  Status s = ctx.coordinator->Deregister(id);
+  if (!s.ok()) return s;
+  if (auto it = mailboxes.find(id); it != mailboxes.end()) {
+    it->second->Close();
+    mailboxes.erase(it);
+  }
+  return Status::Ok();
+}
+
+// Engine thread. The messages of one `batch` body, in order, each answered on its own
+// (`ok`, `heartbeat.ok` or the error a single request would have got); nothing after a
+// `deregister` is handled, as on the WebSocket.
+Json HandleBatch(ApiContext& ctx, Mailboxes& mailboxes, const std::string& id,
+                 const std::vector<protocol::WorkerMessage>& messages) {
+  Json results = Json::array();
+  for (const protocol::WorkerMessage& message : messages) {
+    Status s;
+    const bool heartbeat = std::holds_alternative<protocol::Heartbeat>(message);
+    const bool leaving = std::holds_alternative<protocol::Deregister>(message);
+    s = leaving ? Deregister(ctx, mailboxes, id) : ctx.coordinator->OnMessage(id, message);
+    if (s.ok()) {
+      results.push_back({{"type", heartbeat ? "heartbeat.ok" : "ok"}});
+    } else {
+      results.push_back({{"error",
+                          {{"code", s.code()},
+                           {"message", s.message()},
+                           {"details", RefusalDetails(s, AssignmentOf(message))}}}});
+    }
+    if (leaving) break;
+  }
+  return results;
 }
 
 }  // namespace
 
 void AddWorkerLongPollRoutes(Router& router, ApiContext& ctx) {
   // Engine thread only.
-  auto mailboxes = std::make_shared<std::map<std::string, std::shared_ptr<Mailbox>>>();
+  auto mailboxes = std::make_shared<Mailboxes>();
 
   router.Add("POST", "/api/v1/workers/register", Scope::kWorker,
              "Register a long-polling worker (body: a register message)",
@@ -120,21 +199,12 @@ void AddWorkerLongPollRoutes(Router& router, ApiContext& ctx) {
     return [&ctx, mailboxes, type, ok](const Call& call, Responder respond) {
       auto m = BodyMessage(*call.request, type);
       if (!m.ok()) return respond(ErrorResponse(m.status()));
+      CountReceived(ctx, 1);
       ctx.engine->Post([&ctx, mailboxes, respond, ok, ns = call.principal.ns, id = call.Param("id"),
                         message = std::move(*m)](Engine&) {
-        const workers::WorkerEntry* w = ctx.coordinator->registry().Find(id);
-        if (w == nullptr || w->ns != ns) {
-          return respond(ErrorResponse(404, errc::kNotFound,
-                                       "worker '" + id + "' is not registered; register again"));
-        }
-        std::string assignment;
-        std::visit(
-            [&](const auto& x) {
-              if constexpr (requires { x.assignment_id; }) assignment = x.assignment_id;
-            },
-            message);
+        if (!Registered(ctx, id, ns)) return respond(NotRegistered(id));
         Status s = ctx.coordinator->OnMessage(id, message);
-        if (!s.ok()) return respond(Refusal(s, assignment));
+        if (!s.ok()) return respond(Refusal(s, AssignmentOf(message)));
         respond(JsonResponse(200, ok));
       });
     };
@@ -157,19 +227,31 @@ void AddWorkerLongPollRoutes(Router& router, ApiContext& ctx) {
              [&ctx, mailboxes](const Call& call, Responder respond) {
                ctx.engine->Post([&ctx, mailboxes, respond, ns = call.principal.ns,
                                  id = call.Param("id")](Engine&) {
-                 const workers::WorkerEntry* w = ctx.coordinator->registry().Find(id);
-                 if (w == nullptr || w->ns != ns) {
+                 if (!Registered(ctx, id, ns)) {
                    return respond(ErrorResponse(404, errc::kNotFound, "no worker '" + id + "'"));
                  }
-                 Status s = ctx.coordinator->Deregister(id);
+                 Status s = Deregister(ctx, *mailboxes, id);
                  if (!s.ok()) return respond(ErrorResponse(s));
-                 if (auto it = mailboxes->find(id); it != mailboxes->end()) {
-                   it->second->Close();
-                   mailboxes->erase(it);
-                 }
                  respond(JsonResponse(200, {{"type", "ok"}}));
                });
              });
+
+  // Several messages in one request: what a busy worker has to say, at the cost of one.
+  router.Add(
+      "POST", "/api/v1/workers/{id}/batch", Scope::kWorker,
+      "Several messages of a long-polling worker in one request (body: a batch of up "
+      "to 1000 heartbeat, command.ack, command.progress, command.result or deregister "
+      "messages); answers {results: [...]}, one per message handled, in order",
+      [&ctx, mailboxes](const Call& call, Responder respond) {
+        auto parsed = BodyBatch(*call.request);
+        if (!parsed.ok()) return respond(ErrorResponse(parsed.status()));
+        CountReceived(ctx, parsed->size());
+        ctx.engine->Post([&ctx, mailboxes, respond, ns = call.principal.ns, id = call.Param("id"),
+                          messages = std::move(parsed).value()](Engine&) {
+          if (!Registered(ctx, id, ns)) return respond(NotRegistered(id));
+          respond(JsonResponse(200, {{"results", HandleBatch(ctx, *mailboxes, id, messages)}}));
+        });
+      });
 
   router.Add("GET", "/api/v1/workers/{id}/poll", Scope::kWorker,
              "Commands and cancels for a long-polling worker: ?wait=MS (default 25000, max "
