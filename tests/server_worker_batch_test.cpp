@@ -41,6 +41,13 @@ steps:
 output: {got: "{{ steps.work.output.got }}"}
 )";
 
+// One `batch` frame of the message texts.
+std::string BatchOf(const std::vector<std::string>& texts) {
+  std::string frame = R"({"type":"batch","messages":[)";
+  for (size_t i = 0; i < texts.size(); ++i) frame += (i ? "," : "") + texts[i];
+  return frame + "]}";
+}
+
 // A worker spoken by hand: every frame it reads is kept as it came.
 class RawWorker {
  public:
@@ -164,9 +171,7 @@ TEST_F(ServerWorkerBatch, AWorkerAnswersManyCommandsInOneFrame) {
                          {"output", {{"got", execution}}}}
                         .dump());
   }
-  std::string frame = R"({"type":"batch","messages":[)";
-  for (size_t i = 0; i < texts.size(); ++i) frame += (i ? "," : "") + texts[i];
-  frame += "]}";
+  const std::string frame = BatchOf(texts);
   w.Send(frame);  // 40 messages in one frame
   for (const std::string& id : ids) {
     Json done = testing::WaitForExecutionStatus(server_->Admin(), id, "completed");
@@ -265,6 +270,67 @@ TEST_F(ServerWorkerBatch, AWorkerThatDoesNotSayBatchingNeverGetsABatch) {
     EXPECT_EQ(testing::WaitForExecutionStatus(server_->Admin(), id, "completed")["output"]["got"],
               id);
   }
+}
+
+// A worker that stops reading is cut off once `--worker-queue` messages wait for it (after
+// the kernel's socket buffers are full), and its work goes to a worker that reads.
+TEST(ServerWorkerQueue, AWorkerThatStopsReadingIsDisconnectedAndItsWorkMoves) {
+  const std::string dir = MakeTempDir();
+  ServerProcess server(
+      dir, {"--worker-queue", "4", "--heartbeat-interval", "200ms", "--heartbeat-timeout", "1s"});
+  ASSERT_TRUE(server.ok()) << server.log();
+  auto r = server.Admin().Send("POST", "/api/v1/workflows", kWorkflow, "application/yaml");
+  ASSERT_TRUE(r.ok() && r->status == 201) << (r.ok() ? r->body : r.status().ToString());
+  auto token =
+      server.Admin().Call("POST", "/api/v1/tokens", {{"name", "workers"}, {"scopes", {"worker"}}});
+  ASSERT_TRUE(token.ok()) << token.status().ToString();
+  const std::string worker_token = (*token)["token"];
+
+  // 40 commands of 200 KB each: 8 MB, more than the socket buffers of a reader that
+  // does not read can take (up to 4 MiB to send, 128 KiB to receive by default).
+  constexpr int kN = 40;
+  const std::string big(200'000, 'x');
+  std::vector<std::string> ids;
+  for (int i = 0; i < kN; ++i) {
+    auto e = server.Admin().Call(
+        "POST", "/api/v1/executions",
+        {{"workflow", "job"}, {"input", {{"n", std::to_string(i) + ":" + big}}}});
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    ids.push_back((*e)["id"]);
+  }
+  // It never heartbeats either: all its commands go out at once, as it registers.
+  RawWorker stuck(server.url(), worker_token);
+  ASSERT_EQ(stuck.Register("w-stuck", 100, /*batching=*/false)["type"], "registered");
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    return server.log().find("w-stuck reads too slowly") != std::string::npos;
+  })) << server.log();
+
+  RawWorker reader(server.url(), worker_token);
+  // Capacity 2: at most two commands wait for it, within the bound of 4.
+  ASSERT_EQ(reader.Register("w-reader", 2, /*batching=*/true)["type"], "registered");
+  std::set<std::string> done;
+  while (done.size() < ids.size()) {
+    std::vector<std::string> answers;
+    for (const Json& m : reader.ReadMessages()) {
+      if (m["type"] != "command") continue;
+      const std::string n = m["data"]["n"];
+      answers.push_back(
+          Json{{"type", "command.ack"}, {"assignmentId", m["assignmentId"]}, {"status", "accepted"}}
+              .dump());
+      answers.push_back(Json{{"type", "command.result"},
+                             {"assignmentId", m["assignmentId"]},
+                             {"status", "success"},
+                             {"output", {{"got", n.substr(0, n.find(':'))}}}}
+                            .dump());
+      done.insert(m["execution"]["executionId"]);
+    }
+    if (!answers.empty()) reader.Send(BatchOf(answers));
+  }
+  for (int i = 0; i < kN; ++i) {
+    Json e = testing::WaitForExecutionStatus(server.Admin(), ids[i], "completed");
+    EXPECT_EQ(e["output"]["got"], std::to_string(i)) << e.dump();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

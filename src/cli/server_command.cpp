@@ -145,6 +145,11 @@ void AddServerCommand(CLI::App& app, std::function<int()>* action) {
   cmd->add_option("--max-connections", args->options.limits.max_connections,
                   "Open connections at most; more get 503")
       ->capture_default_str();
+  cmd->add_option("--worker-queue", args->options.limits.max_worker_queue,
+                  "Messages waiting to be written to one WebSocket worker at most; a worker "
+                  "that falls further behind is disconnected and its work goes to others")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1'000'000));
   cmd->add_option("--request-timeout", args->options.limits.request_timeout_s,
                   "Seconds to read one request (from its first byte, header included) or "
                   "write one response")

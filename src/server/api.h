@@ -28,6 +28,9 @@ struct ServerLimits {
   int idle_timeout_s = 60;     // a connection with no request in flight
   int request_timeout_s = 30;  // reading one request, writing one response
   size_t max_page = 1000;      // list endpoints' largest `limit`
+  // Messages waiting to be written to one worker connection (WebSocket) before the server
+  // decides the worker does not read and closes it; its work goes elsewhere.
+  size_t max_worker_queue = 10'000;
   // Requests per second per token (per peer address for webhooks); 0 = no limit.
   double rate_per_second = 1000;
   double rate_burst = 2000;

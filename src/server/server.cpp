@@ -384,6 +384,7 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   shared->workers->engine = impl->engine.get();
   shared->workers->coordinator = impl->coordinator.get();
   shared->workers->wire = impl->metrics.worker_wire();
+  shared->workers->max_queued = options.limits.max_worker_queue;
   impl->listener = std::make_shared<Listener>(impl->ioc, shared);
   if (Status s = impl->listener->Open(*endpoint); !s.ok()) return s;
 
