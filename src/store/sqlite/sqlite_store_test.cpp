@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -145,24 +146,34 @@ TEST(SqliteStore, AReadDoesNotWaitForACommitInProgress) {
   EXPECT_TRUE((*store)->GetExecution("f").ok());  // a read after a commit sees it
 }
 
-// How many temporary b-trees (OpenEphemeral) SQLite's program for `sql` opens.
-int EphemeralTables(const std::string& path, const char* sql) {
+// Column `column` of every row of `explain` + `sql` ("EXPLAIN " gives the program's
+// opcodes in column 1, "EXPLAIN QUERY PLAN " the plan's steps in column 3); empty when
+// the statement does not prepare.
+std::vector<std::string> Explain(const std::string& path, const std::string& explain,
+                                 const char* sql, int column) {
+  std::vector<std::string> rows;
   sqlite3* db = nullptr;
-  int count = -1;
   if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK) {
     sqlite3_stmt* q = nullptr;
-    const std::string explain = std::string("EXPLAIN ") + sql;
-    if (sqlite3_prepare_v2(db, explain.c_str(), -1, &q, nullptr) == SQLITE_OK) {
-      count = 0;
+    const std::string text = explain + sql;
+    if (sqlite3_prepare_v2(db, text.c_str(), -1, &q, nullptr) == SQLITE_OK) {
       while (sqlite3_step(q) == SQLITE_ROW) {
-        const auto* opcode = reinterpret_cast<const char*>(sqlite3_column_text(q, 1));
-        if (opcode != nullptr && std::string(opcode) == "OpenEphemeral") ++count;
+        const auto* value = reinterpret_cast<const char*>(sqlite3_column_text(q, column));
+        rows.emplace_back(value == nullptr ? "" : value);
       }
     }
     sqlite3_finalize(q);
   }
   sqlite3_close(db);
-  return count;
+  return rows;
+}
+
+// How many temporary b-trees (OpenEphemeral) SQLite's program for `sql` opens; -1 when
+// it does not prepare.
+int EphemeralTables(const std::string& path, const char* sql) {
+  const std::vector<std::string> opcodes = Explain(path, "EXPLAIN ", sql, 1);
+  if (opcodes.empty()) return -1;
+  return static_cast<int>(std::count(opcodes.begin(), opcodes.end(), "OpenEphemeral"));
 }
 
 // Regression: the assignments_active index's condition was `status IN (...)`, and SQLite
@@ -204,20 +215,7 @@ TEST(SqliteStore, NoWriteStatementBuildsATemporaryTable) {
 
 // The steps of SQLite's plan for `sql` ("SEARCH assignments USING INDEX ...").
 std::vector<std::string> QueryPlan(const std::string& path, const char* sql) {
-  std::vector<std::string> steps;
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK) {
-    sqlite3_stmt* q = nullptr;
-    const std::string explain = std::string("EXPLAIN QUERY PLAN ") + sql;
-    if (sqlite3_prepare_v2(db, explain.c_str(), -1, &q, nullptr) == SQLITE_OK) {
-      while (sqlite3_step(q) == SQLITE_ROW) {
-        steps.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(q, 3)));
-      }
-    }
-    sqlite3_finalize(q);
-  }
-  sqlite3_close(db);
-  return steps;
+  return Explain(path, "EXPLAIN QUERY PLAN ", sql, 3);
 }
 
 // An assignment's worker-facing id is indexed only once it differs from the dispatch id
