@@ -273,7 +273,11 @@ class ReferenceChecker {
 
 void ValidateGraph(const WorkflowDef& wf, const std::vector<StepSite>& sites,
                    const StepIndex& index, const StepGraph& graph, Diags& d) {
-  for (size_t i = 0; i < wf.steps.size(); ++i) {
+  // The index holds each id once: as many entries as steps with an id means no id is
+  // repeated, and the search for the repeats (a hash lookup per step) is skipped.
+  const size_t with_id = static_cast<size_t>(std::count_if(
+      wf.steps.begin(), wf.steps.end(), [](const StepDef& s) { return !s.id.empty(); }));
+  for (size_t i = 0; i < wf.steps.size() && index.size() != with_id; ++i) {
     if (!sites[i].has_id) continue;
     const int first = index.at(wf.steps[i].id);
     if (first != static_cast<int>(i)) {

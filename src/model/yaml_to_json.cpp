@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <vector>
@@ -425,6 +426,15 @@ int LineMap::Find(std::string_view pointer) const {
 size_t FindInvalidUtf8(std::string_view text) {
   size_t i = 0;
   while (i < text.size()) {
+    // Workflow files are mostly ASCII: step over eight such bytes at a time.
+    uint64_t word = 0;
+    if (i + sizeof word <= text.size()) {
+      std::memcpy(&word, text.data() + i, sizeof word);
+      if ((word & 0x8080808080808080ULL) == 0) {
+        i += sizeof word;
+        continue;
+      }
+    }
     unsigned char c = static_cast<unsigned char>(text[i]);
     size_t len = 0;
     uint32_t cp = 0;

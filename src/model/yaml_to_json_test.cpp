@@ -253,6 +253,18 @@ TEST(Source, InvalidUtf8) {
   EXPECT_EQ(doc.diagnostics[0].line, 2);
   EXPECT_EQ(FindInvalidUtf8("h\xc3\xa9llo"), std::string_view::npos);
   EXPECT_EQ(FindInvalidUtf8("\xc0\x80"), 0u);  // overlong
+  // ASCII is skipped eight bytes at a time: a bad byte is found at every offset of a
+  // word, and a sequence that starts in one word and ends in the next is checked whole.
+  for (size_t at = 0; at < 24; ++at) {
+    std::string text(32, 'a');
+    text[at] = '\xff';
+    EXPECT_EQ(FindInvalidUtf8(text), at) << at;
+    std::string split(32, 'a');
+    split.replace(at, 2, "\xc3\xa9");  // valid across any boundary
+    EXPECT_EQ(FindInvalidUtf8(split), std::string_view::npos) << at;
+    split[at + 1] = 'a';  // a lead byte without its continuation
+    EXPECT_EQ(FindInvalidUtf8(split), at) << at;
+  }
 }
 
 TEST(Pointer, Escapes) {
