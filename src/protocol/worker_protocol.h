@@ -266,6 +266,8 @@ Result<ServerMessage> ParseServerMessageText(std::string_view text);
 // "batch: field 'messages[2]': command.ack: field 'status': required".
 Result<std::vector<WorkerMessage>> ParseWorkerFrameText(std::string_view text);
 Result<std::vector<ServerMessage>> ParseServerFrameText(std::string_view text);
+// The same from a frame already parsed as JSON (a long-poll request's body).
+Result<std::vector<WorkerMessage>> ParseWorkerFrame(const Json& json);
 
 // The frame of several messages already turned into text (ToText), joined without
 // parsing them again. One text is sent as it is; callers split lists longer than

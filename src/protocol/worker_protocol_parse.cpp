@@ -188,11 +188,8 @@ Result<Json> ParseText(std::string_view text) {
 // A frame: one message, or a `batch` whose messages are parsed one by one by `parse`
 // (which refuses a nested batch: "batch" is no message type of either direction).
 template <class Message>
-Result<std::vector<Message>> ParseFrame(std::string_view text,
-                                        Result<Message> (*parse)(const Json&),
+Result<std::vector<Message>> ParseFrame(const Json* json, Result<Message> (*parse)(const Json&),
                                         const char* opening) {
-  Result<Json> json = ParseText(text);
-  if (!json.ok()) return json.status();
   std::vector<Message> out;
   auto type = json->is_object() ? json->find("type") : json->end();
   if (!json->is_object() || type == json->end() || *type != "batch") {
@@ -230,12 +227,20 @@ Result<std::vector<Message>> ParseFrame(std::string_view text,
 
 }  // namespace
 
+Result<std::vector<WorkerMessage>> ParseWorkerFrame(const Json& json) {
+  return ParseFrame<WorkerMessage>(&json, &ParseWorkerMessage, Register::kType);
+}
+
 Result<std::vector<WorkerMessage>> ParseWorkerFrameText(std::string_view text) {
-  return ParseFrame<WorkerMessage>(text, &ParseWorkerMessage, Register::kType);
+  Result<Json> json = ParseText(text);
+  if (!json.ok()) return json.status();
+  return ParseWorkerFrame(*json);
 }
 
 Result<std::vector<ServerMessage>> ParseServerFrameText(std::string_view text) {
-  return ParseFrame<ServerMessage>(text, &ParseServerMessage, Registered::kType);
+  Result<Json> json = ParseText(text);
+  if (!json.ok()) return json.status();
+  return ParseFrame<ServerMessage>(&*json, &ParseServerMessage, Registered::kType);
 }
 
 Result<WorkerMessage> ParseWorkerMessage(const Json& json) {

@@ -111,7 +111,7 @@ Result<std::vector<protocol::WorkerMessage>> BodyBatch(const HttpRequest& reques
   if (!body->is_object() || body->value("type", "") != "batch") {
     return Status(errc::kValidation, "field 'type': this route takes a 'batch' of messages");
   }
-  return protocol::ParseWorkerFrameText(request.body);
+  return protocol::ParseWorkerFrame(*body);
 }
 
 HttpResponse Refusal(const Status& s, const std::string& assignment) {
@@ -156,10 +156,10 @@ Json HandleBatch(ApiContext& ctx, Mailboxes& mailboxes, const std::string& id,
                  const std::vector<protocol::WorkerMessage>& messages) {
   Json results = Json::array();
   for (const protocol::WorkerMessage& message : messages) {
-    Status s;
     const bool heartbeat = std::holds_alternative<protocol::Heartbeat>(message);
     const bool leaving = std::holds_alternative<protocol::Deregister>(message);
-    s = leaving ? Deregister(ctx, mailboxes, id) : ctx.coordinator->OnMessage(id, message);
+    const Status s =
+        leaving ? Deregister(ctx, mailboxes, id) : ctx.coordinator->OnMessage(id, message);
     if (s.ok()) {
       results.push_back({{"type", heartbeat ? "heartbeat.ok" : "ok"}});
     } else {
