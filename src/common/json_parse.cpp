@@ -13,8 +13,12 @@ std::atomic<size_t> g_default_max_depth{128};
 // object (nlohmann's own builder keeps the last silently).
 class BoundedSax {
  public:
-  BoundedSax(Json* out, const JsonParseLimits& limits, size_t max_depth)
-      : root_(*out), max_depth_(max_depth), refuse_duplicates_(limits.refuse_duplicate_keys) {}
+  BoundedSax(Json* out, const JsonParseLimits& limits, size_t max_depth,
+             const JsonArrayStream* stream = nullptr)
+      : root_(*out),
+        max_depth_(max_depth),
+        refuse_duplicates_(limits.refuse_duplicate_keys),
+        stream_(stream) {}
 
   bool null() { return Value(Json(nullptr)); }
   bool boolean(bool v) { return Value(Json(v)); }
@@ -82,6 +86,7 @@ class BoundedSax {
   }
   bool Value(Json&& v) {
     Place(std::move(v));
+    if (streamed_ != nullptr && containers_.back() == streamed_ && !HandOver()) return false;
     Advance();
     return true;
   }
@@ -94,13 +99,31 @@ class BoundedSax {
     }
     containers_.push_back(Place(std::move(empty)));
     frames_.push_back(Frame{array, 0, nullptr});
+    if (array && stream_ != nullptr && frames_.size() == 2 && !frames_[0].array &&
+        frames_[0].key != nullptr && *frames_[0].key == stream_->member) {
+      streamed_ = containers_.back();
+    }
     return true;
   }
   bool Close() {
     frames_.pop_back();
+    if (containers_.back() == streamed_) streamed_ = nullptr;
     containers_.pop_back();
+    if (streamed_ != nullptr && containers_.back() == streamed_ && !HandOver()) return false;
     Advance();
     return true;
+  }
+  // The streamed array's last element is complete: hand it to the reader and drop it.
+  bool HandOver() {
+    auto& array = streamed_->get_ref<Json::array_t&>();
+    const bool go_on = stream_->on_element(root_, frames_.back().index, array.back());
+    array.pop_back();
+    if (!go_on) {
+      error_.field = Path();
+      error_.message = "stopped by the reader";
+      error_.stopped = true;
+    }
+    return go_on;
   }
   void Advance() {
     if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
@@ -142,6 +165,8 @@ class BoundedSax {
   Json* member_ = nullptr;         // the member of the innermost object being read
   size_t max_depth_;
   bool refuse_duplicates_;
+  const JsonArrayStream* stream_;
+  Json* streamed_ = nullptr;  // the array being streamed, while it is open
   std::vector<Frame> frames_;
   JsonParseError error_;
   bool limit_hit_ = false;
@@ -167,13 +192,15 @@ void SetDefaultMaxJsonDepth(size_t depth) {
   g_default_max_depth.store(depth == 0 ? 128 : depth, std::memory_order_relaxed);
 }
 
-bool ParseJsonText(std::string_view text, Json* out, JsonParseError* error,
-                   JsonParseLimits limits) {
+namespace {
+
+bool Parse(std::string_view text, Json* out, JsonParseError* error, JsonParseLimits limits,
+           const JsonArrayStream* stream) {
   size_t depth = limits.max_depth != 0 ? limits.max_depth : DefaultMaxJsonDepth();
   Json result;
   bool ok = false;
   {
-    BoundedSax sax(&result, limits, depth);
+    BoundedSax sax(&result, limits, depth, stream);
     try {
       ok = Json::sax_parse(text.begin(), text.end(), &sax);
     } catch (const std::exception& e) {  // defensive: the SAX API reports, not throws
@@ -188,6 +215,18 @@ bool ParseJsonText(std::string_view text, Json* out, JsonParseError* error,
   }
   if (ok) *out = std::move(result);
   return ok;
+}
+
+}  // namespace
+
+bool ParseJsonText(std::string_view text, Json* out, JsonParseError* error,
+                   JsonParseLimits limits) {
+  return Parse(text, out, error, limits, nullptr);
+}
+
+bool ParseJsonText(std::string_view text, Json* out, JsonParseError* error, JsonParseLimits limits,
+                   const JsonArrayStream& stream) {
+  return Parse(text, out, error, limits, &stream);
 }
 
 Result<Json> ParseJsonText(std::string_view text, const std::string& what, JsonParseLimits limits) {

@@ -11,6 +11,7 @@
 #include <baton/status.h>
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,7 @@ struct JsonParseError {
   size_t byte = 0;             // 1-based offset where the parser stopped
   std::string message;         // "number 1e400 is out of range", "nesting deeper than 128 levels"
   bool duplicate_key = false;  // refused for a repeated key (refuse_duplicate_keys)
+  bool stopped = false;        // a JsonArrayStream's reader asked to stop
   // "field 'input.a': number 1e400 is out of range (at byte 12)"
   std::string Describe() const;
 };
@@ -42,6 +44,21 @@ void SetDefaultMaxJsonDepth(size_t depth);
 // Parses one JSON text. On failure returns false and fills *error; never throws.
 bool ParseJsonText(std::string_view text, Json* out, JsonParseError* error,
                    JsonParseLimits limits = {});
+
+// Streams the elements of one member of the top-level object. When that member's value
+// is an array, each element is handed to `on_element` as soon as it is complete and then
+// dropped, so a document with a huge list never holds the whole list; the member is left
+// as an empty array in the result. `root` is the top-level object as read so far (the
+// members before this one). Returning false stops the parse: ParseJsonText then returns
+// false with error->stopped set.
+struct JsonArrayStream {
+  std::string_view member;
+  std::function<bool(const Json& root, size_t index, Json& element)> on_element;
+};
+
+// ParseJsonText, streaming `stream.member` (see JsonArrayStream).
+bool ParseJsonText(std::string_view text, Json* out, JsonParseError* error, JsonParseLimits limits,
+                   const JsonArrayStream& stream);
 
 // The same as a Result: INVALID_ARGUMENT "<what> is not valid JSON: <Describe()>".
 Result<Json> ParseJsonText(std::string_view text, const std::string& what,

@@ -66,5 +66,47 @@ TEST(ParseJsonText, TheDefaultDepthIsConfigurable) {
   EXPECT_TRUE(ParseJsonText("[[[[[1]]]]]", &out, nullptr));
 }
 
+TEST(ParseJsonText, AStreamedMemberHandsOverEachElementAndKeepsNone) {
+  std::vector<std::string> seen;
+  JsonArrayStream stream{"steps", [&seen](const Json& root, size_t index, Json& element) {
+                           seen.push_back(std::to_string(index) + ":" + element.dump() + ":" +
+                                          std::to_string(root.size()));
+                           return true;
+                         }};
+  Json out;
+  ASSERT_TRUE(ParseJsonText(
+      R"({"a": 1, "steps": [{"id": "x", "n": [1, {"k": 2}]}, 7, [], "s", null], "z": {"steps": [1]}})",
+      &out, nullptr, {}, stream));
+  // Scalars and containers alike, in order, with the members read before the array.
+  EXPECT_EQ(seen, (std::vector<std::string>{R"(0:{"id":"x","n":[1,{"k":2}]}:2)", "1:7:2", "2:[]:2",
+                                            R"(3:"s":2)", "4:null:2"}));
+  // The member stays, empty; the same name deeper down is not streamed.
+  EXPECT_EQ(out, Json::parse(R"({"a": 1, "steps": [], "z": {"steps": [1]}})"));
+}
+
+TEST(ParseJsonText, AStreamedMemberThatIsNoArrayIsKeptAsIs) {
+  int calls = 0;
+  JsonArrayStream stream{"steps", [&calls](const Json&, size_t, Json&) { return ++calls > 0; }};
+  Json out;
+  ASSERT_TRUE(ParseJsonText(R"({"steps": {"a": [1, 2]}})", &out, nullptr, {}, stream));
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(out, Json::parse(R"({"steps": {"a": [1, 2]}})"));
+  ASSERT_TRUE(ParseJsonText(R"([{"steps": [1, 2]}])", &out, nullptr, {}, stream));
+  EXPECT_EQ(calls, 0);  // only a member of the top-level object is streamed
+}
+
+TEST(ParseJsonText, AStreamReaderCanStopTheParse) {
+  JsonArrayStream stream{"steps", [](const Json&, size_t index, Json&) { return index < 1; }};
+  Json out;
+  JsonParseError error;
+  EXPECT_FALSE(ParseJsonText(R"({"steps": [1, 2, 3]})", &out, &error, {}, stream));
+  EXPECT_TRUE(error.stopped);
+  EXPECT_EQ(error.field, "steps[1]");
+  // A syntax error after streamed elements is still a syntax error.
+  JsonArrayStream all{"steps", [](const Json&, size_t, Json&) { return true; }};
+  EXPECT_FALSE(ParseJsonText(R"({"steps": [1, 2, ]})", &out, &error, {}, all));
+  EXPECT_FALSE(error.stopped);
+}
+
 }  // namespace
 }  // namespace baton
