@@ -78,12 +78,10 @@ struct ExecutionRecord {
   std::string id;
   std::string workflow;
   int version = 1;
-  // The snapshot of the workflow the execution runs (WorkflowDef::source); null = none.
-  // Shared, never copied: every running execution of a workflow version points at the
-  // one parsed document, and a store may keep its serialised text by this pointer.
-  std::shared_ptr<const Json> definition;
-  const Json& Definition() const { return definition ? *definition : kNoDefinition; }
-  static inline const Json kNoDefinition;
+  // The snapshot of the workflow the execution runs (WorkflowDef::source: JSON text,
+  // written to a store as it is); null = none. Shared, never copied: every running
+  // execution of a workflow version points at the one text.
+  std::shared_ptr<const std::string> definition;
   Json input = Json::object();
   ExecutionStatus status = ExecutionStatus::kPending;
   int priority = 1;

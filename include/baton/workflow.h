@@ -143,7 +143,10 @@ struct WorkflowDef {
   Json output;              // null or a template value rendered at completion
   Json notify;              // null or a list (sent by the server)
   std::string source_name;  // file name, for messages
-  Json source;              // the whole document as JSON: the snapshot executions keep
+  // The whole document as JSON text: the snapshot executions keep and stores write as it
+  // is. A JSON file's own text; a YAML file's document as compact JSON (Json::dump()).
+  // Set by every parse; shared, never copied.
+  std::shared_ptr<const std::string> source;
   // The compiled form every execution runs from (ParseWorkflow, WorkflowFromSnapshot and
   // AttachPlan set it). Copies of the definition share it: whoever edits `steps` after
   // must call AttachPlan again.
@@ -194,6 +197,9 @@ ParseOutcome LoadWorkflowFile(const std::string& path);
 // WorkflowDef as the original parse, except that StepDef::line is 0. Errors are
 // VALIDATION with the diagnostics as message.
 Result<WorkflowDef> WorkflowFromSnapshot(const Json& source, std::string_view source_name);
+// The same from the snapshot's text, which the definition then shares as its `source`.
+Result<WorkflowDef> WorkflowFromSnapshot(std::shared_ptr<const std::string> source,
+                                         std::string_view source_name);
 
 // "250ms", "30s", "5m", "2h", "1h30m", or an integer number of seconds (JSON number or
 // digit string). Errors name what was expected.

@@ -285,7 +285,7 @@ Result<std::string> Engine::Impl::Start(StartRequest request) {
   }
   ex->rec.workflow = ex->def->name;
   ex->rec.version = ex->def->version;
-  ex->rec.definition = std::shared_ptr<const Json>(ex->def, &ex->def->source);  // no copy
+  ex->rec.definition = ex->def->source;  // shared, not copied
   ex->rec.input = std::move(request.input);
   ex->rec.priority = static_cast<int>(request.priority.value_or(ex->def->priority));
   ex->rec.parent_id = request.parent_id;

@@ -148,7 +148,7 @@ TEST(Reattach, ExecutionsOfOneWorkflowShareOneDefinitionBeforeAndAfterRecovery) 
   ASSERT_EQ(f.remote->started.size(), 2u);
   ASSERT_NE(f.h.Execution(a).definition, nullptr);
   EXPECT_EQ(f.h.Execution(a).definition.get(), f.h.Execution(b).definition.get());
-  EXPECT_EQ(f.h.Execution(a).Definition()["name"], "remote");
+  EXPECT_EQ(Json::parse(*f.h.Execution(a).definition)["name"], "remote");
 
   f.CrashAndRecover();
   ASSERT_EQ(f.remote->reattached.size(), 2u);
@@ -161,7 +161,7 @@ TEST(Reattach, ExecutionsOfOneWorkflowShareOneDefinitionBeforeAndAfterRecovery) 
   EXPECT_EQ(done_b.status, ExecutionStatus::kCompleted);
   ASSERT_NE(done_a.definition, nullptr);
   EXPECT_EQ(done_a.definition.get(), done_b.definition.get());
-  EXPECT_EQ(done_a.Definition()["name"], "remote");
+  EXPECT_EQ(Json::parse(*done_a.definition)["name"], "remote");
 }
 
 }  // namespace

@@ -27,9 +27,13 @@ Result<std::shared_ptr<const WorkflowDef>> Engine::Impl::SnapshotDefinition(
   // its definition thousands of times: one that is still alive and equal is shared.
   auto key = std::make_pair(execution.workflow, execution.version);
   if (auto it = snapshot_defs_.find(key); it != snapshot_defs_.end()) {
-    if (auto def = it->second.lock(); def && def->source == execution.Definition()) return def;
+    if (auto def = it->second.lock();
+        def && execution.definition &&
+        (def->source == execution.definition || *def->source == *execution.definition)) {
+      return def;
+    }
   }
-  Result<WorkflowDef> def = WorkflowFromSnapshot(execution.Definition(), execution.workflow);
+  Result<WorkflowDef> def = WorkflowFromSnapshot(execution.definition, execution.workflow);
   if (!def.ok()) {
     return Status(def.status().code(),
                   "execution '" + execution.id + "': stored definition: " + def.status().message());
@@ -51,8 +55,8 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
   auto ex = std::make_shared<ExecState>();
   ex->def = std::move(def.value());
   ex->rec = execution;
-  // The record's copy of the document goes; the shared definition's serves instead.
-  ex->rec.definition = std::shared_ptr<const Json>(ex->def, &ex->def->source);
+  // The record's copy of the text goes; the shared definition's serves instead.
+  ex->rec.definition = ex->def->source;
   ex->next_seq = last_event_seq + 1;
   if (Status st = BuildGraph(*ex); !st.ok()) return st;
   ex->signals = signals;

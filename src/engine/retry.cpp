@@ -54,7 +54,7 @@ Status Engine::Impl::Retry(const ExecutionRecord& execution, const std::vector<S
   if (executions_.count(execution.id)) {
     return Status(errc::kConflict, "execution '" + execution.id + "' is still finishing");
   }
-  auto def = WorkflowFromSnapshot(execution.Definition(), execution.workflow);
+  auto def = WorkflowFromSnapshot(execution.definition, execution.workflow);
   if (!def.ok()) return def.status();
   std::unordered_set<std::string> rerun;  // from_step and everything downstream of it
   if (!from_step.empty()) {

@@ -9,7 +9,9 @@
 
 #include <baton/workflow.h>
 
+#include <deque>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -135,14 +137,48 @@ struct StepDefaults {
 
 // Per-step parse facts the later checks need.
 struct StepSite {
-  Where where;       // the step itself
-  const Json* json;  // the step object as written (nullptr when not an object)
+  Where where;  // the step itself
+  // The step object as written; nullptr when not an object, or when nothing after the
+  // step's own parse needs it (see PreparsedSteps::kept).
+  const Json* json;
   bool has_id = false;
 };
+
+// `defaults:` (an object; fields that are wrong are reported and left at their default).
+StepDefaults ParseDefaults(const Json& v, Diags& d, const Where& where);
+
+// One element of `steps`, an object: fills `step`, fresh from the list it lives in (built
+// in place, never moved), and site->has_id; reports into `d`.
+void ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSite* site,
+               StepDef& step);
 
 // Steps: parses `steps` into wf->steps (one StepDef per object entry) and fills `sites`.
 void ParseSteps(const Json& steps, const StepDefaults& defaults, Diags& d, WorkflowDef* wf,
                 std::vector<StepSite>* sites);
+// Steps parsed while the document was read (ParseJsonWorkflow), for BuildWorkflow.
+struct PreparsedSteps {
+  std::vector<StepDef> steps;
+  std::vector<StepSite> sites;
+  // The steps the later checks read again (StepSite::json points here): those with
+  // templates, set_vars or for_each. Other steps are not kept once parsed.
+  std::deque<Json> kept;
+};
+
+// The whole document, already JSON; `lines` may be empty (a stored snapshot). With
+// `preparsed`, the top-level `steps` member of `doc` is an empty stand-in and the steps
+// are taken from it. `source` is the snapshot text to keep; null = doc.dump().
+ParseOutcome BuildWorkflow(Json doc, const LineMap& lines, const std::string& file,
+                           std::vector<Diagnostic> earlier, PreparsedSteps* preparsed,
+                           std::shared_ptr<const std::string> source);
+
+// The fast path for a valid JSON workflow: the document is read a step at a time, each
+// step parsed and dropped as soon as it is complete, and the snapshot text written as it
+// goes. nullopt for anything else (not JSON, not valid, a diagnostic, `defaults` written
+// after `steps`): the caller then takes the path that reports every problem with its line.
+// `snapshot`: the text is a stored snapshot (no lines), which the definition keeps.
+std::optional<ParseOutcome> ParseJsonWorkflow(std::string_view text, const std::string& file,
+                                              std::shared_ptr<const std::string> snapshot);
+
 // Duplicate ids, unknown and self dependencies, cycles, over the index and graph built
 // once per parse (IndexSteps, GraphOf).
 void ValidateGraph(const WorkflowDef& wf, const std::vector<StepSite>& sites,

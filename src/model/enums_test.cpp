@@ -4,6 +4,7 @@
 namespace baton {
 namespace {
 
+using testing_model::ExpectSameStep;
 using testing_model::MustParse;
 
 TEST(Enums, RoundTrip) {
@@ -78,33 +79,6 @@ TEST(ParseOutcomeTest, ToStatus) {
   EXPECT_EQ(st.message(), "f:1: one\nf:2: two");
 }
 
-void ExpectSameStep(const StepDef& a, const StepDef& b) {
-  EXPECT_EQ(a.id, b.id);
-  EXPECT_EQ(a.name, b.name);
-  EXPECT_EQ(a.description, b.description);
-  EXPECT_EQ(a.type, b.type);
-  EXPECT_EQ(a.depends_on, b.depends_on);
-  EXPECT_EQ(a.when, b.when);
-  EXPECT_EQ(a.trigger_rule, b.trigger_rule);
-  EXPECT_EQ(a.optional, b.optional);
-  EXPECT_EQ(a.timeout, b.timeout);
-  EXPECT_EQ(a.heartbeat_timeout, b.heartbeat_timeout);
-  EXPECT_EQ(a.retry.max_attempts, b.retry.max_attempts);
-  EXPECT_EQ(a.retry.initial_delay, b.retry.initial_delay);
-  EXPECT_EQ(a.retry.max_delay, b.retry.max_delay);
-  EXPECT_EQ(a.retry.multiplier, b.retry.multiplier);
-  EXPECT_EQ(a.retry.jitter, b.retry.jitter);
-  EXPECT_EQ(a.retry.retry_on, b.retry.retry_on);
-  EXPECT_EQ(a.priority, b.priority);
-  EXPECT_EQ(a.spec, b.spec);
-  EXPECT_EQ(a.for_each, b.for_each);
-  ASSERT_EQ(a.cache.has_value(), b.cache.has_value());
-  if (a.cache) {
-    EXPECT_EQ(a.cache->ttl, b.cache->ttl);
-    EXPECT_EQ(a.cache->key, b.cache->key);
-  }
-}
-
 TEST(Snapshot, RoundTripGivesTheSameDefinition) {
   WorkflowDef wf = MustParse(
       "name: snap\n"
@@ -131,7 +105,7 @@ TEST(Snapshot, RoundTripGivesTheSameDefinition) {
       "notify: [{url: 'http://hook', events: [execution.failed]}]\n",
       "snap.yaml");
   // The snapshot is stored as JSON text and read back.
-  Json stored = Json::parse(wf.source.dump());
+  Json stored = Json::parse(*wf.source);
   Result<WorkflowDef> back = WorkflowFromSnapshot(stored, "snap.yaml");
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->name, wf.name);
@@ -150,7 +124,7 @@ TEST(Snapshot, RoundTripGivesTheSameDefinition) {
   EXPECT_EQ(back->vars, wf.vars);
   EXPECT_EQ(back->output, wf.output);
   EXPECT_EQ(back->notify, wf.notify);
-  EXPECT_EQ(back->source, wf.source);
+  EXPECT_EQ(*back->source, *wf.source);
   EXPECT_EQ(back->source_name, "snap.yaml");
   ASSERT_EQ(back->steps.size(), wf.steps.size());
   for (size_t i = 0; i < wf.steps.size(); ++i) ExpectSameStep(back->steps[i], wf.steps[i]);

@@ -2,6 +2,7 @@
 // graph and references, all diagnostics collected in one pass.
 #include "model/builder.h"
 
+#include "common/json_parse.h"
 #include "expr/condition.h"
 
 #include <algorithm>
@@ -136,37 +137,6 @@ void ParseInputs(const Json& inputs, Diags& d, const Where& where, WorkflowDef* 
   }
 }
 
-StepDefaults ParseDefaults(const Json& v, Diags& d, const Where& where) {
-  StepDefaults out;
-  if (!ExpectObject(v, d, where)) return out;
-  CheckFields(v,
-              {"timeout", "heartbeat_timeout", "retry", "priority", "trigger_rule", "optional",
-               "circuit_breaker"},
-              d, where);
-  if (v.contains("timeout")) out.timeout = GetTimeout(v["timeout"], d, where.Key("timeout"));
-  if (v.contains("heartbeat_timeout")) {
-    out.heartbeat_timeout = GetTimeout(v["heartbeat_timeout"], d, where.Key("heartbeat_timeout"));
-  }
-  if (v.contains("retry")) ApplyRetry(v["retry"], &out.retry, d, where.Key("retry"));
-  if (v.contains("priority")) {
-    if (auto p = GetPriority(v["priority"], d, where.Key("priority"))) out.priority = *p;
-  }
-  if (v.contains("trigger_rule")) {
-    if (auto r = GetTriggerRule(v["trigger_rule"], d, where.Key("trigger_rule"))) {
-      out.trigger_rule = *r;
-    }
-  }
-  if (v.contains("optional")) {
-    if (auto b = GetBool(v["optional"], d, where.Key("optional"))) out.optional = *b;
-  }
-  if (v.contains("circuit_breaker")) {
-    CircuitBreakerSpec breaker;
-    ApplyCircuitBreaker(v["circuit_breaker"], &breaker, d, where.Key("circuit_breaker"));
-    out.circuit_breaker = breaker;
-  }
-  return out;
-}
-
 // The terminal events a notification may be sent for.
 constexpr const char* kNotifyEvents[] = {"execution.cancelled", "execution.completed",
                                          "execution.failed", "execution.timed_out"};
@@ -205,9 +175,40 @@ void ParseNotify(const Json& v, Diags& d, const Where& where) {
 
 }  // namespace
 
-// The whole document, already JSON; `lines` may be empty (a stored snapshot).
+StepDefaults ParseDefaults(const Json& v, Diags& d, const Where& where) {
+  StepDefaults out;
+  if (!ExpectObject(v, d, where)) return out;
+  CheckFields(v,
+              {"timeout", "heartbeat_timeout", "retry", "priority", "trigger_rule", "optional",
+               "circuit_breaker"},
+              d, where);
+  if (v.contains("timeout")) out.timeout = GetTimeout(v["timeout"], d, where.Key("timeout"));
+  if (v.contains("heartbeat_timeout")) {
+    out.heartbeat_timeout = GetTimeout(v["heartbeat_timeout"], d, where.Key("heartbeat_timeout"));
+  }
+  if (v.contains("retry")) ApplyRetry(v["retry"], &out.retry, d, where.Key("retry"));
+  if (v.contains("priority")) {
+    if (auto p = GetPriority(v["priority"], d, where.Key("priority"))) out.priority = *p;
+  }
+  if (v.contains("trigger_rule")) {
+    if (auto r = GetTriggerRule(v["trigger_rule"], d, where.Key("trigger_rule"))) {
+      out.trigger_rule = *r;
+    }
+  }
+  if (v.contains("optional")) {
+    if (auto b = GetBool(v["optional"], d, where.Key("optional"))) out.optional = *b;
+  }
+  if (v.contains("circuit_breaker")) {
+    CircuitBreakerSpec breaker;
+    ApplyCircuitBreaker(v["circuit_breaker"], &breaker, d, where.Key("circuit_breaker"));
+    out.circuit_breaker = breaker;
+  }
+  return out;
+}
+
 ParseOutcome BuildWorkflow(Json doc, const LineMap& lines, const std::string& file,
-                           std::vector<Diagnostic> earlier) {
+                           std::vector<Diagnostic> earlier, PreparsedSteps* preparsed,
+                           std::shared_ptr<const std::string> source) {
   Diags d(file, &lines);
   d.Append(std::move(earlier));
   Where root;
@@ -284,8 +285,11 @@ ParseOutcome BuildWorkflow(Json doc, const LineMap& lines, const std::string& fi
     Where w = root.Key("steps");
     const Json& steps = doc["steps"];
     if (ExpectArray(steps, d, w)) {
-      if (steps.empty()) {
+      if (preparsed != nullptr ? preparsed->steps.empty() : steps.empty()) {
         d.Add(w, "a workflow needs at least one step");
+      } else if (preparsed != nullptr) {
+        wf.steps = std::move(preparsed->steps);
+        sites = std::move(preparsed->sites);
       } else {
         ParseSteps(steps, defaults, d, &wf, &sites);
       }
@@ -315,7 +319,7 @@ ParseOutcome BuildWorkflow(Json doc, const LineMap& lines, const std::string& fi
     return ParseOutcome{std::nullopt, d.Take()};
   }
   wf.plan = std::move(plan).value();
-  wf.source = std::move(doc);
+  wf.source = source ? std::move(source) : std::make_shared<const std::string>(doc.dump());
   return ParseOutcome{std::move(wf), {}};
 }
 
@@ -324,9 +328,13 @@ ParseOutcome BuildWorkflow(Json doc, const LineMap& lines, const std::string& fi
 ParseOutcome ParseWorkflow(std::string_view text, std::string_view source_name) {
   std::string file(source_name);
   try {
+    // A valid JSON document is read a step at a time; anything else takes the path below,
+    // which reports every problem with its line.
+    if (auto fast = model::ParseJsonWorkflow(text, file, nullptr)) return std::move(*fast);
     model::SourceDoc doc = model::ParseSource(text, file);
     if (doc.syntax_error) return ParseOutcome{std::nullopt, std::move(doc.diagnostics)};
-    return model::BuildWorkflow(std::move(doc.value), doc.lines, file, std::move(doc.diagnostics));
+    return model::BuildWorkflow(std::move(doc.value), doc.lines, file, std::move(doc.diagnostics),
+                                nullptr, nullptr);
   } catch (const std::exception& e) {
     // A bug, not bad input; still a value, never an exception across the module boundary.
     return ParseOutcome{std::nullopt,
@@ -365,7 +373,30 @@ Result<WorkflowDef> WorkflowFromSnapshot(const Json& source, std::string_view so
   ParseOutcome outcome;
   try {
     model::LineMap no_lines;
-    outcome = model::BuildWorkflow(source, no_lines, file, {});
+    outcome = model::BuildWorkflow(source, no_lines, file, {}, nullptr, nullptr);
+  } catch (const std::exception& e) {
+    return Status(errc::kValidation, std::string("internal error: ") + e.what());
+  }
+  if (!outcome.ok()) return outcome.ToStatus();
+  return std::move(*outcome.workflow);
+}
+
+Result<WorkflowDef> WorkflowFromSnapshot(std::shared_ptr<const std::string> source,
+                                         std::string_view source_name) {
+  std::string file(source_name);
+  if (!source) return Status(errc::kValidation, file + ": no stored definition");
+  ParseOutcome outcome;
+  try {
+    if (auto fast = model::ParseJsonWorkflow(*source, file, source))
+      return std::move(*fast->workflow);
+    Json doc;
+    JsonParseError error;
+    if (!ParseJsonText(*source, &doc, &error)) {
+      return Status(errc::kValidation,
+                    file + ": the stored definition is not valid JSON: " + error.Describe());
+    }
+    model::LineMap no_lines;
+    outcome = model::BuildWorkflow(std::move(doc), no_lines, file, {}, nullptr, std::move(source));
   } catch (const std::exception& e) {
     return Status(errc::kValidation, std::string("internal error: ") + e.what());
   }

@@ -203,7 +203,8 @@ void ParseStepBreaker(const Json& s, const CommonKeys& keys, const StepDefaults&
   step->circuit_breaker = breaker;
 }
 
-// Fills `step`, fresh from the list it lives in: built in place, never moved.
+}  // namespace
+
 void ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSite* site,
                StepDef& step) {
   Where& w = site->where;
@@ -340,8 +341,6 @@ void ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSite* 
   if (keys.has(Bit("with"))) step.spec["with"] = s["with"];
   ParseStepBreaker(s, keys, defaults, d, w, &step);
 }
-
-}  // namespace
 
 void ParseSteps(const Json& steps, const StepDefaults& defaults, Diags& d, WorkflowDef* wf,
                 std::vector<StepSite>* sites) {

@@ -72,7 +72,7 @@ TEST(Parse, DesignExample) {
   EXPECT_EQ(wf.output, Json::parse(R"({"endpoint":"{{ steps.route.output.body.url }}"})"));
   ASSERT_TRUE(wf.notify.is_array());
   EXPECT_EQ(wf.source_name, "deploy.yaml");
-  EXPECT_EQ(wf.source["name"], Json("deploy-model"));
+  EXPECT_EQ(Json::parse(*wf.source)["name"], Json("deploy-model"));
 
   ASSERT_EQ(wf.steps.size(), 3u);
   const StepDef& dl = wf.steps[0];
@@ -106,9 +106,10 @@ TEST(Parse, DesignExample) {
 
 TEST(Parse, JsonFormGivesTheSameDefinition) {
   WorkflowDef from_yaml = MustParse(kExample, "deploy.yaml");
-  std::string json_text = from_yaml.source.dump(2);
+  std::string json_text = Json::parse(*from_yaml.source).dump(2);
   WorkflowDef from_json = MustParse(json_text, "deploy.json");
-  EXPECT_EQ(from_json.source, from_yaml.source);
+  EXPECT_EQ(Json::parse(*from_json.source), Json::parse(*from_yaml.source));
+  EXPECT_EQ(*from_json.source, json_text);  // a JSON file is its own snapshot
   ASSERT_EQ(from_json.steps.size(), 3u);
   EXPECT_EQ(from_json.steps[2].spec, from_yaml.steps[2].spec);
   EXPECT_EQ(from_json.steps[1].timeout, Duration{120'000});

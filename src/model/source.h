@@ -58,6 +58,12 @@ SourceDoc ParseSource(std::string_view text, const std::string& file);
 // (as nlohmann accepted it); empty when there is no such array.
 std::vector<int> JsonStepLines(std::string_view text);
 
+// The lines of a valid JSON document: `step_lines` (JsonStepLines) at once, every other
+// line from a libyaml pass over `text` the first time one is asked for. `text` must
+// outlive `lines`.
+void SetJsonLines(std::string_view text, const std::string& file, std::vector<int> step_lines,
+                  LineMap* lines);
+
 // YAML 1.2 core schema resolution of a plain (unquoted) scalar: null, true/false,
 // integers (decimal, 0o octal, 0x hex), floats; anything else (and .inf/.nan, which JSON
 // cannot hold) is a string.
@@ -65,5 +71,8 @@ Json ResolvePlainScalar(const std::string& text);
 
 // Offset of the first byte that is not valid UTF-8, or npos.
 size_t FindInvalidUtf8(std::string_view text);
+// Offset of the first byte neither YAML nor JSON (outside its strings' escapes) allows: a
+// C0 control character other than tab, LF and CR, or DEL; npos when there is none.
+size_t FindControlCharacter(std::string_view text);
 
 }  // namespace baton::model

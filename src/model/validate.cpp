@@ -109,9 +109,15 @@ class ReferenceChecker {
   void CheckStep(size_t i) {
     const StepSite& site = sites_[i];
     const StepDef& step = wf_.steps[i];
-    const Json& s = *site.json;
     const Where& w = site.where;
     int idx = static_cast<int>(i);
+    if (site.json != nullptr) CheckFieldValues(*site.json, step, w, idx);
+    CheckCondition(step, w, idx);
+  }
+
+  // Every template in the step's fields (a step without a template, set_vars or for_each
+  // has nothing to check here: PreparsedSteps keeps no text of it).
+  void CheckFieldValues(const Json& s, const StepDef& step, const Where& w, int idx) {
     ItemUse item = step.for_each.is_null() ? ItemUse::kNotAllowed : ItemUse::kAllowed;
     for (const auto& [key, value] : s.items()) {
       // Fields that hold no templates, or are checked below.
@@ -132,6 +138,11 @@ class ReferenceChecker {
     if (s.contains("for_each") && s["for_each"].is_string()) {
       CheckValue(s["for_each"], w.Key("for_each"), idx, ItemUse::kInForEach);
     }
+  }
+
+  // `when`, compiled once here for the plan.
+  void CheckCondition(const StepDef& step, const Where& w, int idx) {
+    ItemUse item = step.for_each.is_null() ? ItemUse::kNotAllowed : ItemUse::kAllowed;
     if (!step.when.is_null()) {
       Where ww = w.Key("when");
       Result<expr::Condition> cond = expr::CompileCondition(step.when);
@@ -139,7 +150,8 @@ class ReferenceChecker {
         d_.Add(ww, cond.status().message());
       } else {
         for (const expr::Path& p : cond->references()) CheckPath(p, "condition", idx, item, ww);
-        conditions_[i] = std::make_unique<const expr::Condition>(std::move(cond).value());
+        conditions_[static_cast<size_t>(idx)] =
+            std::make_unique<const expr::Condition>(std::move(cond).value());
       }
     }
   }

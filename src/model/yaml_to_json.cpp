@@ -353,13 +353,7 @@ void ParseJson(std::string_view text, const std::string& file, SourceDoc* doc) {
     return;
   }
   doc->value = std::move(strict);
-  doc->lines.SetLazy(JsonStepLines(text), [text, file](LineMap* lines) {
-    // Keys are quoted in JSON, so libyaml sees the same structure even where it would
-    // resolve a scalar differently: its lines are right for every pointer.
-    SourceDoc via_yaml;
-    ParseYaml(text, file, &via_yaml);
-    if (!via_yaml.syntax_error) *lines = std::move(via_yaml.lines);
-  });
+  SetJsonLines(text, file, JsonStepLines(text), &doc->lines);
 }
 
 }  // namespace
@@ -467,6 +461,25 @@ size_t FindInvalidUtf8(std::string_view text) {
   return std::string_view::npos;
 }
 
+void SetJsonLines(std::string_view text, const std::string& file, std::vector<int> step_lines,
+                  LineMap* lines) {
+  lines->SetLazy(std::move(step_lines), [text, file](LineMap* all) {
+    // Keys are quoted in JSON, so libyaml sees the same structure even where it would
+    // resolve a scalar differently: its lines are right for every pointer.
+    SourceDoc via_yaml;
+    ParseYaml(text, file, &via_yaml);
+    if (!via_yaml.syntax_error) *all = std::move(via_yaml.lines);
+  });
+}
+
+size_t FindControlCharacter(std::string_view text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) return i;
+  }
+  return std::string_view::npos;
+}
+
 SourceDoc ParseSource(std::string_view text, const std::string& file) {
   SourceDoc doc;
   size_t bad = FindInvalidUtf8(text);
@@ -478,17 +491,14 @@ SourceDoc ParseSource(std::string_view text, const std::string& file) {
   }
   // YAML (and JSON outside its strings' escapes) allows no C0 control character but tab,
   // LF and CR, and no DEL. Refused here, with the byte named, before any parser sees it.
-  for (size_t i = 0; i < text.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "0x%02x", c);
-      doc.diagnostics.push_back(Diagnostic{
-          file, LineAt(text, i), "", "",
-          std::string("control character ") + hex + " in the file (not allowed in YAML or JSON)"});
-      doc.syntax_error = true;
-      return doc;
-    }
+  if (const size_t i = FindControlCharacter(text); i != std::string_view::npos) {
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02x", static_cast<unsigned char>(text[i]));
+    doc.diagnostics.push_back(Diagnostic{
+        file, LineAt(text, i), "", "",
+        std::string("control character ") + hex + " in the file (not allowed in YAML or JSON)"});
+    doc.syntax_error = true;
+    return doc;
   }
   size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string_view::npos && text[first] == '{') {

@@ -168,7 +168,7 @@ Result<Json> ExecutionDetailJson(Store* store, const ExecutionRecord& e) {
   // The layer view from the snapshot the execution runs.
   j["layers"] = Json::array();
   j["current_layer"] = nullptr;
-  auto def = WorkflowFromSnapshot(e.Definition(), "execution " + e.id);
+  auto def = WorkflowFromSnapshot(e.definition, "execution " + e.id);
   if (def.ok()) {
     DagAnalysis dag = AnalyzeDag(*def);
     for (size_t l = 0; l < dag.layers.size(); ++l) {

@@ -51,7 +51,9 @@ void Create(ApiContext& ctx, const Call& call, const Responder& respond) {
   if (!latest.ok() && latest.status().code() != errc::kNotFound) {
     return respond(ErrorResponse(latest.status()));
   }
-  if (latest.ok() && latest->definition == def.source) {
+  // The catalog keeps the document as Json (a stored record's view shows it).
+  Json definition = Json::parse(*def.source);
+  if (latest.ok() && latest->definition == definition) {
     Json body = WorkflowJson(*latest, false);
     body["created"] = false;
     return respond(JsonResponse(200, body));
@@ -60,7 +62,7 @@ void Create(ApiContext& ctx, const Call& call, const Responder& respond) {
   rec.ns = ns;
   rec.name = def.name;
   rec.version = latest.ok() ? latest->version + 1 : 1;
-  rec.definition = def.source;
+  rec.definition = std::move(definition);
   rec.created_at = ctx.engine->clock().Now();
   WriteBatch b;
   b.workflows.push_back(rec);

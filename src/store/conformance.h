@@ -42,7 +42,7 @@ inline Json ToJson(const ExecutionRecord& e) {
   return {{"id", e.id},
           {"workflow", e.workflow},
           {"version", e.version},
-          {"definition", e.Definition()},
+          {"definition", e.definition ? Json::parse(*e.definition) : Json()},
           {"input", e.input},
           {"status", ToString(e.status)},
           {"priority", e.priority},

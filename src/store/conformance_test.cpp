@@ -64,7 +64,7 @@ TEST_P(StoreConformance, ExecutionRoundTripsEveryFieldAndUpserts) {
   e.id = "exec-1";
   e.workflow = "deploy";
   e.version = 4;
-  e.definition = std::make_shared<const Json>(RichJson());
+  e.definition = std::make_shared<const std::string>(RichJson().dump());
   e.input = Json{{"model_id", "llama"}, {"n", 3}};
   e.status = ExecutionStatus::kRunning;
   e.priority = 7;

@@ -63,7 +63,7 @@ inline ExecutionRecord Execution(const std::string& id, ExecutionStatus status, 
   e.workflow = workflow;
   e.status = status;
   e.created_at = created_at;
-  e.definition = std::make_shared<const Json>(Json{{"name", workflow}});
+  e.definition = std::make_shared<const std::string>(Json{{"name", workflow}}.dump());
   return e;
 }
 

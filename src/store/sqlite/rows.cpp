@@ -117,45 +117,12 @@ Status Write(Stmt& q, const WorkflowRecord& w) {
   return s.ok() ? s : Context(s, "writing workflow " + w.name);
 }
 
-namespace {
-
-// The serialised text of the definitions written last. An execution row is written
-// several times in its life (started, each status change, finished) and many executions
-// share one definition, which can be large: serialise it once, not per write. Keyed by
-// the shared document's address; holding it keeps that address from being reused for
-// another document while cached. Only the commit thread writes, but thread_local keeps
-// two stores in one process (tests) apart without a lock.
-class DefinitionTexts {
- public:
-  const std::string& Text(const std::shared_ptr<const Json>& def) {
-    for (Entry& e : entries_) {
-      if (e.def == def) return e.text;
-    }
-    Entry& slot = entries_[next_];
-    next_ = (next_ + 1) % entries_.size();
-    slot.def = def;
-    slot.text = def->dump(-1, ' ', false, Json::error_handler_t::replace);
-    return slot.text;
-  }
-
- private:
-  struct Entry {
-    std::shared_ptr<const Json> def;
-    std::string text;
-  };
-  std::array<Entry, 8> entries_;
-  size_t next_ = 0;
-};
-
-}  // namespace
-
 Status Write(Stmt& q, const ExecutionRecord& e) {
   q.Bind(1, e.id);
   q.Bind(2, e.workflow);
   q.Bind(3, e.version);
-  if (e.definition && !e.definition->is_null()) {
-    static thread_local DefinitionTexts texts;
-    q.Bind(4, std::string_view(texts.Text(e.definition)));
+  if (e.definition) {
+    q.Bind(4, std::string_view(*e.definition));
   } else {
     q.BindNull(4);
   }
@@ -303,9 +270,8 @@ bool Read(const Stmt& q, ExecutionRecord* e) {
   e->idempotency_key = q.Text(15);
   e->parent_step = q.Text(17);
   e->parent_attempt = static_cast<int>(q.Int(18));
-  Json definition;
-  if (!q.JsonAt(3, &definition)) return false;
-  if (!definition.is_null()) e->definition = std::make_shared<const Json>(std::move(definition));
+  // Kept as text: WorkflowFromSnapshot reads it when the execution is resumed.
+  if (!q.IsNull(3)) e->definition = std::make_shared<const std::string>(q.Text(3));
   return q.JsonAt(4, &e->input) && q.JsonAt(7, &e->output) && q.JsonAt(8, &e->error) &&
          q.JsonAt(16, &e->vars);
 }
