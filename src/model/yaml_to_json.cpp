@@ -473,9 +473,27 @@ void SetJsonLines(std::string_view text, const std::string& file, std::vector<in
 }
 
 size_t FindControlCharacter(std::string_view text) {
-  for (size_t i = 0; i < text.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) return i;
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHighs = 0x8080808080808080ULL;
+  // Some byte of `x` is below n (n <= 128); exact for the word as a whole.
+  auto has_less = [](uint64_t x, uint64_t n) { return ((x - kOnes * n) & ~x & kHighs) != 0; };
+  size_t i = 0;
+  while (i < text.size()) {
+    // Eight bytes at a time while none is below 0x20 or DEL (a word holding a tab or a
+    // line break is looked at byte by byte).
+    uint64_t word = 0;
+    if (i + sizeof word <= text.size()) {
+      std::memcpy(&word, text.data() + i, sizeof word);
+      if (!has_less(word, 0x20) && !has_less(word ^ (kOnes * 0x7f), 1)) {
+        i += sizeof word;
+        continue;
+      }
+    }
+    const size_t end = std::min(text.size(), i + sizeof word);
+    for (; i < end; ++i) {
+      const unsigned char c = static_cast<unsigned char>(text[i]);
+      if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) return i;
+    }
   }
   return std::string_view::npos;
 }

@@ -138,6 +138,23 @@ TEST(Source, ControlCharactersAreRefusedNamingTheByte) {
   EXPECT_FALSE(ParseSource("a:\t1\r\nb: 2\n", "f.yaml").syntax_error);
 }
 
+// The eight-bytes-at-a-time scan finds each refused byte at every offset in a word, next
+// to multi-byte UTF-8 (high bytes must not hide one or be taken for one), and lets the
+// allowed ones (tab, LF, CR) and every other byte through.
+TEST(Source, FindControlCharacterAtEveryOffset) {
+  const std::string base = "abc\xc3\xa9 de\tf\r\n{\"x\": 1}\xe2\x82\xac....";
+  EXPECT_EQ(FindControlCharacter(base), std::string_view::npos);
+  for (int c = 0; c < 256; ++c) {
+    const bool refused = (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f;
+    for (size_t at = 0; at <= 17; ++at) {
+      std::string text = base;
+      text.insert(at, 1, static_cast<char>(c));
+      const size_t found = FindControlCharacter(text);
+      EXPECT_EQ(found, refused ? at : std::string_view::npos) << "byte " << c << " at " << at;
+    }
+  }
+}
+
 // Regression (found by fuzz_workflow): 41 bytes with an unclosed flow mapping made
 // yaml-cpp loop without end.
 TEST(Source, AnUnclosedFlowCollectionIsASyntaxError) {
