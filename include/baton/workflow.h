@@ -92,29 +92,14 @@ struct ConcurrencySpec {
   ConcurrencyPolicy policy = ConcurrencyPolicy::kQueue;
 };
 
-struct StepDef {
-  std::string id;
-  std::string name;
+// The fields few steps set, kept apart so that a plain step stays small: a 100,000-step
+// workflow holds 100,000 StepDefs.
+struct StepExtras {
   std::string description;
-  StepType type = StepType::kNoop;
-  std::vector<std::string> depends_on;  // resolved once per definition: WorkflowPlan::graph
-  Json when;  // null, an expression string, or a structured condition object
-  TriggerRule trigger_rule = TriggerRule::kAllSuccess;
-  bool optional = false;
-  std::optional<Duration> timeout;
   std::optional<Duration> heartbeat_timeout;
   // How long an attempt should take: past it a `step.slow` event says so (the attempt
   // goes on). Unset: three times the p95 of the step's recent successful attempts.
   std::optional<Duration> expected_duration;
-  RetryPolicy retry;
-  Priority priority = Priority::kNormal;
-  // Type-specific fields, kept as written (templates unresolved): run, env, cwd, stdin,
-  // max_output, memory, cpu_time (shell); request, accept (http); duration, until
-  // (wait); command, resource, target (command); workflow, input (workflow); with (all).
-  // Byte sizes (max_output, memory) go through ParseByteSize, durations (cpu_time,
-  // request.timeout, duration) through ParseDuration; both may also be templates.
-  Json spec = Json::object();
-  Json for_each;  // null, or a template string that yields an array
   std::optional<CacheSpec> cache;
   std::optional<CircuitBreakerSpec> circuit_breaker;
   // A named pool of the namespace (empty = none): each attempt runs only while
@@ -125,7 +110,34 @@ struct StepDef {
   // (the step's own output is `steps.<id>.output`) and becomes the execution variable
   // `vars.<name>` for the steps that start after it.
   Json set_vars;
+};
+
+struct StepDef {
+  std::string id;
+  std::string name;
+  StepType type = StepType::kNoop;
+  TriggerRule trigger_rule = TriggerRule::kAllSuccess;
+  Priority priority = Priority::kNormal;
+  bool optional = false;
   int line = 0;  // line in the source file, 0 when unknown (e.g. rebuilt from a snapshot)
+  std::vector<std::string> depends_on;  // resolved once per definition: WorkflowPlan::graph
+  Json when;  // null, an expression string, or a structured condition object
+  std::optional<Duration> timeout;
+  RetryPolicy retry;
+  // Type-specific fields, kept as written (templates unresolved): run, env, cwd, stdin,
+  // max_output, memory, cpu_time (shell); request, accept (http); duration, until
+  // (wait); command, resource, target (command); workflow, input (workflow); with (all).
+  // Byte sizes (max_output, memory) go through ParseByteSize, durations (cpu_time,
+  // request.timeout, duration) through ParseDuration; both may also be templates.
+  Json spec = Json::object();
+  Json for_each;  // null, or a template string that yields an array
+  // The rarely set fields; null when all are at their defaults. Copies of the definition
+  // share them: change them through edit_extra() only.
+  std::shared_ptr<StepExtras> extras;
+
+  const StepExtras& extra() const;
+  // extras, made (or copied, when shared) for a change.
+  StepExtras& edit_extra();
 };
 
 struct WorkflowDef {

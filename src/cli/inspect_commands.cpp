@@ -19,7 +19,7 @@ namespace {
 std::vector<std::pair<const StepDef*, std::string>> Unsupported(const WorkflowDef& wf) {
   std::vector<std::pair<const StepDef*, std::string>> out;
   for (const StepDef& s : wf.steps) {
-    if (s.cache && !s.for_each.is_null()) {
+    if (s.extra().cache && !s.for_each.is_null()) {
       out.emplace_back(&s, "cache is not applied to for_each steps: the step runs every time");
     }
   }

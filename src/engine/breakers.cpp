@@ -49,7 +49,7 @@ void ApplyThresholds(const CircuitBreakerSpec& spec, BreakerRecord& rec) {
 
 Result<std::string> Engine::Impl::BreakerKey(const ExecState& ex, int step, const Json& spec) {
   const StepDef& def = *ex.steps[step].def;
-  const CircuitBreakerSpec& cb = *def.circuit_breaker;
+  const CircuitBreakerSpec& cb = *def.extra().circuit_breaker;
   std::string key;
   if (!cb.key.empty()) {
     if (cb.key.find("{{") == std::string::npos) {
@@ -107,7 +107,7 @@ bool Engine::Impl::PassBreaker(const ExecPtr& ex, int step, const Json& spec) {
     b.rec.ns = ex->rec.ns;
     b.rec.key = *key;
   }
-  ApplyThresholds(*def.circuit_breaker, b.rec);
+  ApplyThresholds(*def.extra().circuit_breaker, b.rec);
   const TimeMs now = loop_->Now();
   const std::string attempt_id = ex->rec.id + "/" + def.id + "/" + std::to_string(st.rec.attempts);
   if (b.rec.state == kBreakerOpen && now >= b.rec.probe_at) {

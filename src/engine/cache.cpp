@@ -60,7 +60,7 @@ std::optional<CacheEviction> ParseCacheEviction(std::string_view s) {
 
 Result<std::string> Engine::Impl::CacheKeyFor(const ExecState& ex, int step, const Json& spec) {
   const StepDef& def = *ex.steps[step].def;
-  const Json& key = def.cache->key;
+  const Json& key = def.extra().cache->key;
   if (key.is_string()) {
     // The workflow's own key: shared by whatever steps of the namespace name it.
     engine::ExecScope scope(ex);
@@ -127,7 +127,7 @@ void Engine::Impl::ServeCacheHit(const ExecPtr& ex, int step, const std::string&
   MarkStepDirty(ex, step);
   Emit(*ex, "step.cached", step,
        {{"key", key}, {"execution_id", entry->execution_id}, {"created_at", entry->created_at}});
-  if (st.def->set_vars.is_object()) {
+  if (st.def->extra().set_vars.is_object()) {
     if (Status set = SetVars(ex, step); !set.ok()) {
       st.rec.attempts += 1;  // the failure needs an attempt to be about
       return FailAttempt(ex, step, StepStatus::kFailed, set, nullptr);
@@ -150,7 +150,7 @@ void Engine::Impl::StoreCacheResult(const ExecPtr& ex, int step) {
   e.output = st.rec.output;
   e.bytes = static_cast<int64_t>(Dump(e.output).size());
   e.created_at = now;
-  e.expires_at = st.def->cache->ttl ? now + st.def->cache->ttl->count() : 0;
+  e.expires_at = st.def->extra().cache->ttl ? now + st.def->extra().cache->ttl->count() : 0;
   std::vector<CacheKey> evicted;
   if (cache_.Insert(e, now, &evicted)) batch_.cache_entries.push_back(std::move(e));
   DeleteCacheEntries(evicted);

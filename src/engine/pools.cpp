@@ -22,7 +22,7 @@ std::string Holder(const ExecState& ex, int step) {
 bool Engine::Impl::TakePoolSlots(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
   if (st.guards && st.guards->pool_held > 0) return true;  // given when it was woken
-  const std::string& name = st.def->pool;
+  const std::string& name = st.def->extra().pool;
   auto fail = [&](const std::string& code, const std::string& message) {
     st.rec.attempts += 1;
     st.rec.started_at = loop_->Now();
@@ -36,7 +36,7 @@ bool Engine::Impl::TakePoolSlots(const ExecPtr& ex, int step) {
     return false;
   }
   PoolState& pool = it->second;
-  const int n = st.def->pool_slots;
+  const int n = st.def->extra().pool_slots;
   if (n > pool.rec.slots) {
     fail(errc::kValidation, "asks for " + std::to_string(n) + " slots of pool '" + name +
                                 "', which has " + std::to_string(pool.rec.slots));
@@ -59,17 +59,17 @@ bool Engine::Impl::TakePoolSlots(const ExecPtr& ex, int step) {
 
 void Engine::Impl::HoldPoolSlots(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
-  if (st.def->pool.empty() || (st.guards && st.guards->pool_held > 0)) return;
+  if (st.def->extra().pool.empty() || (st.guards && st.guards->pool_held > 0)) return;
   // It held them before the restart: it keeps them, even past a size lowered since.
-  PoolState& pool = pools_[{ex->rec.ns, st.def->pool}];
-  pool.used += st.def->pool_slots;
+  PoolState& pool = pools_[{ex->rec.ns, st.def->extra().pool}];
+  pool.used += st.def->extra().pool_slots;
   pool.holders.push_back(Holder(*ex, step));
-  st.Guards().pool_held = st.def->pool_slots;
+  st.Guards().pool_held = st.def->extra().pool_slots;
 }
 
 void Engine::Impl::ReturnPoolSlots(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
-  auto it = pools_.find({ex->rec.ns, st.def->pool});
+  auto it = pools_.find({ex->rec.ns, st.def->extra().pool});
   if (it == pools_.end()) return;
   PoolState& pool = it->second;
   if (st.guards->pool_waiting) {  // ended (cancelled) while waiting
@@ -94,15 +94,15 @@ void Engine::Impl::WakePoolWaiters(PoolState& pool) {
   while (!pool.waiting.empty()) {
     auto [priority, seq, ex, step] = *pool.waiting.begin();
     StepState& st = ex->steps[step];
-    if (pool.used + st.def->pool_slots > pool.rec.slots) break;
+    if (pool.used + st.def->extra().pool_slots > pool.rec.slots) break;
     pool.waiting.erase(pool.waiting.begin());
     st.guards->pool_waiting = false;
     if (ex->finished || st.rec.status != StepStatus::kReady) continue;
     // The slots are its own from now (so nothing overtakes it before it dispatches);
     // Release() gives them back should it end without running.
-    pool.used += st.def->pool_slots;
+    pool.used += st.def->extra().pool_slots;
     pool.holders.push_back(Holder(*ex, step));
-    st.guards->pool_held = st.def->pool_slots;
+    st.guards->pool_held = st.def->extra().pool_slots;
     pool_woken_.emplace_back(ex, step);
   }
 }

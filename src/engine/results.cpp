@@ -90,7 +90,7 @@ void Engine::Impl::CompleteAttempt(const ExecPtr& ex, int step) {
   if (st.in_flight && !st.fan && st.rec.started_at) {
     RecordDuration(*ex, step, loop_->Now() - st.rec.started_at);
   }
-  if (st.def->set_vars.is_object()) {
+  if (st.def->extra().set_vars.is_object()) {
     // A variable that cannot be rendered fails the attempt, as a bad template would.
     if (Status set = SetVars(ex, step); !set.ok()) {
       return FailAttempt(ex, step, StepStatus::kFailed, set, nullptr);
@@ -124,13 +124,13 @@ void Engine::Impl::OnAttemptTimeout(const std::string& exec_id, int step,
 void Engine::Impl::ArmHeartbeat(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
   CancelHeartbeat(st);
-  if (!st.in_flight || st.fan || !st.def->heartbeat_timeout ||
-      st.def->heartbeat_timeout->count() <= 0) {
+  if (!st.in_flight || st.fan || !st.def->extra().heartbeat_timeout ||
+      st.def->extra().heartbeat_timeout->count() <= 0) {
     return;
   }
   std::string id = ex->rec.id, assignment = st.rec.assignment_id;
   st.heartbeat_timer = loop_->ScheduleAfter(
-      *st.def->heartbeat_timeout,
+      *st.def->extra().heartbeat_timeout,
       [this, id, step, assignment] { OnHeartbeatTimeout(id, step, assignment); });
 }
 
@@ -152,11 +152,12 @@ void Engine::Impl::OnHeartbeatTimeout(const std::string& exec_id, int step,
   StopStep(ex, step);
   // A failure, not a timeout: the work may be alive but silent, and the retry policy
   // decides whether another attempt is worth it.
-  FailAttempt(ex, step, StepStatus::kFailed,
-              Status(errc::kHeartbeatTimeout,
-                     "step '" + st.def->id + "' reported no progress for " +
-                         FormatDuration(*st.def->heartbeat_timeout) + " (heartbeat_timeout)"),
-              nullptr);
+  FailAttempt(
+      ex, step, StepStatus::kFailed,
+      Status(errc::kHeartbeatTimeout, "step '" + st.def->id + "' reported no progress for " +
+                                          FormatDuration(*st.def->extra().heartbeat_timeout) +
+                                          " (heartbeat_timeout)"),
+      nullptr);
 }
 
 bool Engine::Impl::RecordStepNote(const std::string& exec_id, const std::string& step_id,

@@ -141,7 +141,7 @@ void Engine::Impl::DispatchReady() {
 void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
   const StepDef& def = *st.def;
-  if (!def.pool.empty() && !TakePoolSlots(ex, step)) return;  // waits (ready), or failed
+  if (!def.extra().pool.empty() && !TakePoolSlots(ex, step)) return;  // waits (ready), or failed
   st.rec.attempts += 1;
   st.rec.status = StepStatus::kDispatched;
   st.rec.assignment_id.clear();
@@ -155,7 +155,8 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   const bool fan_out = !def.for_each.is_null();
   auto runner_it = runners_.find(def.type);
   if (!fan_out && !ex->plan->spec_has_templates[step] && runner_it != runners_.end() &&
-      runner_it->second == noop_runner_.get() && !def.circuit_breaker && !def.cache) {
+      runner_it->second == noop_runner_.get() && !def.extra().circuit_breaker &&
+      !def.extra().cache) {
     // The common noop: nothing to render, nothing to copy but its `with`, and no
     // RunResult to build: the step row gets what ApplyResult would take from one.
     ++stats_.steps_dispatched;
@@ -188,8 +189,8 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   }
   // A cached result needs no run; an open breaker refuses the attempt before anything
   // starts (the attempt has failed).
-  if (def.cache && !fan_out && LookUpCache(ex, step, spec)) return;
-  if (def.circuit_breaker && !PassBreaker(ex, step, spec)) return;
+  if (def.extra().cache && !fan_out && LookUpCache(ex, step, spec)) return;
+  if (def.extra().circuit_breaker && !PassBreaker(ex, step, spec)) return;
   Runner* runner = child ? nullptr : runner_it->second;
   ++stats_.steps_dispatched;
   // The attempt's row is written when it ends; until then the step row describes it.

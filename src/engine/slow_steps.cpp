@@ -44,8 +44,8 @@ void Engine::Impl::ArmSlowWatch(const ExecPtr& ex, int step) {
   if (!st.in_flight || st.fan || def.type == StepType::kWait) return;
   int64_t threshold = 0;
   Json basis;
-  if (def.expected_duration && def.expected_duration->count() > 0) {
-    threshold = def.expected_duration->count();
+  if (def.extra().expected_duration && def.extra().expected_duration->count() > 0) {
+    threshold = def.extra().expected_duration->count();
     basis = {{"expected_duration_ms", threshold}};
   } else {
     auto it = durations_.find(HistoryKey(*ex, def));

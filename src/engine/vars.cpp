@@ -24,7 +24,7 @@ Status Engine::Impl::SetVars(const ExecPtr& ex, int step) {
   st.rec.status = StepStatus::kCompleted;
   Result<Json> rendered = [&] {
     engine::ExecScope scope(*ex);
-    return expr::Render(st.def->set_vars, scope);
+    return expr::Render(st.def->extra().set_vars, scope);
   }();
   st.rec.status = was;
   if (!rendered.ok()) {

@@ -67,8 +67,8 @@ Result<std::vector<StepWait>> Engine::Impl::Why(const std::string& id) const {
       case StepStatus::kReady:
         if (st.guards && st.guards->pool_waiting) {
           w.kind = "pool";
-          w.breaker = st.def->pool;
-          auto pool = pools_.find({ex->rec.ns, st.def->pool});
+          w.breaker = st.def->extra().pool;
+          auto pool = pools_.find({ex->rec.ns, st.def->extra().pool});
           if (pool != pools_.end()) {
             w.limit = pool->second.rec.slots;
             w.steps = pool->second.holders;

@@ -103,6 +103,20 @@ Duration RetryPolicy::DelayBefore(int next_attempt) const {
   return Duration{static_cast<Duration::rep>(delay)};
 }
 
+const StepExtras& StepDef::extra() const {
+  static const StepExtras kNone;
+  return extras ? *extras : kNone;
+}
+
+StepExtras& StepDef::edit_extra() {
+  if (!extras) {
+    extras = std::make_shared<StepExtras>();
+  } else if (extras.use_count() > 1) {
+    extras = std::make_shared<StepExtras>(*extras);
+  }
+  return *extras;
+}
+
 int WorkflowDef::FindStep(std::string_view id) const {
   for (size_t i = 0; i < steps.size(); ++i) {
     if (steps[i].id == id) return static_cast<int>(i);

@@ -133,7 +133,7 @@ void ParseSetVars(const Json& v, Diags& d, const Where& w, StepDef* step) {
             "with a digit");
     }
   }
-  step->set_vars = v;
+  step->edit_extra().set_vars = v;
 }
 
 void ParseDependsOn(const Json& v, Diags& d, const At& w, StepDef* step) {
@@ -179,7 +179,7 @@ void ParseCache(const Json& v, Diags& d, const Where& w, StepDef* step) {
       d.Add(w.Key("key"), std::string("expected string, got ") + TypeName(cache.key));
     }
   }
-  step->cache = std::move(cache);
+  step->edit_extra().cache = std::move(cache);
 }
 
 // The step's own circuit_breaker over the defaults' (which only http and command steps
@@ -187,9 +187,11 @@ void ParseCache(const Json& v, Diags& d, const Where& w, StepDef* step) {
 void ParseStepBreaker(const Json& s, const CommonKeys& keys, const StepDefaults& defaults, Diags& d,
                       const Where& w, StepDef* step) {
   const bool calls_out = step->type == StepType::kHttp || step->type == StepType::kCommand;
-  if (calls_out) step->circuit_breaker = defaults.circuit_breaker;
+  if (calls_out && defaults.circuit_breaker) {
+    step->edit_extra().circuit_breaker = defaults.circuit_breaker;
+  }
   if (!keys.has(Bit("circuit_breaker"))) return;
-  CircuitBreakerSpec breaker = step->circuit_breaker.value_or(CircuitBreakerSpec{});
+  CircuitBreakerSpec breaker = step->extra().circuit_breaker.value_or(CircuitBreakerSpec{});
   const size_t before = d.size();
   Where bw = w.Key("circuit_breaker");
   ApplyCircuitBreaker(s["circuit_breaker"], &breaker, d, bw);
@@ -200,7 +202,7 @@ void ParseStepBreaker(const Json& s, const CommonKeys& keys, const StepDefaults&
                              "host, the command)");
     return;
   }
-  step->circuit_breaker = breaker;
+  step->edit_extra().circuit_breaker = breaker;
 }
 
 }  // namespace
@@ -255,7 +257,9 @@ void ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSite* 
     if (auto v = GetString(s["name"], d, {w, "name"})) step.name = *v;
   }
   if (keys.has(Bit("description"))) {
-    if (auto v = GetString(s["description"], d, {w, "description"})) step.description = *v;
+    if (auto v = GetString(s["description"], d, {w, "description"})) {
+      step.edit_extra().description = *v;
+    }
   }
   if (keys.has(Bit("depends_on"))) ParseDependsOn(s["depends_on"], d, At(w, "depends_on"), &step);
   if (keys.has(Bit("when"))) {
@@ -278,14 +282,14 @@ void ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSite* 
   }
   step.timeout = defaults.timeout;
   if (keys.has(Bit("timeout"))) step.timeout = GetTimeout(s["timeout"], d, {w, "timeout"});
-  step.heartbeat_timeout = defaults.heartbeat_timeout;
+  if (defaults.heartbeat_timeout) step.edit_extra().heartbeat_timeout = defaults.heartbeat_timeout;
   if (keys.has(Bit("pool"))) {
     if (auto pool = GetString(s["pool"], d, {w, "pool"})) {
       if (!IsWorkflowName(*pool)) {
         d.Add(w.Key("pool"), "invalid pool name '" + Abbreviated(*pool) +
                                  "' (expected [a-z0-9][a-z0-9_.-]*, at most 253 bytes)");
       }
-      step.pool = *pool;
+      step.edit_extra().pool = *pool;
     }
   }
   if (keys.has(Bit("pool_slots"))) {
@@ -295,14 +299,16 @@ void ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSite* 
     } else if (n && (*n < 1 || *n > 1'000'000)) {
       d.Add(w.Key("pool_slots"), "must be an integer from 1 to 1000000");
     } else if (n) {
-      step.pool_slots = static_cast<int>(*n);
+      step.edit_extra().pool_slots = static_cast<int>(*n);
     }
   }
   if (keys.has(Bit("expected_duration"))) {
-    step.expected_duration = GetTimeout(s["expected_duration"], d, {w, "expected_duration"});
+    step.edit_extra().expected_duration =
+        GetTimeout(s["expected_duration"], d, {w, "expected_duration"});
   }
   if (keys.has(Bit("heartbeat_timeout"))) {
-    step.heartbeat_timeout = GetTimeout(s["heartbeat_timeout"], d, {w, "heartbeat_timeout"});
+    step.edit_extra().heartbeat_timeout =
+        GetTimeout(s["heartbeat_timeout"], d, {w, "heartbeat_timeout"});
   }
   step.retry = defaults.retry;
   if (keys.has(Bit("retry"))) ApplyRetry(s["retry"], &step.retry, d, w.Key("retry"));

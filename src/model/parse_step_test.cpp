@@ -229,12 +229,12 @@ TEST(ParseStep, CacheAndForEach) {
       "  - {id: c, type: noop, cache: {}}\n");
   const StepDef& each = wf.steps[1];
   EXPECT_EQ(each.for_each, Json("{{ steps.list.output }}"));
-  ASSERT_TRUE(each.cache);
-  EXPECT_EQ(each.cache->ttl, Duration{3'600'000});
-  EXPECT_EQ(each.cache->key, Json("k-{{ item }}"));
-  ASSERT_TRUE(wf.steps[2].cache);
-  EXPECT_FALSE(wf.steps[2].cache->ttl);
-  EXPECT_TRUE(wf.steps[2].cache->key.is_null());
+  ASSERT_TRUE(each.extra().cache);
+  EXPECT_EQ(each.extra().cache->ttl, Duration{3'600'000});
+  EXPECT_EQ(each.extra().cache->key, Json("k-{{ item }}"));
+  ASSERT_TRUE(wf.steps[2].extra().cache);
+  EXPECT_FALSE(wf.steps[2].extra().cache->ttl);
+  EXPECT_TRUE(wf.steps[2].extra().cache->key.is_null());
 }
 
 }  // namespace
@@ -266,18 +266,18 @@ TEST(ParseStep, CircuitBreakerMergesOverDefaultsForStepsThatCallOut) {
       "    type: shell\n"
       "    run: 'true'\n"
       "    circuit_breaker: {key: 'db-{{ inputs.region }}'}\n");
-  ASSERT_TRUE(wf.steps[0].circuit_breaker.has_value());
-  EXPECT_EQ(wf.steps[0].circuit_breaker->failure_threshold, 3);
-  EXPECT_EQ(wf.steps[0].circuit_breaker->recovery_timeout, Duration(60'000));
-  EXPECT_EQ(wf.steps[0].circuit_breaker->success_threshold, 2);
-  EXPECT_EQ(wf.steps[0].circuit_breaker->key, "");
-  ASSERT_TRUE(wf.steps[1].circuit_breaker.has_value());
-  EXPECT_EQ(wf.steps[1].circuit_breaker->success_threshold, 1);
-  EXPECT_FALSE(wf.steps[2].circuit_breaker.has_value());  // defaults skip shell steps
-  ASSERT_TRUE(wf.steps[3].circuit_breaker.has_value());
-  EXPECT_EQ(wf.steps[3].circuit_breaker->key, "db-{{ inputs.region }}");
-  EXPECT_EQ(wf.steps[3].circuit_breaker->failure_threshold, 5);
-  EXPECT_EQ(wf.steps[3].circuit_breaker->recovery_timeout, Duration(30'000));
+  ASSERT_TRUE(wf.steps[0].extra().circuit_breaker.has_value());
+  EXPECT_EQ(wf.steps[0].extra().circuit_breaker->failure_threshold, 3);
+  EXPECT_EQ(wf.steps[0].extra().circuit_breaker->recovery_timeout, Duration(60'000));
+  EXPECT_EQ(wf.steps[0].extra().circuit_breaker->success_threshold, 2);
+  EXPECT_EQ(wf.steps[0].extra().circuit_breaker->key, "");
+  ASSERT_TRUE(wf.steps[1].extra().circuit_breaker.has_value());
+  EXPECT_EQ(wf.steps[1].extra().circuit_breaker->success_threshold, 1);
+  EXPECT_FALSE(wf.steps[2].extra().circuit_breaker.has_value());  // defaults skip shell steps
+  ASSERT_TRUE(wf.steps[3].extra().circuit_breaker.has_value());
+  EXPECT_EQ(wf.steps[3].extra().circuit_breaker->key, "db-{{ inputs.region }}");
+  EXPECT_EQ(wf.steps[3].extra().circuit_breaker->failure_threshold, 5);
+  EXPECT_EQ(wf.steps[3].extra().circuit_breaker->recovery_timeout, Duration(30'000));
 }
 
 TEST(ParseStep, CircuitBreakerFieldsAreChecked) {
@@ -304,6 +304,30 @@ TEST(ParseStep, CircuitBreakerFieldsAreChecked) {
   EXPECT_DIAG(out, 10, "b", "circuit_breaker.probes",
               "unknown field 'probes' (valid: failure_threshold, key, "
               "recovery_timeout, success_threshold)");
+}
+
+// A step that sets none of the rare fields carries none (a plain step stays small), and
+// copies of a definition share the ones set until one copy changes them.
+TEST(ParseStep, RareFieldsAreKeptApartAndSharedByCopies) {
+  WorkflowDef wf = MustParse(
+      "name: x\n"
+      "steps:\n"
+      "  - {id: a, type: noop}\n"
+      "  - {id: b, type: noop, depends_on: [a], description: the second, pool: gpus,\n"
+      "     pool_slots: 2}\n");
+  EXPECT_EQ(wf.steps[0].extras, nullptr);
+  EXPECT_EQ(wf.steps[0].extra().pool_slots, 1);  // the defaults, read through extra()
+  EXPECT_TRUE(wf.steps[0].extra().pool.empty());
+  ASSERT_NE(wf.steps[1].extras, nullptr);
+  EXPECT_EQ(wf.steps[1].extra().description, "the second");
+  EXPECT_EQ(wf.steps[1].extra().pool_slots, 2);
+
+  WorkflowDef copy = wf;
+  EXPECT_EQ(copy.steps[1].extras.get(), wf.steps[1].extras.get());
+  copy.steps[1].edit_extra().pool = "cpus";  // copied on write
+  EXPECT_EQ(wf.steps[1].extra().pool, "gpus");
+  EXPECT_EQ(copy.steps[1].extra().pool, "cpus");
+  EXPECT_EQ(copy.steps[1].extra().description, "the second");
 }
 
 }  // namespace

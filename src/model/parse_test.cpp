@@ -81,7 +81,7 @@ TEST(Parse, DesignExample) {
   EXPECT_EQ(dl.type, StepType::kCommand);
   EXPECT_EQ(dl.line, 18);
   EXPECT_EQ(dl.timeout, Duration{300'000});
-  EXPECT_EQ(dl.heartbeat_timeout, Duration{30'000});
+  EXPECT_EQ(dl.extra().heartbeat_timeout, Duration{30'000});
   EXPECT_EQ(dl.spec["command"], Json("model.download"));
   EXPECT_EQ(dl.spec["target"]["node"], Json("{{ inputs.gpu_node }}"));
   EXPECT_EQ(dl.spec["with"]["source"], Json("huggingface"));
@@ -212,8 +212,8 @@ TEST(Parse, NotifyNamesKnownEventsAndHttpUrls) {
 TEST(Parse, PoolAndPoolSlots) {
   ParseOutcome ok = Parse("name: x\nsteps: [{id: a, type: noop, pool: gpu, pool_slots: 2}]\n");
   ASSERT_TRUE(ok.ok()) << ok.ToStatus().message();
-  EXPECT_EQ(ok.workflow->steps[0].pool, "gpu");
-  EXPECT_EQ(ok.workflow->steps[0].pool_slots, 2);
+  EXPECT_EQ(ok.workflow->steps[0].extra().pool, "gpu");
+  EXPECT_EQ(ok.workflow->steps[0].extra().pool_slots, 2);
   ParseOutcome out = Parse(
       "name: x\nsteps:\n  - {id: a, type: noop, pool: GPU!, pool_slots: 0}\n"
       "  - {id: b, type: noop, pool_slots: 1}\n");
@@ -402,7 +402,7 @@ TEST(Parse, DefaultsAreInheritedAndRetryMergesFieldByField) {
       "    retry: 7\n");
   const StepDef& p = wf.steps[0];
   EXPECT_EQ(p.timeout, Duration{120'000});
-  EXPECT_EQ(p.heartbeat_timeout, Duration{20'000});
+  EXPECT_EQ(p.extra().heartbeat_timeout, Duration{20'000});
   EXPECT_EQ(p.priority, Priority::kLow);
   EXPECT_EQ(p.trigger_rule, TriggerRule::kAllDone);
   EXPECT_TRUE(p.optional);
@@ -415,7 +415,7 @@ TEST(Parse, DefaultsAreInheritedAndRetryMergesFieldByField) {
 
   const StepDef& c = wf.steps[1];
   EXPECT_EQ(c.timeout, Duration{10'000});
-  EXPECT_EQ(c.heartbeat_timeout, Duration{5000});
+  EXPECT_EQ(c.extra().heartbeat_timeout, Duration{5000});
   EXPECT_EQ(c.priority, Priority::kCritical);
   EXPECT_EQ(c.trigger_rule, TriggerRule::kAlways);
   EXPECT_FALSE(c.optional);
@@ -433,7 +433,7 @@ TEST(Parse, NoDefaults) {
   WorkflowDef wf = MustParse("name: x\nsteps: [{id: a, type: noop}]\n");
   const StepDef& s = wf.steps[0];
   EXPECT_FALSE(s.timeout);
-  EXPECT_FALSE(s.heartbeat_timeout);
+  EXPECT_FALSE(s.extra().heartbeat_timeout);
   EXPECT_EQ(s.retry.max_attempts, 1);
   EXPECT_EQ(s.trigger_rule, TriggerRule::kAllSuccess);
   EXPECT_EQ(s.priority, Priority::kNormal);
@@ -441,7 +441,7 @@ TEST(Parse, NoDefaults) {
   EXPECT_EQ(s.spec, Json::object());
   EXPECT_TRUE(s.when.is_null());
   EXPECT_TRUE(s.for_each.is_null());
-  EXPECT_FALSE(s.cache);
+  EXPECT_FALSE(s.extra().cache);
   EXPECT_EQ(wf.version, 1);
   EXPECT_EQ(wf.max_parallel, 0);
   EXPECT_TRUE(wf.output.is_null());

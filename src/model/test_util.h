@@ -44,14 +44,14 @@ inline WorkflowDef MustParse(std::string_view text, std::string_view file = "wf.
 inline void ExpectSameStep(const StepDef& a, const StepDef& b) {
   EXPECT_EQ(a.id, b.id);
   EXPECT_EQ(a.name, b.name);
-  EXPECT_EQ(a.description, b.description);
+  EXPECT_EQ(a.extra().description, b.extra().description);
   EXPECT_EQ(a.type, b.type);
   EXPECT_EQ(a.depends_on, b.depends_on);
   EXPECT_EQ(a.when, b.when);
   EXPECT_EQ(a.trigger_rule, b.trigger_rule);
   EXPECT_EQ(a.optional, b.optional);
   EXPECT_EQ(a.timeout, b.timeout);
-  EXPECT_EQ(a.heartbeat_timeout, b.heartbeat_timeout);
+  EXPECT_EQ(a.extra().heartbeat_timeout, b.extra().heartbeat_timeout);
   EXPECT_EQ(a.retry.max_attempts, b.retry.max_attempts);
   EXPECT_EQ(a.retry.initial_delay, b.retry.initial_delay);
   EXPECT_EQ(a.retry.max_delay, b.retry.max_delay);
@@ -61,10 +61,10 @@ inline void ExpectSameStep(const StepDef& a, const StepDef& b) {
   EXPECT_EQ(a.priority, b.priority);
   EXPECT_EQ(a.spec, b.spec);
   EXPECT_EQ(a.for_each, b.for_each);
-  ASSERT_EQ(a.cache.has_value(), b.cache.has_value());
-  if (a.cache) {
-    EXPECT_EQ(a.cache->ttl, b.cache->ttl);
-    EXPECT_EQ(a.cache->key, b.cache->key);
+  ASSERT_EQ(a.extra().cache.has_value(), b.extra().cache.has_value());
+  if (a.extra().cache) {
+    EXPECT_EQ(a.extra().cache->ttl, b.extra().cache->ttl);
+    EXPECT_EQ(a.extra().cache->key, b.extra().cache->key);
   }
 }
 

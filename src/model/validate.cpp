@@ -242,7 +242,7 @@ class ReferenceChecker {
 
   bool SetByAStep(const std::string& name) const {
     for (const StepDef& s : wf_.steps) {
-      if (s.set_vars.is_object() && s.set_vars.contains(name)) return true;
+      if (s.extra().set_vars.is_object() && s.extra().set_vars.contains(name)) return true;
     }
     return false;
   }
