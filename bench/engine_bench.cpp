@@ -31,7 +31,7 @@ enum Shape { kChain = 0, kFanout = 1, kLayered = 2 };
 std::shared_ptr<const WorkflowDef> MakeDag(Shape shape, int n) {
   auto wf = std::make_shared<WorkflowDef>();
   wf->name = "bench";
-  wf->source = {{"name", "bench"}};
+  wf->source = std::make_shared<const std::string>(R"({"name":"bench"})");
   wf->steps.resize(n);
   std::mt19937 rng(7);
   const int width = 100;  // layered: 1000 layers of 100
@@ -126,7 +126,7 @@ void BM_CachedInMemory(benchmark::State& state) {
   auto plain = MakeDag(kLayered, n);
   auto wf = std::make_shared<WorkflowDef>(*plain);
   for (StepDef& s : wf->steps) {
-    s.cache = CacheSpec{Duration(3'600'000), nullptr};
+    s.edit_extra().cache = CacheSpec{Duration(3'600'000), nullptr};
     s.spec["with"] = Json{{"id", s.id}};
   }
   double miss_us = 0, hit_us = 0;
