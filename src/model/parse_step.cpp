@@ -74,18 +74,22 @@ class CommonKeys {
  public:
   explicit CommonKeys(const Json& step) {
     for (const auto& [key, value] : step.items()) {
-      for (size_t i = 0; i < std::size(kCommonFieldBits); ++i) {
-        if (kCommonFieldBits[i] == key) {
-          bits_ |= uint64_t{1} << i;
-          break;
-        }
+      size_t i = 0;
+      while (i < std::size(kCommonFieldBits) && kCommonFieldBits[i] != key) ++i;
+      if (i < std::size(kCommonFieldBits)) {
+        bits_ |= uint64_t{1} << i;
+      } else {
+        all_common_ = false;
       }
     }
   }
   bool has(int bit) const { return (bits_ >> bit) & 1; }
+  // Every key is a common field (then no type's field list needs a look).
+  bool all_common() const { return all_common_; }
 
  private:
   uint64_t bits_ = 0;
+  bool all_common_ = true;
 };
 
 // A string `run`'s templates become positional parameters (see shell_template.h).
@@ -236,7 +240,7 @@ void ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSite* 
             "unknown step type '" + *t + "' (valid: noop, shell, http, wait, command, workflow)");
     }
   }
-  if (type && FieldsKnown(s, {&kCommonFields, &TypeFields(*type)})) {
+  if (type && (keys.all_common() || FieldsKnown(s, {&kCommonFields, &TypeFields(*type)}))) {
     step.type = *type;
   } else if (type) {
     std::vector<std::string> valid = kCommonFields;
