@@ -156,8 +156,10 @@ struct WorkflowDef {
   Json notify;              // null or a list (sent by the server)
   std::string source_name;  // file name, for messages
   // The whole document as JSON text: the snapshot executions keep and stores write as it
-  // is. A JSON file's own text; a YAML file's document as compact JSON (Json::dump()).
-  // Set by every parse; shared, never copied.
+  // is. Valid JSON text read by the step-at-a-time path (ParseWorkflow of JSON, a stored
+  // snapshot) is kept as written; any other document (YAML, the catalog's JSON, JSON
+  // with `defaults` after `steps`) as compact JSON (Json::dump()). Two texts may differ
+  // for the same document. Set by every parse; shared, never copied.
   std::shared_ptr<const std::string> source;
   // The compiled form every execution runs from (ParseWorkflow, WorkflowFromSnapshot and
   // AttachPlan set it). Copies of the definition share it: whoever edits `steps` after

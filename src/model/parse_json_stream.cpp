@@ -10,6 +10,8 @@
 #include "common/json_parse.h"
 #include "model/builder.h"
 
+#include <algorithm>
+
 namespace baton::model {
 std::optional<ParseOutcome> ParseJsonWorkflow(std::string_view text, const std::string& file,
                                               std::shared_ptr<const std::string> snapshot) {
@@ -20,13 +22,16 @@ std::optional<ParseOutcome> ParseJsonWorkflow(std::string_view text, const std::
     return std::nullopt;
   }
   // One line per element of `steps`: also how many StepDefs to reserve, so the vector
-  // never holds two copies while it grows.
+  // never holds two copies while it grows. Only the steps' lines: a diagnostic here only
+  // sends the document to the whole read, which finds every other line itself.
   std::vector<int> step_lines = JsonStepLines(text);
+  // The text is not known to be JSON yet: the count is trusted once the first element
+  // is an object, and never beyond what the text can hold (a step takes 20 bytes at the
+  // least: {"id":"a","type":"x"}).
+  const size_t expected_steps = std::min(step_lines.size(), text.size() / 20);
   PreparsedSteps pre;
-  pre.steps.reserve(step_lines.size());
-  pre.sites.reserve(step_lines.size());
   LineMap lines;
-  if (!snapshot) SetJsonLines(text, file, std::move(step_lines), &lines);
+  if (!snapshot) lines.SetLazy(std::move(step_lines), nullptr);
   Diags d(file, &lines);
 
   StepDefaults defaults;
@@ -43,6 +48,10 @@ std::optional<ParseOutcome> ParseJsonWorkflow(std::string_view text, const std::
           }
         }
         if (!s.is_object()) return false;
+        if (index == 0) {
+          pre.steps.reserve(expected_steps);
+          pre.sites.reserve(expected_steps);
+        }
         StepSite& site = pre.sites.emplace_back(StepSite{list.Index(index), nullptr, false});
         ParseStep(s, defaults, d, &site, pre.steps.emplace_back());
         if (d.size() > 0) return false;

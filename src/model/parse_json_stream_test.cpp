@@ -24,7 +24,9 @@ const std::vector<std::string>& ValidDocuments() {
       R"({"version": 2, "defaults": {"timeout": "1m", "retry": {"max_attempts": 3},
           "circuit_breaker": {"failure_threshold": 2}},
           "steps": [{"type": "command", "id": "dl", "command": "model.download",
-                     "with": {"size": 1.5, "big": 12345678901234, "note": "caf\u00e9 \"q\" \\ /"}},
+                     "with": {"size": 1.5, "big": 12345678901234, "note": "caf\u00e9 \"q\" \\ /"},
+                     "pool": "gpus", "pool_slots": 2, "expected_duration": "3m",
+                     "heartbeat_timeout": "10s", "description": "fetch", "cache": {"ttl": "1h"}},
                     {"id": "x", "type": "wait", "duration": "2s", "depends_on": ["dl"],
                      "priority": "high", "trigger_rule": "all_done", "optional": true}],
           "name": "mixed", "description": "d \t tab", "vars": {"k\u00fc": [1, {"z": null}]}})",
@@ -69,6 +71,16 @@ TEST(JsonStream, AValidJsonWorkflowIsReadAStepAtATimeAndMatchesTheWholeRead) {
     EXPECT_EQ(streamed.plan->graph.up, whole->plan->graph.up);
     for (size_t i = 0; i < streamed.steps.size(); ++i) {
       EXPECT_EQ(streamed.plan->conditions[i] == nullptr, whole->plan->conditions[i] == nullptr);
+    }
+    // The rare fields come through too (the defaults' breaker reaches the command step).
+    if (streamed.name == "mixed") {
+      ASSERT_TRUE(streamed.steps[0].extra().circuit_breaker);
+      EXPECT_EQ(streamed.steps[0].extra().circuit_breaker->failure_threshold, 2);
+      EXPECT_EQ(streamed.steps[0].extra().pool_slots, 2);
+      EXPECT_EQ(streamed.steps[1].extras, nullptr);
+    }
+    if (streamed.name == "templated") {
+      EXPECT_FALSE(streamed.steps[1].extra().set_vars.is_null());
     }
     // And ParseWorkflow, the public entry, gives the same.
     ParseOutcome parsed = ParseWorkflow(text, "wf.json");

@@ -61,6 +61,20 @@ inline void ExpectSameStep(const StepDef& a, const StepDef& b) {
   EXPECT_EQ(a.priority, b.priority);
   EXPECT_EQ(a.spec, b.spec);
   EXPECT_EQ(a.for_each, b.for_each);
+  EXPECT_EQ(a.extra().expected_duration, b.extra().expected_duration);
+  EXPECT_EQ(a.extra().pool, b.extra().pool);
+  EXPECT_EQ(a.extra().pool_slots, b.extra().pool_slots);
+  EXPECT_EQ(a.extra().set_vars, b.extra().set_vars);
+  ASSERT_EQ(a.extra().circuit_breaker.has_value(), b.extra().circuit_breaker.has_value());
+  if (a.extra().circuit_breaker) {
+    EXPECT_EQ(a.extra().circuit_breaker->key, b.extra().circuit_breaker->key);
+    EXPECT_EQ(a.extra().circuit_breaker->failure_threshold,
+              b.extra().circuit_breaker->failure_threshold);
+    EXPECT_EQ(a.extra().circuit_breaker->recovery_timeout,
+              b.extra().circuit_breaker->recovery_timeout);
+    EXPECT_EQ(a.extra().circuit_breaker->success_threshold,
+              b.extra().circuit_breaker->success_threshold);
+  }
   ASSERT_EQ(a.extra().cache.has_value(), b.extra().cache.has_value());
   if (a.extra().cache) {
     EXPECT_EQ(a.extra().cache->ttl, b.extra().cache->ttl);

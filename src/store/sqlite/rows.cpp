@@ -121,7 +121,7 @@ Status Write(Stmt& q, const ExecutionRecord& e) {
   q.Bind(1, e.id);
   q.Bind(2, e.workflow);
   q.Bind(3, e.version);
-  if (e.definition) {
+  if (e.definition && !e.definition->empty()) {
     q.Bind(4, std::string_view(*e.definition));
   } else {
     q.BindNull(4);
