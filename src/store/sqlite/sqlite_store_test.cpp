@@ -92,6 +92,28 @@ TEST(SqliteStore, ReopeningKeepsData) {
   EXPECT_EQ((*store)->Commit(dup).code(), errc::kStore);
 }
 
+// The definition is stored as the text it is, read back as text; an empty one is no
+// definition (NULL), not '' that a resume would then fail to parse.
+TEST(SqliteStore, ADefinitionIsKeptAsTextAndAnEmptyOneAsNone) {
+  TempDir dir;
+  auto store = OpenSqliteStore(dir.File("baton.db"));
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  WriteBatch b;
+  b.executions = {Execution("e", ExecutionStatus::kRunning, 5),
+                  Execution("f", ExecutionStatus::kRunning, 6)};
+  const std::string text = "{\n  \"name\": \"wf\",  \"steps\": []\n}";
+  b.executions[0].definition = std::make_shared<const std::string>(text);
+  b.executions[1].definition = std::make_shared<const std::string>("");
+  ASSERT_TRUE((*store)->Commit(b).ok());
+  auto e = (*store)->GetExecution("e");
+  ASSERT_TRUE(e.ok());
+  ASSERT_NE(e->definition, nullptr);
+  EXPECT_EQ(*e->definition, text);  // as written, spaces and all
+  auto f = (*store)->GetExecution("f");
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->definition, nullptr);
+}
+
 TEST(SqliteStore, RecordsSchemaVersionAndUsesWal) {
   TempDir dir;
   const std::string path = dir.File("baton.db");
