@@ -486,6 +486,32 @@ TEST_F(ServerWorkers, AResultAfterAServerSigkillIsAcceptedOnce) {
   EXPECT_EQ(steps[0]["attempts"], 1) << steps.dump();  // re-attached, not restarted
 }
 
+// Regression (CI of 2026-11-26, seen under TSan): recovery re-attaches a running step
+// to its worker in the effects of the recovery commit, and the server used to listen
+// before those ran. A worker that came back at once and reported its result was told
+// STALE_ASSIGNMENT, and the step ran again. Every commit is held back here to
+// make that window wide; the server must not answer until the step is re-attached.
+TEST_F(ServerWorkers, AResultRightAfterARestartWaitsForTheStepToBeReattached) {
+  Start();
+  PollWorker w = Worker("gpu-1");
+  ASSERT_TRUE(w.Register().ok());
+  std::string id = Submit();
+  Json cmd = w.NextCommand();
+  const std::string assignment = cmd["assignmentId"];
+  ASSERT_TRUE(w.Ack(assignment).ok());
+  server_->Kill9();
+  server_->SetEnv({"BATON_STALL_AT=store.before_commit:400"});
+  server_->Restart();
+  ASSERT_TRUE(server_->ok()) << server_->log();
+  w.api = server_->As(worker_token_);
+  ASSERT_TRUE(w.Register().ok());
+  auto done = w.Succeed(assignment, {{"path", "/at-once"}});
+  ASSERT_TRUE(done.ok()) << done.status().ToString();
+  Json e = WaitForStatus(id, "completed");
+  EXPECT_EQ(e["output"]["path"], "/at-once");
+  EXPECT_EQ(e["steps"][0]["attempts"], 1) << e["steps"].dump();
+}
+
 // Regression (issue 11, defect 5): a worker killed while it held work and started again
 // under the same id (the default id is the host name). Back within the heartbeat
 // timeout, the dead process's assignments stayed booked on the new one and filled its

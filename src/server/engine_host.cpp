@@ -42,11 +42,24 @@ Result<size_t> EngineHost::Start() {
       return;
     }
     auto ids = RecoverExecutions(store_, engine_.get());
-    if (ids.ok()) {
-      recovered.set_value(ids->size());
-    } else {
+    if (!ids.ok()) {
       recovered.set_value(ids.status());
+      return;
     }
+    // Running steps are re-attached to their runners (a remote worker's assignment) in
+    // the effects of the recovery commit. The server must not listen before they ran: a
+    // worker back at once would have its result refused as stale, and the step run again.
+    // Effects run right after this callback, in the same task; the answer is posted
+    // behind them.
+    engine_->WhenDurable([this, &recovered, count = ids->size()](const Status& st) {
+      loop_.Post([&recovered, count, st] {
+        if (st.ok()) {
+          recovered.set_value(count);
+        } else {
+          recovered.set_value(st);
+        }
+      });
+    });
   });
   running_ = true;
   thread_ = std::thread([this] {
