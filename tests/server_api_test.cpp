@@ -349,6 +349,17 @@ TEST_F(ServerApi, HealthMetricsAndOpenApi) {
                            "baton_ready_queue_depth", "baton_store_commits_total"}) {
     EXPECT_NE(metrics->body.find(name), std::string::npos) << name;
   }
+  // The chain's steps were written, each at least once (the store's figures are a
+  // periodic snapshot).
+  const std::string rows = "baton_store_rows_written_total{table=\"steps\"} ";
+  auto steps_written = [&] {
+    const size_t at = metrics->body.find(rows);
+    return at == std::string::npos ? -1 : std::stoll(metrics->body.substr(at + rows.size()));
+  };
+  EXPECT_TRUE(WaitUntil([&] {
+    metrics = admin.Send("GET", "/metrics");
+    return metrics.ok() && steps_written() >= 2;
+  })) << steps_written();
   EXPECT_EQ(server_->As("").Send("GET", "/metrics")->status, 401);
   auto api = server_->As("").Call("GET", "/api/v1/openapi.json");
   ASSERT_TRUE(api.ok());

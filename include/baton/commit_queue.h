@@ -27,6 +27,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace baton {
 
@@ -70,6 +71,14 @@ class CommitQueue {
     uint64_t batches = 0;         // batches written by them
     uint64_t max_group_seen = 0;  // most batches in one Commit
     double total_commit_ms = 0;   // wall time inside Store::Commit
+    // Records written by committed groups, by table: the write amplification of a
+    // workload (rows per step) read from outside through /metrics.
+    uint64_t execution_rows = 0;
+    uint64_t step_rows = 0;
+    uint64_t attempt_rows = 0;
+    uint64_t event_rows = 0;
+    uint64_t assignment_rows = 0;
+    uint64_t other_rows = 0;  // every other table
   };
   Stats stats() const;
 
@@ -81,6 +90,8 @@ class CommitQueue {
   };
 
   void Run();
+  static Stats RowsOf(const std::vector<const WriteBatch*>& batches);  // only the row counts
+  void CountRows(const Stats& rows);                                   // under mu_
 
   Store* const store_;
   const Options options_;

@@ -252,6 +252,16 @@ std::string ServerMetrics::Render() const {
   help("baton_store_commit_seconds_total", "counter",
        "Time inside store commits; divided by commits, the mean latency.");
   o << "baton_store_commit_seconds_total " << commits_.total_commit_ms / 1000.0 << '\n';
+  help("baton_store_rows_written_total", "counter",
+       "Records written by committed transactions, by table; divided by steps, the write "
+       "amplification of a workload.");
+  const std::pair<const char*, uint64_t> rows[] = {
+      {"executions", commits_.execution_rows},   {"steps", commits_.step_rows},
+      {"attempts", commits_.attempt_rows},       {"events", commits_.event_rows},
+      {"assignments", commits_.assignment_rows}, {"other", commits_.other_rows}};
+  for (const auto& [table, n] : rows) {
+    o << "baton_store_rows_written_total{table=\"" << table << "\"} " << n << '\n';
+  }
   help("baton_store_errors_total", "counter", "Batches the store refused.");
   o << "baton_store_errors_total " << store_errors_ << '\n';
   help("baton_http_handler_exceptions_total", "counter",

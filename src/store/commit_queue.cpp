@@ -57,6 +57,32 @@ CommitQueue::Stats CommitQueue::stats() const {
   return stats_;
 }
 
+CommitQueue::Stats CommitQueue::RowsOf(const std::vector<const WriteBatch*>& batches) {
+  Stats rows;
+  for (const WriteBatch* b : batches) {
+    rows.execution_rows += b->executions.size();
+    rows.step_rows += b->steps.size();
+    rows.attempt_rows += b->attempts.size();
+    rows.event_rows += b->events.size();
+    rows.assignment_rows += b->assignments.size();
+    rows.other_rows += b->workflows.size() + b->dead_letters.size() + b->tokens.size() +
+                       b->schedules.size() + b->hooks.size() + b->triggers.size() +
+                       b->deliveries.size() + b->workers.size() + b->reassignments.size() +
+                       b->signals.size() + b->breakers.size() + b->pools.size() +
+                       b->cache_entries.size() + b->cache_touches.size() + b->cache_deletes.size();
+  }
+  return rows;
+}
+
+void CommitQueue::CountRows(const Stats& rows) {
+  stats_.execution_rows += rows.execution_rows;
+  stats_.step_rows += rows.step_rows;
+  stats_.attempt_rows += rows.attempt_rows;
+  stats_.event_rows += rows.event_rows;
+  stats_.assignment_rows += rows.assignment_rows;
+  stats_.other_rows += rows.other_rows;
+}
+
 void CommitQueue::Run() {
   const size_t max_group = std::max<size_t>(options_.max_group, 1);
   std::vector<Item> group;
@@ -89,6 +115,7 @@ void CommitQueue::Run() {
     // what the next group picks up.
     ptrs.clear();
     for (const Item& item : group) ptrs.push_back(item.batch.get());
+    const Stats rows = RowsOf(ptrs);
     const auto start = std::chrono::steady_clock::now();
     const Status status =
         refuse ? Status(errc::kStore, "not written: an earlier batch was refused (" + earlier + ")")
@@ -106,6 +133,7 @@ void CommitQueue::Run() {
     group.clear();  // free the batches before taking the lock again
 
     lock.lock();
+    if (!refuse && status.ok()) CountRows(rows);
     if (!refuse) stats_.commits += 1;
     stats_.batches += n;
     stats_.max_group_seen = std::max<uint64_t>(stats_.max_group_seen, n);

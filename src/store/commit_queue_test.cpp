@@ -170,6 +170,8 @@ TEST(CommitQueue, FailureReachesEveryBatchOfTheGroupAndNothingIsStored) {
   queue.Submit(OneEvent("e", 2), [&](const Status& s) { later = s; });
   queue.Flush();
   EXPECT_TRUE(later.ok()) << later.ToString();
+  // Only committed rows count: the first event and the last one.
+  EXPECT_EQ(queue.stats().event_rows, 2u);
 }
 
 // Regression (found by StoreFault.FailingEachCommitInTurnLosesNothingAndLeaksNothing): a
