@@ -26,6 +26,10 @@ Engine::Impl::Impl(EventLoop* loop, Committer* committer, EngineOptions options)
   wait_runner_ = NewWaitRunner(loop_);
   runners_[StepType::kNoop] = noop_runner_.get();
   runners_[StepType::kWait] = wait_runner_.get();
+  inbox_ = std::make_shared<RunnerInbox>();
+  inbox_->loop = loop_;
+  inbox_->impl = this;
+  inbox_->alive = alive_;
 }
 
 Engine::Impl::~Impl() {

@@ -12,6 +12,7 @@
 
 #include <deque>
 #include <map>
+#include <mutex>
 #include <queue>
 #include <random>
 #include <set>
@@ -352,6 +353,22 @@ class Engine::Impl {
   // Whose events batch_ holds, in order: one entry per run of one execution's events.
   std::vector<const engine::ExecState*> event_execs_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+
+  // Runners report (started, progress, done) from any thread through one inbox. The loop
+  // handles everything that arrived before it got there in ONE turn: a worker's ack and
+  // result for a step, or a frame of 50 results, make one batch in which each step and
+  // execution is written once, instead of a batch and a row each per report.
+  struct RunnerInbox {
+    EventLoop* loop = nullptr;
+    Impl* impl = nullptr;
+    std::weak_ptr<bool> alive;
+    std::mutex mu;
+    std::vector<std::function<void()>> reports;  // in arrival order
+    bool drain_posted = false;
+  };
+  std::shared_ptr<RunnerInbox> inbox_;
+  // Any thread; `report` runs on the loop, within a turn, while the engine lives.
+  static void Deliver(const std::shared_ptr<RunnerInbox>& inbox, std::function<void()> report);
 
   // WhenDurable(): batches are numbered as submitted; committers finish them in order.
   uint64_t batches_submitted_ = 0;

@@ -131,5 +131,32 @@ TEST(RunnerPrepare, ADispatchWhoseBatchFailsIsCancelledNotStarted) {
   EXPECT_EQ(f.runner.cancelled, f.runner.prepared);
 }
 
+// A worker's ack and result often arrive together (one frame): the engine handles the
+// reports that reached it before its loop did in one turn, so the step is written once,
+// completed, in one batch, instead of a batch for `running` and another for `completed`.
+TEST(RunnerReports, ThoseThatArriveTogetherCommitInOneBatch) {
+  Fixture f;
+  const std::string id = f.StartExecution();
+  f.ReleaseAll();
+  ASSERT_EQ(f.runner.started.size(), 1u);
+  RunCallbacks& cb = f.runner.live.begin()->second;
+  cb.on_started();
+  cb.on_progress(50, Json{{"part", 1}});
+  RunResult done;
+  done.output = Json{{"path", "/m"}};
+  cb.on_done(std::move(done));
+  f.loop.RunReady();
+  ASSERT_EQ(f.committer.held(), 1u);
+  const WriteBatch& batch = f.committer.batch(0);
+  ASSERT_EQ(batch.steps.size(), 1u);
+  EXPECT_EQ(batch.steps[0].status, StepStatus::kCompleted);
+  std::vector<std::string> events;
+  for (const EventRecord& e : batch.events) events.push_back(e.type);
+  EXPECT_EQ(events, (std::vector<std::string>{"step.started", "step.progress", "step.completed",
+                                              "execution.completed"}));
+  f.ReleaseAll();
+  EXPECT_EQ(f.store->GetExecution(id)->status, ExecutionStatus::kCompleted);
+}
+
 }  // namespace
 }  // namespace baton

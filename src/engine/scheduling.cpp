@@ -271,52 +271,68 @@ void Engine::Impl::StartAssignment(const ExecPtr& ex, int step, Runner* runner, 
     runner->Prepare(req, batch_);
     prepared_.emplace_back(runner, req.assignment_id);
   }
-  std::weak_ptr<bool> alive = alive_;
   std::weak_ptr<ExecState> weak_ex = ex;
-  AddEffect(
-      [this, alive, weak_ex, step, runner, instance, reattach, req = std::move(req)]() mutable {
-        auto exs = weak_ex.lock();
-        const StepState* st = exs && !exs->finished ? &exs->steps[step] : nullptr;
-        if (st == nullptr || !st->in_flight ||
-            (instance ? !(st->fan && st->fan->live.count(req.assignment_id))
-                      : st->rec.assignment_id != req.assignment_id)) {
-          // Ended meanwhile (cancelled, timed out): no Start, but what Prepare reserved
-          // is released. The step's own cancel may follow; runners ignore the second.
-          if (!reattach) runner->Cancel(req.assignment_id);
-          return;
-        }
-        const std::string id = req.execution_id, assignment = req.assignment_id;
-        // Progress and start of an instance are reported against the step's attempt.
-        const std::string attempt_id = st->rec.assignment_id;
-        RunCallbacks cb;
-        cb.on_started = [this, alive, id, step, attempt_id] {
-          loop_->Post([=, this] {
-            if (!alive.expired()) OnStarted(id, step, attempt_id);
-          });
-        };
-        if (!instance) {
-          cb.on_progress = [this, alive, id, step, assignment](int progress, Json data) {
-            loop_->Post([=, this, data = std::move(data)] {
-              if (!alive.expired()) OnProgress(id, step, assignment, progress, data);
-            });
-          };
-        }
-        cb.on_done = [this, alive, id, step, assignment, instance](RunResult result) {
-          loop_->Post([=, this, result = std::move(result)]() mutable {
-            if (alive.expired()) return;
-            if (instance) {
-              OnInstanceDone(id, step, assignment, std::move(result));
-            } else {
-              OnDone(id, step, assignment, std::move(result));
-            }
-          });
-        };
-        if (reattach) {
-          runner->Reattach(req, std::move(cb));
+  AddEffect([this, weak_ex, step, runner, instance, reattach, req = std::move(req)]() mutable {
+    auto exs = weak_ex.lock();
+    const StepState* st = exs && !exs->finished ? &exs->steps[step] : nullptr;
+    if (st == nullptr || !st->in_flight ||
+        (instance ? !(st->fan && st->fan->live.count(req.assignment_id))
+                  : st->rec.assignment_id != req.assignment_id)) {
+      // Ended meanwhile (cancelled, timed out): no Start, but what Prepare reserved
+      // is released. The step's own cancel may follow; runners ignore the second.
+      if (!reattach) runner->Cancel(req.assignment_id);
+      return;
+    }
+    const std::string id = req.execution_id, assignment = req.assignment_id;
+    // Progress and start of an instance are reported against the step's attempt.
+    const std::string attempt_id = st->rec.assignment_id;
+    RunCallbacks cb;
+    cb.on_started = [this, inbox = inbox_, id, step, attempt_id] {
+      Deliver(inbox, [=, this] { OnStarted(id, step, attempt_id); });
+    };
+    if (!instance) {
+      cb.on_progress = [this, inbox = inbox_, id, step, assignment](int progress, Json data) {
+        Deliver(inbox, [=, this, data = std::move(data)] {
+          OnProgress(id, step, assignment, progress, data);
+        });
+      };
+    }
+    cb.on_done = [this, inbox = inbox_, id, step, assignment, instance](RunResult result) {
+      Deliver(inbox, [=, this, result = std::move(result)]() mutable {
+        if (instance) {
+          OnInstanceDone(id, step, assignment, std::move(result));
         } else {
-          runner->Start(req, std::move(cb));
+          OnDone(id, step, assignment, std::move(result));
         }
       });
+    };
+    if (reattach) {
+      runner->Reattach(req, std::move(cb));
+    } else {
+      runner->Start(req, std::move(cb));
+    }
+  });
+}
+
+void Engine::Impl::Deliver(const std::shared_ptr<RunnerInbox>& inbox,
+                           std::function<void()> report) {
+  {
+    std::lock_guard lock(inbox->mu);
+    inbox->reports.push_back(std::move(report));
+    if (inbox->drain_posted) return;
+    inbox->drain_posted = true;
+  }
+  inbox->loop->Post([inbox] {
+    std::vector<std::function<void()>> reports;
+    {
+      std::lock_guard lock(inbox->mu);
+      reports.swap(inbox->reports);
+      inbox->drain_posted = false;
+    }
+    if (inbox->alive.expired()) return;
+    TurnGuard turn(inbox->impl);
+    for (auto& each : reports) each();
+  });
 }
 
 void Engine::Impl::DrainPropagation() {
