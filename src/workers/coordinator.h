@@ -151,6 +151,22 @@ class Coordinator {
   // assignment that is not the sender's current one; NOT_FOUND for a worker that is not
   // registered (it must register again).
   Status OnMessage(const std::string& worker_id, const protocol::WorkerMessage& message);
+  // While a WriteGroup lives, the coordinator's writes are gathered and submitted as one
+  // batch when it ends, an assignment written several times (ack, then result) once, in
+  // its last state. Open one around the messages of one frame. Nests; engine thread.
+  class [[nodiscard]] WriteGroup {
+   public:
+    explicit WriteGroup(Coordinator* c) : c_(c) { ++c_->write_group_depth_; }
+    ~WriteGroup() {
+      if (--c_->write_group_depth_ == 0) c_->SubmitGroup();
+    }
+    WriteGroup(const WriteGroup&) = delete;
+    WriteGroup& operator=(const WriteGroup&) = delete;
+
+   private:
+    Coordinator* c_;
+  };
+  WriteGroup GroupWrites() { return WriteGroup(this); }
   // A sign of life without a message (a long-poll): re-arms the worker's deadline, makes
   // an UNHEALTHY worker ONLINE again. NOT_FOUND as for OnMessage.
   Status Touch(const std::string& worker_id);
@@ -238,6 +254,11 @@ class Coordinator {
                 bool revoke);
   void WriteWorker(const WorkerEntry& w);
   void Write(std::unique_ptr<WriteBatch> batch, std::function<void(const Status&)> then);
+  void SubmitGroup();  // what the last WriteGroup gathered
+  int write_group_depth_ = 0;
+  std::unique_ptr<WriteBatch> group_;
+  std::unordered_map<std::string, size_t> group_assignments_;  // dispatch id -> index
+  std::vector<std::function<void(const Status&)>> group_thens_;
   void ResendUnacknowledged(WorkerEntry& w);
   // Sends command.cancel for what was moved off this worker while it was unreachable.
   void CancelRevoked(const std::string& worker_id);

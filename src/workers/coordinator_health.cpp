@@ -6,6 +6,23 @@ namespace baton::workers {
 
 void Coordinator::Write(std::unique_ptr<WriteBatch> batch,
                         std::function<void(const Status&)> then) {
+  if (write_group_depth_ > 0) {
+    if (!group_) group_ = std::make_unique<WriteBatch>();
+    for (AssignmentRecord& a : batch->assignments) {
+      auto [at, added] = group_assignments_.try_emplace(a.dispatch_id, group_->assignments.size());
+      if (added) {
+        group_->assignments.push_back(std::move(a));
+      } else {
+        group_->assignments[at->second] = std::move(a);  // upserts: the last state is enough
+      }
+    }
+    for (WorkerRecord& w : batch->workers) group_->workers.push_back(std::move(w));
+    for (ReassignmentRecord& r : batch->reassignments) {
+      group_->reassignments.push_back(std::move(r));
+    }
+    if (then) group_thens_.push_back(std::move(then));
+    return;
+  }
   if (committer_ == nullptr) {  // unit tests of the in-memory logic
     if (then) then(Status::Ok());
     return;
@@ -17,6 +34,18 @@ void Coordinator::Write(std::unique_ptr<WriteBatch> batch,
     loop->Post([alive, then, s] {
       if (!alive.expired()) then(s);
     });
+  });
+}
+
+void Coordinator::SubmitGroup() {
+  group_assignments_.clear();
+  if (!group_) return;
+  std::unique_ptr<WriteBatch> batch = std::move(group_);
+  auto thens = std::move(group_thens_);
+  group_thens_.clear();
+  if (thens.empty()) return Write(std::move(batch), {});
+  Write(std::move(batch), [thens = std::move(thens)](const Status& s) {
+    for (const auto& then : thens) then(s);
   });
 }
 

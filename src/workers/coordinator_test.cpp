@@ -151,6 +151,32 @@ TEST(Coordinator, ASuccessfulResultCompletesWithItsOutput) {
   EXPECT_TRUE(f.coordinator->registry().Find("a")->held.empty());
 }
 
+// One frame carrying the ack, progress and result of a command: one batch, in which the
+// assignment is written once, in its last state.
+TEST(Coordinator, AGroupOfMessagesWritesEachAssignmentOnceInOneBatch) {
+  CoordinatorFixture f({}, /*hold_commits=*/true);
+  f.Connect("a");
+  const std::string id = f.Start("ex1");
+  f.holding_committer->Release();
+  f.loop.RunReady();
+  ASSERT_EQ(f.holding_committer->held(), 0u);
+  {
+    auto group = f.coordinator->GroupWrites();
+    ASSERT_TRUE(f.Ack("a", id).ok());
+    ASSERT_TRUE(f.Progress("a", id, 50, {{"bytes", 7}}).ok());
+    ASSERT_TRUE(f.Succeed("a", id, {{"path", "/m"}}).ok());
+    EXPECT_EQ(f.holding_committer->held(), 0u);  // nothing before the group ends
+  }
+  ASSERT_EQ(f.holding_committer->held(), 1u);
+  const WriteBatch& batch = f.holding_committer->batch(0);
+  ASSERT_EQ(batch.assignments.size(), 1u);
+  EXPECT_EQ(batch.assignments[0].status, "completed");
+  EXPECT_EQ(batch.assignments[0].checkpoint, (Json{{"bytes", 7}}));
+  f.holding_committer->Release();
+  EXPECT_EQ(f.Stored(id).status, "completed");
+  EXPECT_TRUE(f.Done(id).status.ok());
+}
+
 TEST(Coordinator, AFailedResultCarriesItsCodeMessageDetailsAndRetryable) {
   CoordinatorFixture f;
   f.Connect("a");

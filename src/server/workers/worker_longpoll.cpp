@@ -155,6 +155,7 @@ Status Deregister(ApiContext& ctx, Mailboxes& mailboxes, const std::string& id) 
 Json HandleBatch(ApiContext& ctx, Mailboxes& mailboxes, const std::string& id,
                  const std::vector<protocol::WorkerMessage>& messages) {
   Json results = Json::array();
+  auto group = ctx.coordinator->GroupWrites();  // one batch for the body's writes
   for (const protocol::WorkerMessage& message : messages) {
     const bool heartbeat = std::holds_alternative<protocol::Heartbeat>(message);
     const bool leaving = std::holds_alternative<protocol::Deregister>(message);

@@ -173,6 +173,9 @@ class WorkerSession : public std::enable_shared_from_this<WorkerSession> {
                         channel = channel_, messages = std::move(messages)](Engine&) {
       std::vector<protocol::ServerMessage> answers;
       bool close = false;
+      // One batch for the frame's writes: an ack and a result of the same command in
+      // one frame write its assignment once.
+      auto group = coordinator->GroupWrites();
       for (const protocol::WorkerMessage& message : messages) {
         if (close) break;  // nothing after a deregistration or a refused registration
         if (const auto* reg = std::get_if<protocol::Register>(&message)) {
