@@ -274,7 +274,6 @@ Status Engine::Impl::BuildGraph(ExecState& ex) {
                        st.def->type != StepType::kCommand && st.def->type != StepType::kWorkflow;
   }
   ex.layer_open = ex.plan->layer_size;
-  ex.execution_json = {{"id", ex.rec.id}, {"workflow", def.name}, {"version", def.version}};
   return Status::Ok();
 }
 

@@ -32,6 +32,19 @@ output: {endpoint: "{{ steps.route.output.url }}"}
   EXPECT_EQ(h.log.progress.back().percent, 100);
 }
 
+TEST(Engine, TemplatesSeeTheExecutionsIdWorkflowAndVersion) {
+  SimHarness h;
+  std::string id = h.Run(R"(
+name: whoami
+steps:
+  - {id: me, type: noop, with: {id: "{{ execution.id }}", at: "{{ execution.workflow }}/v{{ execution.version }}"}}
+output: {id: "{{ steps.me.output.id }}", at: "{{ steps.me.output.at }}"}
+)");
+  ExecutionRecord ex = h.Execution(id);
+  EXPECT_EQ(ex.status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(ex.output, (Json{{"id", id}, {"at", "whoami/v" + std::to_string(ex.version)}}));
+}
+
 TEST(Engine, DiamondMiddleStepsOverlap) {
   SimHarness h;
   h.runner->script["b"] = {{1000}};

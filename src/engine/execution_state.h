@@ -141,7 +141,6 @@ struct ExecState {
   // The definition's compiled graph, layers and conditions: def->plan, shared by every
   // execution of the definition (compiled for this one only when def has none).
   std::shared_ptr<const WorkflowPlan> plan;
-  Json execution_json;  // {id, workflow, version} for templates
 
   int64_t next_seq = 1;
   int in_flight = 0;  // dispatched steps counted against max_parallel

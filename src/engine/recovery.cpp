@@ -239,7 +239,7 @@ bool Engine::Impl::ReattachStep(const ExecPtr& ex, int step) {
                           [this, id, step, assignment] { OnAttemptTimeout(id, step, assignment); });
   }
   ArmHeartbeat(ex, step);
-  st.resolved_input = spec;
+  st.resolved_input = ex->plan->spec_has_templates[step] ? spec : Json();  // as at dispatch
   Emit(*ex, "step.reattached", step, {{"assignment_id", st.rec.assignment_id}}, st.rec.attempts);
   StartAssignment(ex, step, it->second, MakeRequest(*ex, step, std::move(spec)),
                   /*instance=*/false, /*reattach=*/true);

@@ -231,7 +231,9 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   ArmHeartbeat(ex, step);
   ArmSlowWatch(ex, step);
 
-  st.resolved_input = spec;  // kept for the dead-letter record should the step fail
+  // Kept for the dead-letter record should the step fail; a spec without templates is
+  // the definition's own (null here means that), so no copy per waiting step.
+  st.resolved_input = ex->plan->spec_has_templates[step] ? spec : Json();
   StartAssignment(ex, step, runner, MakeRequest(*ex, step, std::move(spec)), /*instance=*/false);
 }
 

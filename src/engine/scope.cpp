@@ -6,7 +6,12 @@ namespace baton::engine {
 const Json* ExecScope::Find(const expr::Path& path) const {
   const std::string& root = path.root();
   if (root == "inputs") return expr::Walk(ex_.rec.input, path, 1);
-  if (root == "execution") return expr::Walk(ex_.execution_json, path, 1);
+  if (root == "execution") {
+    // Built when a template asks, not kept per execution: most never do.
+    const Json& execution = temporaries_.emplace_back(
+        Json{{"id", ex_.rec.id}, {"workflow", ex_.def->name}, {"version", ex_.def->version}});
+    return expr::Walk(execution, path, 1);
+  }
   if (root == "vars") {
     // A variable a step set shadows the definition's constant of the same name.
     if (path.segments.size() >= 2 && ex_.rec.vars.is_object() &&
