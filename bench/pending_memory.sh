@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Resident memory per pending step on the server, and the restart of a server that holds
+# them (issue 13: <= 1 KiB per pending step; 10,000 running executions back to their
+# first dispatch in <= 1 s).
+#
+#   bench/pending_memory.sh [BIN] [BATCHES]     (default: build-release/baton, 10)
+#
+# Starts `baton server` on a fresh SQLite file, registers a one-`command`-step workflow
+# and connects no worker, so every step waits for one. Submits 1,000 executions to warm
+# up, reads VmRSS, submits BATCHES x 1,000 more, waits 1 s and reads VmRSS again: the
+# difference per execution is the figure. Then kill -9, restart, and time the new process
+# to "serving". Prints one JSON line.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+BIN=${1:-$here/../build-release/baton}
+BATCHES=${2:-10}
+dir=$(mktemp -d /tmp/baton-pending.XXXXXX)
+pid=""
+cleanup() {
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+start() {
+  "$BIN" server --listen "127.0.0.1:$port" --db "$dir/baton.db" --credentials "$dir/creds.json" \
+    --rate-limit 0 >"$dir/log" 2>&1 &
+  pid=$!
+  for _ in $(seq 300); do grep -q "baton: serving" "$dir/log" 2>/dev/null && return; sleep 0.01; done
+  echo "pending_memory.sh: the server did not start:" >&2; cat "$dir/log" >&2; exit 1
+}
+rss() { awk '/VmRSS/ {print $2 * 1024}' "/proc/$pid/status"; }
+t0=$(date +%s%N); start; t1=$(date +%s%N)
+python3 - "$port" "$dir/creds.json" "$BATCHES" <<'PY' >"$dir/steps"
+import json, sys, time, urllib.request
+port, creds, batches = sys.argv[1], sys.argv[2], int(sys.argv[3])
+token = json.load(open(creds))["token"]
+def call(method, path, body, ctype="application/json"):
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method,
+        data=body.encode(), headers={"Authorization": f"Bearer {token}", "Content-Type": ctype})
+    with urllib.request.urlopen(req) as r:
+        return json.loads(r.read() or b"null")
+call("POST", "/api/v1/workflows",
+     "name: pending\nsteps:\n  - {id: work, type: command, command: bench.wait, with: {n: 1}}\n",
+     "application/yaml")
+def submit():
+    body = json.dumps({"executions": [{"workflow": "pending", "input": {}} for _ in range(1000)]})
+    call("POST", "/api/v1/executions/batch", body)
+submit()
+PY
+sleep 1
+before=$(rss)
+python3 - "$port" "$dir/creds.json" "$BATCHES" <<'PY'
+import json, sys, urllib.request
+port, creds, batches = sys.argv[1], sys.argv[2], int(sys.argv[3])
+token = json.load(open(creds))["token"]
+for _ in range(batches):
+    body = json.dumps({"executions": [{"workflow": "pending", "input": {}} for _ in range(1000)]})
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/api/v1/executions/batch", method="POST",
+        data=body.encode(), headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    urllib.request.urlopen(req).read()
+PY
+sleep 1
+after=$(rss)
+kill -9 "$pid"; wait "$pid" 2>/dev/null || true; pid=""
+r0=$(date +%s%N); start; r1=$(date +%s%N)
+restarted=$(rss)
+echo "{\"executions\": $((BATCHES * 1000)), \"rss_before\": $before, \"rss_after\": $after," \
+  "\"bytes_per_pending_step\": $(((after - before) / (BATCHES * 1000))), \"start_ms\": $(((t1 - t0) / 1000000))," \
+  "\"restart_to_serving_ms\": $(((r1 - r0) / 1000000)), \"rss_after_restart\": $restarted}"
