@@ -1,5 +1,8 @@
 #include "common/json_parse.h"
 
+#include "common/json_fast_reader.h"
+
+#include <algorithm>
 #include <atomic>
 #include <vector>
 
@@ -13,12 +16,16 @@ std::atomic<size_t> g_default_max_depth{128};
 // object (nlohmann's own builder keeps the last silently).
 class BoundedSax {
  public:
+  // The first `already_handed` elements of a streamed array are dropped, not handed
+  // over: a reader that saw them once (an earlier pass over the same text) does not see
+  // them again.
   BoundedSax(Json* out, const JsonParseLimits& limits, size_t max_depth,
-             const JsonArrayStream* stream = nullptr)
+             const JsonArrayStream* stream = nullptr, size_t already_handed = 0)
       : root_(*out),
         max_depth_(max_depth),
         refuse_duplicates_(limits.refuse_duplicate_keys),
-        stream_(stream) {}
+        stream_(stream),
+        already_handed_(already_handed) {}
 
   bool null() { return Value(Json(nullptr)); }
   bool boolean(bool v) { return Value(Json(v)); }
@@ -116,7 +123,9 @@ class BoundedSax {
   // The streamed array's last element is complete: hand it to the reader and drop it.
   bool HandOver() {
     auto& array = streamed_->get_ref<Json::array_t&>();
-    const bool go_on = stream_->on_element(root_, frames_.back().index, array.back());
+    const size_t index = frames_.back().index;
+    const bool go_on = index < already_handed_ || stream_->on_element(root_, index, array.back());
+    handed_ = std::max(handed_, index + 1);
     array.pop_back();
     if (!go_on) {
       error_.field = Path();
@@ -167,12 +176,15 @@ class BoundedSax {
   bool refuse_duplicates_;
   const JsonArrayStream* stream_;
   Json* streamed_ = nullptr;  // the array being streamed, while it is open
+  size_t already_handed_ = 0;
+  size_t handed_ = 0;  // elements of the streamed array seen so far
   std::vector<Frame> frames_;
   JsonParseError error_;
   bool limit_hit_ = false;
 
  public:
   bool limit_hit() const { return limit_hit_; }
+  size_t handed() const { return handed_; }
 };
 
 }  // namespace
@@ -194,13 +206,63 @@ void SetDefaultMaxJsonDepth(size_t depth) {
 
 namespace {
 
+bool ReferenceParse(std::string_view text, Json* out, JsonParseError* error,
+                    const JsonParseLimits& limits, size_t depth, const JsonArrayStream* stream,
+                    size_t already_handed);
+
 bool Parse(std::string_view text, Json* out, JsonParseError* error, JsonParseLimits limits,
            const JsonArrayStream* stream) {
   size_t depth = limits.max_depth != 0 ? limits.max_depth : DefaultMaxJsonDepth();
   Json result;
+  size_t handed = 0;
+  {
+    // Valid text is read once, by the fast reader. A refusal by the handler is final;
+    // text the fast reader does not accept is read again by nlohmann's parser, which
+    // says what is wrong with it (or, should the two ever disagree, accepts it).
+    BoundedSax sax(&result, limits, depth, stream);
+    json_internal::FastJsonReader<BoundedSax> fast(text, &sax);
+    switch (fast.Run()) {
+      case json_internal::FastReadOutcome::kOk:
+        *out = std::move(result);
+        return true;
+      case json_internal::FastReadOutcome::kStopped:
+        if (error) {
+          *error = sax.error();
+          if (error->message.empty()) error->message = "invalid JSON";
+        }
+        return false;
+      case json_internal::FastReadOutcome::kInvalid:
+        handed = sax.handed();
+        break;
+    }
+  }
+  result = Json();
+  if (!ReferenceParse(text, &result, error, limits, depth, stream, handed)) return false;
+  *out = std::move(result);
+  return true;
+}
+
+}  // namespace
+
+namespace json_internal {
+
+bool ParseWithNlohmann(std::string_view text, Json* out, JsonParseError* error,
+                       JsonParseLimits limits) {
+  size_t depth = limits.max_depth != 0 ? limits.max_depth : DefaultMaxJsonDepth();
+  return ReferenceParse(text, out, error, limits, depth, nullptr, 0);
+}
+
+}  // namespace json_internal
+
+namespace {
+
+bool ReferenceParse(std::string_view text, Json* out, JsonParseError* error,
+                    const JsonParseLimits& limits, size_t depth, const JsonArrayStream* stream,
+                    size_t already_handed) {
+  Json result;
   bool ok = false;
   {
-    BoundedSax sax(&result, limits, depth, stream);
+    BoundedSax sax(&result, limits, depth, stream, already_handed);
     try {
       ok = Json::sax_parse(text.begin(), text.end(), &sax);
     } catch (const std::exception& e) {  // defensive: the SAX API reports, not throws

@@ -64,4 +64,11 @@ bool ParseJsonText(std::string_view text, Json* out, JsonParseError* error, Json
 Result<Json> ParseJsonText(std::string_view text, const std::string& what,
                            JsonParseLimits limits = {});
 
+namespace json_internal {
+// nlohmann's parser alone, with the same limits and errors: the reference the fast reader
+// is compared with (tests, fuzz_json).
+bool ParseWithNlohmann(std::string_view text, Json* out, JsonParseError* error,
+                       JsonParseLimits limits = {});
+}  // namespace json_internal
+
 }  // namespace baton
