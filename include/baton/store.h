@@ -734,7 +734,14 @@ class StoreWrapper : public Store {
   Store* target_;
 };
 
-std::unique_ptr<Store> NewMemoryStore();
+struct MemoryStoreOptions {
+  // false: committed events are not kept (GetEvents and ListEvents find none, and a
+  // repeated seq is not refused). For a run whose observers see each event as it is
+  // committed and which never reads the log back (`baton run --ephemeral`): the log was
+  // most of its memory.
+  bool keep_events = true;
+};
+std::unique_ptr<Store> NewMemoryStore(MemoryStoreOptions options = {});
 
 // The SQLite store runs in WAL mode. `synchronous_full` picks the durability trade:
 //  - FULL (default): the WAL is fsynced at every commit, so Commit() returning ok means

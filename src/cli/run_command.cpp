@@ -55,7 +55,8 @@ struct Session {
 Result<Session> OpenStore(const RunArgs& args) {
   Session s;
   if (args.ephemeral) {
-    s.store = NewMemoryStore();
+    // The live view sees every event as it is committed; nothing reads the log back.
+    s.store = NewMemoryStore({.keep_events = false});
     return s;
   }
   s.db_path = args.db.empty() ? DefaultDbPath() : args.db;

@@ -312,6 +312,10 @@ void ExecutionTables::ApplyBatch(Batch& b) {
     StepEntry& entry = DataFor(a.execution_id).steps[a.step_id];
     PutAttempt(entry.attempts, a);
   }
+  if (!keep_events_) {
+    for (auto& sg : b.signals) signals_[{sg.execution_id, sg.seq}] = Take(sg);
+    return;
+  }
   if (!b.events.empty() && b.events.front().execution_id == b.events.back().execution_id) {
     // The common case, one execution per batch. A new execution's first batch carries
     // its whole log so far: adopt it when the batch is ours, else make room once.

@@ -19,6 +19,8 @@ namespace {
 
 class MemoryStore final : public Store {
  public:
+  explicit MemoryStore(const MemoryStoreOptions& options) : executions_(options.keep_events) {}
+
   Status Commit(std::span<const WriteBatch* const> batches) override {
     std::lock_guard lock(mu_);
     if (Status s = Check(batches); !s.ok()) return s;
@@ -208,8 +210,8 @@ class MemoryStore final : public Store {
 
 }  // namespace
 
-std::unique_ptr<Store> NewMemoryStore() {
-  return std::make_unique<MemoryStore>();
+std::unique_ptr<Store> NewMemoryStore(MemoryStoreOptions options) {
+  return std::make_unique<MemoryStore>(options);
 }
 
 }  // namespace baton
