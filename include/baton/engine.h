@@ -322,6 +322,10 @@ class Engine {
   // Executions in memory that have not reached a terminal state.
   size_t ActiveCount() const;
   std::optional<ExecutionProgress> Progress(const std::string& execution_id) const;
+  // The execution's record as this engine holds it: what the batches submitted so far
+  // say (durable once WhenDurable() says so), without a store read. nullopt when it is
+  // not in memory (never started here, or finished and durable).
+  std::optional<ExecutionRecord> Record(const std::string& execution_id) const;
   EngineStats Stats() const;
   // The executions dropped from memory since the last call because the store refused a
   // batch of theirs. The store holds their last good state: a host re-adopts them with

@@ -112,6 +112,11 @@ std::optional<ExecutionProgress> Engine::Progress(const std::string& id) const {
   if (!ex) return std::nullopt;
   return impl_->ProgressOf(*ex);
 }
+std::optional<ExecutionRecord> Engine::Record(const std::string& id) const {
+  auto ex = impl_->Find(id);
+  if (!ex) return std::nullopt;
+  return ex->rec;
+}
 std::vector<std::string> Engine::TakeAbandoned() {
   return std::exchange(impl_->abandoned_, {});
 }

@@ -45,6 +45,28 @@ output: {id: "{{ steps.me.output.id }}", at: "{{ steps.me.output.at }}"}
   EXPECT_EQ(ex.output, (Json{{"id", id}, {"at", "whoami/v" + std::to_string(ex.version)}}));
 }
 
+// What a submit answers from (no store read): the record as the engine's batches say,
+// the same the store has once they are durable; gone once a finished one is.
+TEST(Engine, RecordIsWhatTheSubmittedBatchesSay) {
+  SimHarness h;
+  h.runner->script["work"] = {{100}};
+  std::string id = h.StartOnly(R"(
+name: held
+steps:
+  - {id: work, type: shell, run: "true"}
+)");
+  std::optional<ExecutionRecord> live = h.engine->Record(id);
+  ASSERT_TRUE(live.has_value());
+  EXPECT_EQ(live->status, ExecutionStatus::kRunning);
+  EXPECT_EQ(live->status, h.Execution(id).status);
+  EXPECT_EQ(live->created_at, h.Execution(id).created_at);
+  EXPECT_EQ(live->workflow, "held");
+  h.loop->RunUntilIdle();
+  EXPECT_EQ(h.Execution(id).status, ExecutionStatus::kCompleted);
+  EXPECT_FALSE(h.engine->Record(id).has_value());
+  EXPECT_FALSE(h.engine->Record("no-such-execution").has_value());
+}
+
 TEST(Engine, DiamondMiddleStepsOverlap) {
   SimHarness h;
   h.runner->script["b"] = {{1000}};

@@ -35,9 +35,10 @@ Result<ExecutionRecord> Visible(ApiContext& ctx, const Call& call) {
 }
 
 void RespondWithExecution(ApiContext& ctx, const std::string& id, int status,
-                          const Responder& respond, bool created_flag = false,
-                          bool created = false) {
-  auto e = ctx.store->GetExecution(id);
+                          const Responder& respond, bool created_flag = false, bool created = false,
+                          const ExecutionRecord* known = nullptr) {
+  Result<ExecutionRecord> e =
+      known != nullptr ? Result<ExecutionRecord>(*known) : ctx.store->GetExecution(id);
   if (!e.ok()) return respond(ErrorResponse(e.status()));
   Json body = ExecutionSummaryJson(*e);
   if (created_flag) body["created"] = created;
@@ -142,12 +143,15 @@ void Submit(ApiContext& ctx, const Call& call, const Responder& respond) {
   WorkflowReads reads;
   auto prepared = PrepareSubmit(ctx, call, *body, &reads);
   if (auto* refused = std::get_if<HttpResponse>(&prepared)) return respond(std::move(*refused));
-  ctx.submitter->Submit(std::move(std::get<SubmitRequest>(prepared)),
-                        [&ctx, respond](Result<SubmitOutcome> out) {
-                          if (!out.ok()) return respond(ErrorResponse(out.status()));
-                          RespondWithExecution(ctx, out->execution_id, out->created ? 201 : 200,
-                                               respond, true, out->created);
-                        });
+  std::get<SubmitRequest>(prepared).want_record = true;
+  ctx.submitter->Submit(
+      std::move(std::get<SubmitRequest>(prepared)), [&ctx, respond](Result<SubmitOutcome> out) {
+        if (!out.ok()) return respond(ErrorResponse(out.status()));
+        // The start's own record when there is one: no store read on
+        // the engine thread, which runs this.
+        RespondWithExecution(ctx, out->execution_id, out->created ? 201 : 200, respond, true,
+                             out->created, out->record ? &*out->record : nullptr);
+      });
 }
 
 // Up to kMaxBatch submissions in one request, as BullMQ's addBulk and graphile-worker's

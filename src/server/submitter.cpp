@@ -82,7 +82,7 @@ void Submitter::Submit(SubmitRequest request, std::function<void(Result<SubmitOu
         std::string id = f.id;
         engine.WhenDurable([done, id](const Status& st) {
           if (!st.ok()) return done(st);
-          done(SubmitOutcome{id, false});
+          done(SubmitOutcome{id, false, std::nullopt});
         });
         return;
       }
@@ -97,7 +97,7 @@ void Submitter::Submit(SubmitRequest request, std::function<void(Result<SubmitOu
         if (Status s = KeyReused(key.second, e.id, e.workflow, e.input, request); !s.ok()) {
           return done(s);
         }
-        return done(SubmitOutcome{e.id, false});
+        return done(SubmitOutcome{e.id, false, std::nullopt});
       }
     }
     StartRequest start;
@@ -112,10 +112,14 @@ void Submitter::Submit(SubmitRequest request, std::function<void(Result<SubmitOu
     if (!request.idempotency_key.empty()) {
       in_flight_[key] = InFlight{*id, request.workflow->name, request.input};
     }
-    engine.WhenDurable([this, done, key, id = *id](const Status& st) {
+    // Taken now, in the turn that submitted the start's batch: what becomes durable.
+    // (A noop-only workflow has already finished in that batch.)
+    std::optional<ExecutionRecord> record;
+    if (request.want_record) record = engine.Record(*id);
+    engine.WhenDurable([this, done, key, id = *id, record = std::move(record)](const Status& st) {
       if (!key.second.empty()) in_flight_.erase(key);
       if (!st.ok()) return done(st);
-      done(SubmitOutcome{id, true});
+      done(SubmitOutcome{id, true, std::move(record)});
     });
   });
 }

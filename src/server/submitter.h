@@ -24,11 +24,16 @@ struct SubmitRequest {
   std::optional<Priority> priority;
   std::string idempotency_key;
   std::string parent_id;
+  // Return the started execution's record in the outcome (a copy, input included).
+  bool want_record = false;
 };
 
 struct SubmitOutcome {
   std::string execution_id;
   bool created = true;  // false: an earlier submit with the same idempotency key
+  // A created execution's record as its start committed it (durable when the outcome
+  // arrives), so the answer needs no store read; unset for an earlier submit's.
+  std::optional<ExecutionRecord> record;
 };
 
 // A workflow of the catalog (version 0 = the latest), parsed from its stored definition:
