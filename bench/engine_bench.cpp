@@ -9,6 +9,8 @@
 //     on a real loop. Reports steps_per_s (target >= 50,000; issue #2 done at 10,000).
 #include <baton/engine.h>
 #include <baton/event_loop.h>
+#include <baton/memory_store.h>
+#include <baton/sqlite_store.h>
 
 #include <benchmark/benchmark.h>
 

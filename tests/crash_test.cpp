@@ -4,6 +4,7 @@
 //   state, and the event log is gap-free.
 #include "support/process_util.h"
 
+#include <baton/sqlite_store.h>
 #include <baton/store.h>
 
 #include <gtest/gtest.h>

@@ -2,9 +2,10 @@
 //
 // The engine produces WriteBatches (state changes and events of one decide step);
 // Commit() writes a group of them in one transaction and returns only when they are
-// durable (per the implementation's sync setting). Implementations: MemoryStore (tests,
-// --ephemeral) and SqliteStore (default). Every implementation passes the conformance
-// suite in src/store/conformance_test.cpp.
+// durable (per the implementation's sync setting). Implementations, each its own module
+// and target: the memory store (<baton/memory_store.h>: tests, --ephemeral) and the
+// SQLite store (<baton/sqlite_store.h>: the default). Every implementation passes the
+// conformance suite in src/store/conformance_test.cpp.
 //
 // Threading: implementations are thread-safe; Commit() calls are serialised inside.
 // Errors: store failures are Status values with code errc::kStore (the backend's message
@@ -734,37 +735,6 @@ class StoreWrapper : public Store {
   Store* target_;
 };
 
-struct MemoryStoreOptions {
-  // false: committed events are not kept (GetEvents and ListEvents find none, and a
-  // repeated seq is not refused). For a run whose observers see each event as it is
-  // committed and which never reads the log back (`baton run --ephemeral`): the log was
-  // most of its memory.
-  bool keep_events = true;
-};
-std::unique_ptr<Store> NewMemoryStore(MemoryStoreOptions options = {});
 
-// The SQLite store runs in WAL mode. `synchronous_full` picks the durability trade:
-//  - FULL (default): the WAL is fsynced at every commit, so Commit() returning ok means
-//    the batches survive a power loss or OS crash. Group commit (CommitQueue) amortises
-//    the fsync over many batches.
-//  - NORMAL: the WAL is fsynced only at checkpoints. A process crash loses nothing, but
-//    a power loss or OS crash may lose the most recent commits (they roll back as a
-//    whole; the database is never corrupted). Use it when re-running the last few
-//    steps after a power cut is acceptable; it breaks "acknowledged means durable" for
-//    remote workers in that case.
-struct SqliteOptions {
-  bool synchronous_full = true;  // false = NORMAL
-  int busy_timeout_ms = 5000;    // how long to wait for another connection's lock
-  // Hold an exclusive lock on "<path>.lock" for the store's life, so that a second
-  // process opening the same file fails at once, naming the holder's pid, instead of
-  // running the same executions a second time.
-  bool exclusive = true;
-};
-// Opens (creating if needed) the database file and applies pending schema migrations,
-// each in its own transaction. Fails with errc::kStore when the file is not a SQLite
-// database, cannot be opened, has a schema newer than this build knows, or (with
-// `exclusive`) is owned by another live process.
-Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path,
-                                               const SqliteOptions& options = {});
 
 }  // namespace baton

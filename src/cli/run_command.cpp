@@ -10,6 +10,8 @@
 
 #include <baton/engine.h>
 #include <baton/event_loop.h>
+#include <baton/memory_store.h>
+#include <baton/sqlite_store.h>
 
 #include <pthread.h>
 #include <unistd.h>

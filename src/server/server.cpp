@@ -1,4 +1,7 @@
 #include "server/server.h"
+
+#include <baton/sqlite_store.h>
+
 #include "common/thread_name.h"
 
 #include "runners/refusing_runner.h"

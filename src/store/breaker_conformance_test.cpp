@@ -1,8 +1,8 @@
 // Conformance of circuit breaker records: one per namespace and key, replaced whole.
-// Every Store implementation must pass these (the fixture is in conformance.h).
+// Every Store implementation must pass these (the fixture is in conformance_test_util.h).
 #include <baton/store.h>
 
-#include "store/conformance.h"
+#include "store/conformance_test_util.h"
 
 #include <gtest/gtest.h>
 

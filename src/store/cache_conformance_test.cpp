@@ -1,8 +1,8 @@
 // Conformance of cache entries: upserted by namespace and key, touched by hits, deleted.
-// Every Store implementation must pass these (the fixture is in conformance.h).
+// Every Store implementation must pass these (the fixture is in conformance_test_util.h).
 #include <baton/store.h>
 
-#include "store/conformance.h"
+#include "store/conformance_test_util.h"
 
 #include <gtest/gtest.h>
 

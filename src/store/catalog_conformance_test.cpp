@@ -1,9 +1,9 @@
 // Conformance of what the server keeps besides executions: namespaced workflows and
 // their versions, tokens, and the execution filters and cursor of the list API.
-// Every Store implementation must pass these (the fixture is in conformance.h).
+// Every Store implementation must pass these (the fixture is in conformance_test_util.h).
 #include <baton/store.h>
 
-#include "store/conformance.h"
+#include "store/conformance_test_util.h"
 #include "store/store_test_util.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,5 @@
 #include <baton/commit_queue.h>
+#include <baton/memory_store.h>
 
 #include "store/store_test_util.h"
 

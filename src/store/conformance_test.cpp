@@ -1,8 +1,8 @@
 // The Store conformance suite: every implementation must pass all of it. The fixture
-// and the list of implementations are in conformance.h.
+// and the list of implementations are in conformance_test_util.h.
 #include <baton/store.h>
 
-#include "store/conformance.h"
+#include "store/conformance_test_util.h"
 #include "store/store_test_util.h"
 
 #include <gtest/gtest.h>

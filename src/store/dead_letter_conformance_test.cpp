@@ -1,9 +1,9 @@
 // Conformance of the dead-letter queue: ids, replacement by id, filters, cursor pages
 // and counts by workflow, step and fingerprint. Every Store implementation must pass
-// these (the fixture is in conformance.h).
+// these (the fixture is in conformance_test_util.h).
 #include <baton/store.h>
 
-#include "store/conformance.h"
+#include "store/conformance_test_util.h"
 #include "store/store_test_util.h"
 
 #include <gtest/gtest.h>

@@ -1,9 +1,9 @@
 // Conformance of the store-wide event order: positions, ListEvents and its filters, and
 // LastEventPosition. Every Store implementation must pass these (the fixture is in
-// conformance.h).
+// conformance_test_util.h).
 #include <baton/store.h>
 
-#include "store/conformance.h"
+#include "store/conformance_test_util.h"
 #include "store/store_test_util.h"
 
 #include <gtest/gtest.h>

@@ -1,8 +1,8 @@
 // Conformance of the worker records: remote workers, assignments and reassignments.
-// Every Store implementation must pass these (the fixture is in conformance.h).
+// Every Store implementation must pass these (the fixture is in conformance_test_util.h).
 #include <baton/store.h>
 
-#include "store/conformance.h"
+#include "store/conformance_test_util.h"
 #include "store/store_test_util.h"
 
 #include <gtest/gtest.h>

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <baton/event_loop.h>
+#include <baton/memory_store.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>

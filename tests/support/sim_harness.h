@@ -4,6 +4,7 @@
 
 #include <baton/engine.h>
 #include <baton/event_loop.h>
+#include <baton/memory_store.h>
 #include <baton/store.h>
 #include <baton/workflow.h>
 

@@ -4,6 +4,7 @@
 #include "server/triggers/follow_ups.h"
 
 #include <baton/event_loop.h>
+#include <baton/memory_store.h>
 
 #include <gtest/gtest.h>
 

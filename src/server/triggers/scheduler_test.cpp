@@ -2,6 +2,7 @@
 #include "server/triggers/scheduler.h"
 
 #include <baton/event_loop.h>
+#include <baton/memory_store.h>
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,7 @@
 // MemoryStore: the Store for tests and --ephemeral runs. The in-memory scheduling
 // benchmark commits 100k-step DAGs through it, so Commit() costs O(records in the
 // batches) (store/memory/execution_tables.h says how). One mutex guards every table.
+#include <baton/memory_store.h>
 #include <baton/store.h>
 
 #include "store/memory/catalog_tables.h"

@@ -1,6 +1,8 @@
 // SqliteStore: committing batches (group commit in one transaction), and opening a store.
 #include "store/sqlite/sqlite_store.h"
 
+#include <baton/sqlite_store.h>
+
 #include "common/crash_point.h"
 #include "store/sqlite/migrations.h"
 

@@ -1,7 +1,8 @@
 // SQLite-specific behaviour; the shared contract is in conformance_test.cpp.
+#include <baton/sqlite_store.h>
 #include <baton/store.h>
 
-#include "store/conformance.h"
+#include "store/conformance_test_util.h"
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/rows.h"
 #include "store/store_test_util.h"

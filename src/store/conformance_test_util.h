@@ -3,6 +3,8 @@
 // conformance_test.cpp.
 #pragma once
 
+#include <baton/memory_store.h>
+#include <baton/sqlite_store.h>
 #include <baton/store.h>
 
 #include "store/store_test_util.h"

@@ -1,4 +1,5 @@
 // The memory store's own options (what every store does is in the conformance suites).
+#include <baton/memory_store.h>
 #include <baton/store.h>
 
 #include "store/store_test_util.h"
