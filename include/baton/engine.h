@@ -340,27 +340,27 @@ class Engine {
 
 // Loads every unfinished execution (or only `only_id`) from `store` into `engine`.
 // Returns the ids recovered.
-Result<std::vector<std::string>> RecoverExecutions(Store* store, Engine* engine,
+Result<std::vector<std::string>> RecoverExecutions(ExecutionStore* store, Engine* engine,
                                                    const std::string& only_id = "");
 
 // The sequence number of the execution's last stored event (0 when it has none): where
 // an execution picked up again (recovered, retried) continues its log.
-Result<int64_t> LastEventSeq(Store* store, const std::string& execution_id);
+Result<int64_t> LastEventSeq(ExecutionStore* store, const std::string& execution_id);
 
 // Seeds `engine` with `store`'s last event position (Engine::SetLastEventPosition):
 // every place that builds an engine over a store that may hold events calls it first.
-Status SeedEventPositions(Store* store, Engine* engine);
+Status SeedEventPositions(ExecutionStore* store, Engine* engine);
 
 // Hands `engine` the breakers stored in `store` (Engine::AdoptBreakers): every place that
 // builds an engine over a durable store calls it next to SeedEventPositions.
-Status LoadBreakers(Store* store, Engine* engine);
+Status LoadBreakers(ExecutionStore* store, Engine* engine);
 
 // Hands `engine` the cache entries stored in `store` (Engine::AdoptCache), next to
 // LoadBreakers.
-Status LoadCache(Store* store, Engine* engine);
+Status LoadCache(ExecutionStore* store, Engine* engine);
 
 // Hands `engine` the pools stored in `store` (Engine::AdoptPools), next to LoadBreakers.
-Status LoadPools(Store* store, Engine* engine);
+Status LoadPools(ExecutionStore* store, Engine* engine);
 
 // New execution id: time-ordered, 15 characters, e.g. "01jd3k5x7q4f9a2".
 std::string NewExecutionId(TimeMs now);

@@ -517,19 +517,16 @@ struct ExecutionFilter {
   std::optional<ExecutionCursor> after;  // only executions listed after this one
 };
 
-class Store {
- public:
-  virtual ~Store() = default;
+// The Store is split by role. Each role is an interface of its own, so that a consumer
+// names the part it reads (the coordinator its tables, the token check the catalog) and a
+// backend is written and tested role by role; a Store implements all of them over one
+// database, because one WriteBatch may span every role and commits in one transaction.
 
-  // Writes all batches in one transaction, in order: all or nothing.
-  virtual Status Commit(std::span<const WriteBatch* const> batches) = 0;
-  Status Commit(const WriteBatch& batch) {
-    const WriteBatch* one[] = {&batch};
-    return Commit(one);
-  }
-  // Commit() of a batch the caller is done with: the store may take records out of it
-  // instead of copying them (MemoryStore does), leaving `batch` valid but unspecified.
-  virtual Status CommitOwned(WriteBatch&& batch) { return Commit(batch); }
+// The engine's state: executions with their steps, attempts, events, signals and dead
+// letters, and what executions share in a namespace (breakers, pools, cached results).
+class ExecutionStore {
+ public:
+  virtual ~ExecutionStore() = default;
 
   virtual Result<ExecutionRecord> GetExecution(const std::string& id) = 0;  // NOT_FOUND
   // Newest first (created_at descending, then id descending).
@@ -563,6 +560,24 @@ class Store {
   // The entries matching `f` (its after_id and limit ignored) grouped by workflow, step
   // and fingerprint, largest group first (then workflow, step, fingerprint).
   virtual Result<std::vector<DeadLetterGroup>> CountDeadLetters(const DeadLetterFilter& f) = 0;
+  // The execution's signals, by seq (pending and consumed).
+  virtual Result<std::vector<SignalRecord>> ListSignals(const std::string& execution_id) = 0;
+  // Circuit breakers of one namespace (empty = all), by namespace, then key.
+  virtual Result<std::vector<BreakerRecord>> ListBreakers(const std::string& ns) = 0;
+  // Pools of one namespace (empty = all), by namespace, then name.
+  virtual Result<std::vector<PoolRecord>> ListPools(const std::string& ns) = 0;
+  // NOT_FOUND when `ns` has no pool `name`.
+  virtual Status DeletePool(const std::string& ns, const std::string& name) = 0;
+  // Cache entries of one namespace (empty = all), by namespace, then key, outputs included.
+  virtual Result<std::vector<CacheEntryRecord>> ListCacheEntries(const std::string& ns) = 0;
+};
+
+// The catalog: workflow definitions, API tokens, schedules, hooks, triggers and the outbox
+// of deliveries.
+class CatalogStore {
+ public:
+  virtual ~CatalogStore() = default;
+
   // Latest version when version == 0. NOT_FOUND when absent.
   virtual Result<WorkflowRecord> GetWorkflow(const std::string& ns, const std::string& name,
                                              int version) = 0;
@@ -599,6 +614,12 @@ class Store {
 
   virtual Result<std::vector<DeliveryRecord>> ListDeliveries(const DeliveryFilter& f) = 0;
   virtual Result<DeliveryRecord> GetDelivery(const std::string& id) = 0;  // NOT_FOUND
+};
+
+// The coordinator's tables: remote workers, their assignments and reassignments.
+class WorkerStore {
+ public:
+  virtual ~WorkerStore() = default;
 
   // Workers of one namespace (empty = all), by id.
   virtual Result<std::vector<WorkerRecord>> ListWorkers(const std::string& ns) = 0;
@@ -607,16 +628,19 @@ class Store {
   virtual Result<AssignmentRecord> GetAssignment(const std::string& id) = 0;
   virtual Result<std::vector<ReassignmentRecord>> ListReassignments(
       const ReassignmentFilter& f) = 0;
-  // The execution's signals, by seq (pending and consumed).
-  virtual Result<std::vector<SignalRecord>> ListSignals(const std::string& execution_id) = 0;
-  // Circuit breakers of one namespace (empty = all), by namespace, then key.
-  virtual Result<std::vector<BreakerRecord>> ListBreakers(const std::string& ns) = 0;
-  // Pools of one namespace (empty = all), by namespace, then name.
-  virtual Result<std::vector<PoolRecord>> ListPools(const std::string& ns) = 0;
-  // NOT_FOUND when `ns` has no pool `name`.
-  virtual Status DeletePool(const std::string& ns, const std::string& name) = 0;
-  // Cache entries of one namespace (empty = all), by namespace, then key, outputs included.
-  virtual Result<std::vector<CacheEntryRecord>> ListCacheEntries(const std::string& ns) = 0;
+};
+
+class Store : public ExecutionStore, public CatalogStore, public WorkerStore {
+ public:
+  // Writes all batches in one transaction, in order: all or nothing.
+  virtual Status Commit(std::span<const WriteBatch* const> batches) = 0;
+  Status Commit(const WriteBatch& batch) {
+    const WriteBatch* one[] = {&batch};
+    return Commit(one);
+  }
+  // Commit() of a batch the caller is done with: the store may take records out of it
+  // instead of copying them (MemoryStore does), leaving `batch` valid but unspecified.
+  virtual Status CommitOwned(WriteBatch&& batch) { return Commit(batch); }
 };
 
 // Forwards every call to another store; tests derive from it to intercept a few calls
@@ -734,7 +758,5 @@ class StoreWrapper : public Store {
  private:
   Store* target_;
 };
-
-
 
 }  // namespace baton

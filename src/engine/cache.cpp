@@ -235,7 +235,7 @@ Result<size_t> Engine::Impl::ClearCache(const std::string& ns, const std::string
   return keys.size();
 }
 
-Status LoadCache(Store* store, Engine* engine) {
+Status LoadCache(ExecutionStore* store, Engine* engine) {
   Result<std::vector<CacheEntryRecord>> entries = store->ListCacheEntries("");
   if (!entries.ok()) return entries.status();
   engine->AdoptCache(std::move(entries.value()));

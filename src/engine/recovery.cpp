@@ -246,7 +246,7 @@ bool Engine::Impl::ReattachStep(const ExecPtr& ex, int step) {
   return true;
 }
 
-Result<int64_t> LastEventSeq(Store* store, const std::string& execution_id) {
+Result<int64_t> LastEventSeq(ExecutionStore* store, const std::string& execution_id) {
   int64_t last = 0;
   for (;;) {  // page by page: a long log is never loaded whole
     auto events = store->GetEvents(execution_id, last, 10'000);
@@ -256,28 +256,28 @@ Result<int64_t> LastEventSeq(Store* store, const std::string& execution_id) {
   }
 }
 
-Status SeedEventPositions(Store* store, Engine* engine) {
+Status SeedEventPositions(ExecutionStore* store, Engine* engine) {
   Result<int64_t> last = store->LastEventPosition();
   if (!last.ok()) return last.status();
   engine->SetLastEventPosition(*last);
   return Status::Ok();
 }
 
-Status LoadPools(Store* store, Engine* engine) {
+Status LoadPools(ExecutionStore* store, Engine* engine) {
   Result<std::vector<PoolRecord>> pools = store->ListPools("");
   if (!pools.ok()) return pools.status();
   engine->AdoptPools(std::move(pools.value()));
   return Status::Ok();
 }
 
-Status LoadBreakers(Store* store, Engine* engine) {
+Status LoadBreakers(ExecutionStore* store, Engine* engine) {
   Result<std::vector<BreakerRecord>> breakers = store->ListBreakers("");
   if (!breakers.ok()) return breakers.status();
   engine->AdoptBreakers(std::move(breakers.value()));
   return Status::Ok();
 }
 
-Result<std::vector<std::string>> RecoverExecutions(Store* store, Engine* engine,
+Result<std::vector<std::string>> RecoverExecutions(ExecutionStore* store, Engine* engine,
                                                    const std::string& only_id) {
   std::vector<ExecutionRecord> to_recover;
   if (!only_id.empty()) {

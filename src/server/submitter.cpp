@@ -29,7 +29,8 @@ void Submitter::SubmitStored(const std::string& ns, const std::string& workflow,
   Submit(std::move(req), std::move(done));
 }
 
-Result<std::shared_ptr<const WorkflowDef>> LoadStoredWorkflow(Store* store, const std::string& ns,
+Result<std::shared_ptr<const WorkflowDef>> LoadStoredWorkflow(CatalogStore* store,
+                                                              const std::string& ns,
                                                               const std::string& name, int version,
                                                               WorkflowCache* cache) {
   auto wf = store->GetWorkflow(ns, name, version);

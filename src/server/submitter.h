@@ -40,7 +40,8 @@ struct SubmitOutcome {
 // what a submit by name starts, and what a `type: workflow` step starts as a child.
 // NOT_FOUND names the workflow (and version).
 // Parsed through `cache` when one is given.
-Result<std::shared_ptr<const WorkflowDef>> LoadStoredWorkflow(Store* store, const std::string& ns,
+Result<std::shared_ptr<const WorkflowDef>> LoadStoredWorkflow(CatalogStore* store,
+                                                              const std::string& ns,
                                                               const std::string& name, int version,
                                                               WorkflowCache* cache = nullptr);
 

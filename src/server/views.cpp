@@ -28,7 +28,7 @@ Json TimeOrNull(TimeMs t) {
 }
 }  // namespace
 
-Result<Json> ExecutionJson(Store* store, const std::string& id) {
+Result<Json> ExecutionJson(ExecutionStore* store, const std::string& id) {
   Result<ExecutionRecord> ex = store->GetExecution(id);
   if (!ex.ok()) return ex.status();
   Result<std::vector<StepRecord>> steps = store->GetSteps(id);
@@ -115,7 +115,7 @@ Json ExecutionSummaryJson(const ExecutionRecord& e) {
           {"completed_at", TimeOrNull(e.completed_at)}};
 }
 
-Result<Json> ExecutionDetailJson(Store* store, const ExecutionRecord& e) {
+Result<Json> ExecutionDetailJson(ExecutionStore* store, const ExecutionRecord& e) {
   Result<Json> out = ExecutionJson(store, e.id);
   if (!out.ok()) return out;
   Json& j = *out;

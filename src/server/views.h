@@ -15,14 +15,14 @@ Result<TimeMs> ParseTime(const std::string& text);
 
 // {"id","workflow","status","progress","output","error","steps":[{"id","status",
 //  "attempts","output","error":{"code","message"}|null,"started_at","completed_at"}]}
-Result<Json> ExecutionJson(Store* store, const std::string& execution_id);
+Result<Json> ExecutionJson(ExecutionStore* store, const std::string& execution_id);
 // ExecutionJson plus what the API adds: namespace, priority, parent, idempotency key,
 // timing (created_at, duration_ms), every step's attempts, and the layer view
 // ({"layers": [{"index", "steps", "done"}], "current_layer"}), and the child workflows
 // its steps started ({"children": [{"id", "workflow", "status", "parent_step",
 // "parent_attempt", ...}]}, oldest first, at most kMaxChildrenListed).
 inline constexpr size_t kMaxChildrenListed = 1000;
-Result<Json> ExecutionDetailJson(Store* store, const ExecutionRecord& execution);
+Result<Json> ExecutionDetailJson(ExecutionStore* store, const ExecutionRecord& execution);
 // One line of a list: no steps.
 Json ExecutionSummaryJson(const ExecutionRecord& e);
 Json EventJson(const EventRecord& e);

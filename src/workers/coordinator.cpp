@@ -7,7 +7,7 @@
 
 namespace baton::workers {
 
-Status Coordinator::Load(Store* store) {
+Status Coordinator::Load(WorkerStore* store) {
   AssignmentFilter active;
   active.active_only = true;
   active.limit = 0;

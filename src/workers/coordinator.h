@@ -130,7 +130,7 @@ class Coordinator {
   // Before the engine recovers: the stored workers and active assignments, so that
   // Reattach() can take the running ones over. Workers holding work are registered as
   // OFFLINE with heartbeat_timeout to come back.
-  Status Load(Store* store);
+  Status Load(WorkerStore* store);
 
   // Called with (execution id, step id, details) for every stale message.
   void SetStaleHandler(std::function<void(const std::string&, const std::string&, Json)> f) {
