@@ -20,15 +20,19 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Every step sleeps, so that its start and its end are never reported in one engine turn:
+// the run always has at least 7 batches and commits (b's and c's starts may share one),
+// and every crash point below is reached however loaded the machine. Without the sleeps
+// a fast step's start and end could share a turn under load, and point 7 was missed once.
 const char* kWorkflow = R"(
 name: crashy
 defaults:
   timeout: 30s
 steps:
-  - {id: a, type: shell, run: [sh, -c, 'echo "a $BATON_ATTEMPT" >> effects.log; echo "{\"n\": 1}"']}
+  - {id: a, type: shell, run: [sh, -c, 'sleep 0.05; echo "a $BATON_ATTEMPT" >> effects.log; echo "{\"n\": 1}"']}
   - {id: b, type: shell, run: [sh, -c, 'touch started_b; sleep 0.3; echo "b $BATON_ATTEMPT" >> effects.log; echo "{\"n\": 2}"'], depends_on: [a]}
-  - {id: c, type: shell, run: [sh, -c, 'echo "c $BATON_ATTEMPT" >> effects.log; echo "{\"n\": 3}"'], depends_on: [a]}
-  - {id: d, type: shell, run: [sh, -c, 'echo "d $1" >> effects.log', d, "{{ steps.b.output.n }}"], depends_on: [b, c]}
+  - {id: c, type: shell, run: [sh, -c, 'sleep 0.05; echo "c $BATON_ATTEMPT" >> effects.log; echo "{\"n\": 3}"'], depends_on: [a]}
+  - {id: d, type: shell, run: [sh, -c, 'sleep 0.05; echo "d $1" >> effects.log', d, "{{ steps.b.output.n }}"], depends_on: [b, c]}
   - {id: e, type: noop, depends_on: [d], with: {sum: "{{ steps.c.output.n }}"}}
 output: {n: "{{ steps.e.output.sum }}"}
 )";
