@@ -18,6 +18,7 @@ declare -A allowed=(
   [store]="store common"
   [store_memory]="store_memory store common"
   [store_sqlite]="store_sqlite store common"
+  [store_postgres]="store_postgres store common"
   [runners]="runners model expr common"
   [protocol]="protocol common"
   [client]="client common"
@@ -37,7 +38,7 @@ declare -A test_allowed=(
   [cli]="store_memory"
 )
 # The nested module folders: src/store/memory holds module store_memory.
-nested_modules="store/memory store/sqlite"
+nested_modules="store/memory store/sqlite store/postgres"
 # The module each public header belongs to.
 declare -A public_owner=(
   [clock.h]=common [event_loop.h]=common [json.h]=common [status.h]=common

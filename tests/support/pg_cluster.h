@@ -1,0 +1,122 @@
+// A private PostgreSQL cluster for tests: initdb into a fresh directory, started on a
+// free loopback port with fsync on, stopped (immediate) and removed at the end. Run as
+// the `postgres` user when the tests run as root (PostgreSQL refuses root). Nothing is
+// installed here: scripts/setup.sh installs Debian's postgresql; without it Start()
+// fails, naming what is missing.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace baton::testing {
+
+class PgCluster {
+ public:
+  PgCluster() = default;
+  PgCluster(const PgCluster&) = delete;
+  PgCluster& operator=(const PgCluster&) = delete;
+  ~PgCluster() { Stop(); }
+
+  // Creates and starts the cluster with `password` for the superuser `baton` (password
+  // authentication over TCP). Returns "" or what went wrong.
+  std::string Start(const std::string& password = "s3cret-pw") {
+    bin_ = BinDir();
+    if (bin_.empty()) {
+      return "PostgreSQL's server programs are not installed (/usr/lib/postgresql/*/bin/initdb); "
+             "run scripts/setup.sh";
+    }
+    char tmpl[] = "/tmp/baton-pg.XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) return "mkdtemp failed";
+    dir_ = tmpl;
+    password_ = password;
+    port_ = FreePort();
+    std::ofstream(dir_ + "/pw") << password << "\n";
+    const std::string as = geteuid() == 0 ? "runuser -u postgres -- " : "";
+    if (geteuid() == 0 && Run("chown -R postgres " + dir_) != 0) return "chown failed";
+    if (Run(as + bin_ + "/initdb -D " + dir_ + "/data -U baton --pwfile=" + dir_ +
+            "/pw --auth=scram-sha-256 -E UTF8 --no-instructions > " + dir_ + "/initdb.log 2>&1") !=
+        0) {
+      return "initdb failed: " + Slurp(dir_ + "/initdb.log");
+    }
+    const std::string opts = "-c listen_addresses=127.0.0.1 -c port=" + std::to_string(port_) +
+                             " -c unix_socket_directories=" + dir_ + " -c fsync=on";
+    if (Run(as + bin_ + "/pg_ctl -D " + dir_ + "/data -w -t 60 -l " + dir_ + "/server.log -o '" +
+            opts + "' start > /dev/null 2>&1") != 0) {
+      return "pg_ctl start failed: " + Slurp(dir_ + "/server.log");
+    }
+    started_ = true;
+    return "";
+  }
+
+  void Stop() {
+    if (dir_.empty()) return;
+    if (started_) {
+      const std::string as = geteuid() == 0 ? "runuser -u postgres -- " : "";
+      Run(as + bin_ + "/pg_ctl -D " + dir_ + "/data -m immediate -w stop > /dev/null 2>&1");
+      started_ = false;
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+    dir_.clear();
+  }
+
+  int port() const { return port_; }
+  const std::string& password() const { return password_; }
+  // A URL for the superuser on the `postgres` database (or `password` instead).
+  std::string Url(const std::string& password) const {
+    return "postgresql://baton:" + password + "@127.0.0.1:" + std::to_string(port_) + "/postgres";
+  }
+  std::string Url() const { return Url(password_); }
+
+  // A loopback port nothing listens on (bound, then released).
+  static int FreePort() {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = 0;
+    socklen_t len = sizeof a;
+    int port = 0;
+    if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+        getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+      port = ntohs(a.sin_port);
+    }
+    close(fd);
+    return port;
+  }
+
+ private:
+  static int Run(const std::string& command) { return std::system(command.c_str()); }
+  static std::string Slurp(const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  // The newest installed version's bin directory, or "".
+  static std::string BinDir() {
+    std::string best;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/usr/lib/postgresql", ec)) {
+      const std::string bin = e.path().string() + "/bin";
+      if (!std::filesystem::exists(bin + "/initdb")) continue;
+      const auto version = [](const std::string& p) {
+        return std::atoi(std::filesystem::path(p).parent_path().filename().c_str());
+      };
+      if (best.empty() || version(bin) > version(best)) best = bin;
+    }
+    return best;
+  }
+
+  std::string bin_, dir_, password_;
+  int port_ = 0;
+  bool started_ = false;
+};
+
+}  // namespace baton::testing
