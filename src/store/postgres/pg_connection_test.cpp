@@ -3,6 +3,7 @@
 // database is unreachable or refuses the password -- never showing the password.
 #include "store/postgres/pg_connection.h"
 
+#include "store/postgres/pg_test_util.h"
 #include "support/pg_cluster.h"
 
 #include <gtest/gtest.h>
@@ -15,23 +16,7 @@ namespace {
 
 using baton::testing::PgCluster;
 
-class PgConnection : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    cluster_ = new PgCluster();
-    start_error_ = new std::string(cluster_->Start());
-  }
-  static void TearDownTestSuite() {
-    delete cluster_;
-    delete start_error_;
-  }
-  void SetUp() override { ASSERT_EQ(*start_error_, "") << "the test cluster did not start"; }
-
-  static PgCluster* cluster_;
-  static std::string* start_error_;
-};
-PgCluster* PgConnection::cluster_ = nullptr;
-std::string* PgConnection::start_error_ = nullptr;
+class PgConnection : public PgTest {};
 
 TEST(PgRedaction, HidesThePasswordInEitherForm) {
   EXPECT_EQ(RedactedUrl("postgresql://baton:hunter2@db.example:5432/baton"),

@@ -1,0 +1,25 @@
+// The PostgreSQL schema as numbered migrations, applied in order when a store opens.
+//
+// Migrate() runs in one transaction under an advisory lock: instances that start together
+// on one database migrate it once (the others wait, then find nothing to do), and a
+// migration that fails leaves nothing half-applied (PostgreSQL's DDL is transactional).
+// A database whose schema is newer than this build is refused, naming both versions.
+#pragma once
+
+#include <baton/status.h>
+
+#include "store/postgres/pg_connection.h"
+
+namespace baton::pg {
+
+// The version this build writes: the number of the last migration.
+int LatestSchemaVersion();
+
+// Brings the database up to LatestSchemaVersion(). errc::kStore with the migration's
+// number when one fails, or when the database's version is newer than this build's.
+Status Migrate(Connection& c);
+
+// The version the database is at (0 before the first migration).
+Result<int> SchemaVersion(Connection& c);
+
+}  // namespace baton::pg
