@@ -20,10 +20,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Every step sleeps, so that its start and its end are never reported in one engine turn:
-// the run always has at least 7 batches and commits (b's and c's starts may share one),
-// and every crash point below is reached however loaded the machine. Without the sleeps
-// a fast step's start and end could share a turn under load, and point 7 was missed once.
+// Every step's command sleeps 50 ms so that its start and its end reach the engine in
+// separate turns (reports that arrive together share one, Engine::Impl::Deliver): the
+// run then has at least 7 batches and commits (b's and c's starts may share one), and
+// every crash point below is reached unless the engine stalls for 50 ms. The sleeps time
+// nothing the test checks; without them a fast step's start and end could share a turn
+// on a loaded machine, and point 7 was once never reached.
 const char* kWorkflow = R"(
 name: crashy
 defaults:
