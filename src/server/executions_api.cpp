@@ -36,9 +36,9 @@ Result<ExecutionRecord> Visible(ApiContext& ctx, const Call& call) {
 
 void RespondWithExecution(ApiContext& ctx, const std::string& id, int status,
                           const Responder& respond, bool created_flag = false, bool created = false,
-                          const ExecutionRecord* known = nullptr) {
+                          std::optional<ExecutionRecord> known = std::nullopt) {
   Result<ExecutionRecord> e =
-      known != nullptr ? Result<ExecutionRecord>(*known) : ctx.store->GetExecution(id);
+      known ? Result<ExecutionRecord>(std::move(*known)) : ctx.store->GetExecution(id);
   if (!e.ok()) return respond(ErrorResponse(e.status()));
   Json body = ExecutionSummaryJson(*e);
   if (created_flag) body["created"] = created;
@@ -144,14 +144,14 @@ void Submit(ApiContext& ctx, const Call& call, const Responder& respond) {
   auto prepared = PrepareSubmit(ctx, call, *body, &reads);
   if (auto* refused = std::get_if<HttpResponse>(&prepared)) return respond(std::move(*refused));
   std::get<SubmitRequest>(prepared).want_record = true;
-  ctx.submitter->Submit(
-      std::move(std::get<SubmitRequest>(prepared)), [&ctx, respond](Result<SubmitOutcome> out) {
-        if (!out.ok()) return respond(ErrorResponse(out.status()));
-        // The start's own record when there is one: no store read on
-        // the engine thread, which runs this.
-        RespondWithExecution(ctx, out->execution_id, out->created ? 201 : 200, respond, true,
-                             out->created, out->record ? &*out->record : nullptr);
-      });
+  ctx.submitter->Submit(std::move(std::get<SubmitRequest>(prepared)),
+                        [&ctx, respond](Result<SubmitOutcome> out) {
+                          if (!out.ok()) return respond(ErrorResponse(out.status()));
+                          // The start's own record when there is one (moved, not copied): no store
+                          // read on the engine thread, which runs this.
+                          RespondWithExecution(ctx, out->execution_id, out->created ? 201 : 200,
+                                               respond, true, out->created, std::move(out->record));
+                        });
 }
 
 // Up to kMaxBatch submissions in one request, as BullMQ's addBulk and graphile-worker's
