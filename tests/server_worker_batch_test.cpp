@@ -16,10 +16,13 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace baton {
@@ -68,6 +71,13 @@ class RawWorker {
     ws_.write(net::buffer(text));
   }
   void Send(const Json& message) { Send(message.dump()); }
+  // False once the connection is gone, where Send would throw.
+  bool TrySend(const std::string& text) {
+    beast::error_code ec;
+    ws_.text(true);
+    ws_.write(net::buffer(text), ec);
+    return !ec;
+  }
   Json ReadFrame() {
     beast::flat_buffer buffer;
     ws_.read(buffer);
@@ -277,7 +287,7 @@ TEST_F(ServerWorkerBatch, AWorkerThatDoesNotSayBatchingNeverGetsABatch) {
 TEST(ServerWorkerQueue, AWorkerThatStopsReadingIsDisconnectedAndItsWorkMoves) {
   const std::string dir = MakeTempDir();
   ServerProcess server(
-      dir, {"--worker-queue", "4", "--heartbeat-interval", "200ms", "--heartbeat-timeout", "1s"});
+      dir, {"--worker-queue", "4", "--heartbeat-interval", "200ms", "--heartbeat-timeout", "3s"});
   ASSERT_TRUE(server.ok()) << server.log();
   auto r = server.Admin().Send("POST", "/api/v1/workflows", kWorkflow, "application/yaml");
   ASSERT_TRUE(r.ok() && r->status == 201) << (r.ok() ? r->body : r.status().ToString());
@@ -298,12 +308,28 @@ TEST(ServerWorkerQueue, AWorkerThatStopsReadingIsDisconnectedAndItsWorkMoves) {
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     ids.push_back((*e)["id"]);
   }
-  // It never heartbeats either: all its commands go out at once, as it registers.
+  // All its commands go out at once, as it registers. It keeps sending heartbeats, so
+  // only its reading is at fault: silent, it could lose its work to the heartbeat
+  // timeout before its queue fills when the server is slow (as under TSan; a 3 ms timeout
+  // shows it in a Debug build). The 3 s timeout leaves room for a busy engine thread.
   RawWorker stuck(server.url(), worker_token);
   ASSERT_EQ(stuck.Register("w-stuck", 100, /*batching=*/false)["type"], "registered");
-  ASSERT_TRUE(testing::WaitUntil([&] {
-    return server.log().find("w-stuck reads too slowly") != std::string::npos;
-  })) << server.log();
+  std::atomic<bool> stop_beating{false};
+  std::thread beats([&] {
+    const std::string beat = Json{
+        {"type", "heartbeat"},
+        {"currentLoad", 0},
+        {"capacity", 100},
+        {"status", "ONLINE"}}.dump();
+    while (!stop_beating && stuck.TrySend(beat)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  });
+  const bool cut_off = testing::WaitUntil(
+      [&] { return server.log().find("w-stuck reads too slowly") != std::string::npos; });
+  stop_beating = true;
+  beats.join();
+  ASSERT_TRUE(cut_off) << server.log();
 
   RawWorker reader(server.url(), worker_token);
   // Capacity 2: at most two commands wait for it, within the bound of 4.
