@@ -31,7 +31,7 @@ declare -A allowed=(
 # What a module's test code (*_test.cpp, *_test_util.h) may include besides: the store's
 # conformance suite runs over every backend, and tests run engines on the memory store.
 declare -A test_allowed=(
-  [store]="store_memory store_sqlite"
+  [store]="store_memory store_sqlite store_postgres"
   [engine]="store_memory"
   [workers]="store_memory"
   [server]="store_memory"
@@ -43,7 +43,8 @@ nested_modules="store/memory store/sqlite store/postgres"
 declare -A public_owner=(
   [clock.h]=common [event_loop.h]=common [json.h]=common [status.h]=common
   [workflow.h]=model [plan.h]=model [store.h]=store [commit_queue.h]=store [runner.h]=runners
-  [memory_store.h]=store_memory [sqlite_store.h]=store_sqlite [engine.h]=engine
+  [memory_store.h]=store_memory [sqlite_store.h]=store_sqlite [postgres_store.h]=store_postgres
+  [engine.h]=engine
 )
 
 # The module a path below src/ ("store/sqlite/rows.h") belongs to.

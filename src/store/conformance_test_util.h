@@ -4,14 +4,17 @@
 #pragma once
 
 #include <baton/memory_store.h>
+#include <baton/postgres_store.h>
 #include <baton/sqlite_store.h>
 #include <baton/store.h>
 
 #include "store/store_test_util.h"
+#include "support/pg_cluster.h"
 
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,11 +27,28 @@ struct StoreFactory {
   std::function<Result<std::unique_ptr<Store>>(const std::string& dir)> open;
 };
 
+// A PostgreSQL store per `dir`: a schema of its own in the test cluster (shared with the
+// other test processes under ctest, started here otherwise), the same one when reopened.
+inline Result<std::unique_ptr<Store>> OpenTestPostgresStore(const std::string& dir) {
+  static PgCluster cluster;
+  static const std::string error = cluster.Start();
+  static std::map<std::string, std::string> urls;  // by dir
+  static int schemas = 0;
+  if (!error.empty()) return Status(errc::kStore, "the test cluster did not start: " + error);
+  std::string& url = urls[dir];
+  if (url.empty()) {
+    url = cluster.NewSchema("s" + std::to_string(getpid()) + "_" + std::to_string(++schemas));
+    if (url.empty()) return Status(errc::kStore, "creating a test schema failed");
+  }
+  return OpenPostgresStore(url);
+}
+
 inline std::vector<StoreFactory> Factories() {
   return {
       {"Memory",
        [](const std::string&) -> Result<std::unique_ptr<Store>> { return NewMemoryStore(); }},
       {"Sqlite", [](const std::string& dir) { return OpenSqliteStore(dir + "/baton.db"); }},
+      {"Postgres", OpenTestPostgresStore},
   };
 }
 

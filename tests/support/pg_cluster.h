@@ -3,6 +3,10 @@
 // the `postgres` user when the tests run as root (PostgreSQL refuses root). Nothing is
 // installed here: scripts/setup.sh installs Debian's postgresql; without it Start()
 // fails, naming what is missing.
+//
+// Under ctest the tests share one cluster: a fixture (baton_pg_cluster start/stop, see
+// CMakeLists.txt) starts it and names it in the file $BATON_TEST_PG, and Start() attaches
+// to that cluster instead of starting one per test process (initdb alone takes seconds).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -28,6 +32,9 @@ class PgCluster {
   // Creates and starts the cluster with `password` for the superuser `baton` (password
   // authentication over TCP). Returns "" or what went wrong.
   std::string Start(const std::string& password = "s3cret-pw") {
+    if (const char* shared = std::getenv("BATON_TEST_PG"); shared != nullptr && *shared) {
+      return Attach(shared);
+    }
     bin_ = BinDir();
     if (bin_.empty()) {
       return "PostgreSQL's server programs are not installed (/usr/lib/postgresql/*/bin/initdb); "
@@ -57,7 +64,7 @@ class PgCluster {
   }
 
   void Stop() {
-    if (dir_.empty()) return;
+    if (dir_.empty() || attached_) return;
     if (started_) {
       const std::string as = geteuid() == 0 ? "runuser -u postgres -- " : "";
       Run(as + bin_ + "/pg_ctl -D " + dir_ + "/data -m immediate -w stop > /dev/null 2>&1");
@@ -66,6 +73,34 @@ class PgCluster {
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
     dir_.clear();
+  }
+
+  // Writes what Attach() needs to `path`, and leaves the cluster running when this object
+  // goes: the fixture's `stop` stops it (StopShared).
+  bool Detach(const std::string& path) {
+    std::ofstream(path) << port_ << " " << password_ << " " << dir_ << " " << bin_ << "\n";
+    attached_ = true;
+    return std::filesystem::exists(path);
+  }
+  // Stops and removes the cluster that `path` names (written by Detach).
+  static void StopShared(const std::string& path) {
+    PgCluster c;
+    if (!c.Attach(path).empty()) return;
+    c.attached_ = false;
+    c.started_ = true;
+    c.Stop();
+    std::filesystem::remove(path);
+  }
+
+  // A new schema named `name` in the `postgres` database; a URL whose connections use it
+  // (search_path), so tests sharing the cluster never see each other's tables. "" on
+  // failure.
+  std::string NewSchema(const std::string& name) {
+    const std::string command = "PGPASSWORD=" + password_ + " " + bin_ +
+                                "/psql -q -h 127.0.0.1 -p " + std::to_string(port_) +
+                                " -U baton -d postgres -c 'CREATE SCHEMA " + name + "' 2>&1";
+    if (Run(command) != 0) return "";
+    return Url() + "?options=-csearch_path%3D" + name;
   }
 
   int port() const { return port_; }
@@ -114,9 +149,19 @@ class PgCluster {
     return best;
   }
 
+  std::string Attach(const std::string& path) {
+    std::ifstream in(path);
+    if (!(in >> port_ >> password_ >> dir_ >> bin_)) {
+      return "the shared test cluster's file " + path + " is missing or unreadable";
+    }
+    attached_ = true;
+    return "";
+  }
+
   std::string bin_, dir_, password_;
   int port_ = 0;
   bool started_ = false;
+  bool attached_ = false;  // another process started the cluster and stops it
 };
 
 }  // namespace baton::testing

@@ -113,6 +113,11 @@ Result<Rows> Connection::Exec(std::string_view sql,
   std::vector<const char*> values;
   values.reserve(params.size());
   for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+  return ExecBound(sql, std::span<const char* const>(values), what);
+}
+
+Result<Rows> Connection::ExecBound(std::string_view sql, std::span<const char* const> values,
+                                   std::string_view what) {
   const std::string text(sql);
   std::unique_ptr<pg_result, decltype(&PQclear)> r(
       PQexecParams(conn_.get(), text.c_str(), static_cast<int>(values.size()), nullptr,

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,6 +66,10 @@ class Connection {
   // `what` names it in an error ("reading executions").
   Result<Rows> Exec(std::string_view sql, const std::vector<std::optional<std::string>>& params,
                     std::string_view what);
+  // The same with parameters as NUL-terminated text (nullptr is NULL), which must stay
+  // valid for the call: how the store binds a record without copying its fields.
+  Result<Rows> ExecBound(std::string_view sql, std::span<const char* const> values,
+                         std::string_view what);
   // Runs statements without parameters (a migration, BEGIN, ...).
   Status Script(std::string_view sql, std::string_view what);
 

@@ -1,0 +1,29 @@
+// The PostgreSQL store: several baton servers on one database (issue 14). Its own module
+// (src/store/postgres, target baton_store_postgres); see <baton/store.h> for the contract.
+#pragma once
+
+#include <baton/store.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace baton {
+
+struct PostgresOptions {
+  // How long to wait for the server to answer a connection attempt.
+  std::chrono::seconds connect_timeout{10};
+};
+
+// Connects to `url` (postgresql://user:password@host:port/database, or libpq's key=value
+// form) and applies pending schema migrations under an advisory lock, so that instances
+// starting together migrate once. Fails with errc::kStore, the password redacted, when the
+// server cannot be reached, refuses the credentials, or holds a schema newer than this
+// build knows.
+//
+// Text is stored as PostgreSQL text: a NUL byte or invalid UTF-8 in a record's text (a
+// command's stderr, say) is replaced by U+FFFD, where SQLite would keep the bytes.
+Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url,
+                                                 const PostgresOptions& options = {});
+
+}  // namespace baton

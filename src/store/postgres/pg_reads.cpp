@@ -1,0 +1,330 @@
+// PgStore reads: each query is the record description's SELECT plus its filter and order.
+#include "store/postgres/pg_store.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace baton::pg {
+
+namespace {
+
+std::string Limit(size_t limit) {
+  return limit == 0 ? "" : " LIMIT " + std::to_string(limit);
+}
+
+}  // namespace
+
+template <class R>
+Result<std::vector<R>> PgStore::Query(const std::string& tail, const Params& p) {
+  const rows::Table<R>& table = rows::TableOf<R>();
+  static const std::string select = rows::SelectFrom(table);
+  std::lock_guard lock(read_mu_);
+  auto answer = reader_.Exec(select + tail, p.values(), std::string("reading ") + table.name);
+  if (!answer.ok()) return answer.status();
+  std::vector<R> out(answer->size());
+  for (size_t i = 0; i < answer->size(); ++i) {
+    if (!table.Read(RowOfRows(*answer, i), &out[i])) {
+      return Status(errc::kStore, std::string("reading ") + table.name + ": row " +
+                                      std::to_string(i + 1) + " holds a value out of range");
+    }
+  }
+  return out;
+}
+
+template <class R>
+Result<R> PgStore::QueryOne(const std::string& tail, const Params& p, const std::string& what) {
+  auto rows = Query<R>(tail, p);
+  if (!rows.ok()) return rows.status();
+  if (rows->empty()) return Status(errc::kNotFound, what);
+  return std::move(rows->front());
+}
+
+template <class R>
+Result<std::vector<R>> PgStore::ListByNs(const std::string& ns, const std::string& order) {
+  Params p;
+  return Query<R>((ns.empty() ? "" : " WHERE ns = " + p.Add(ns)) + " ORDER BY " + order, p);
+}
+
+Status PgStore::DeleteOne(const std::string& sql, const std::string& ns, const std::string& key,
+                          const std::string& what) {
+  std::lock_guard lock(write_mu_);
+  auto done = writer_.Exec(sql, {ns, key}, "deleting " + what);
+  if (!done.ok()) return done.status();
+  if (done->affected() == 0) return Status(errc::kNotFound, what);
+  return Status::Ok();
+}
+
+Result<ExecutionRecord> PgStore::GetExecution(const std::string& id) {
+  Params p;
+  return QueryOne<ExecutionRecord>(" WHERE id = " + p.Add(id), p, "execution " + id);
+}
+
+Result<std::vector<ExecutionRecord>> PgStore::ListExecutions(const ExecutionFilter& f) {
+  Params p;
+  std::string sql = " WHERE TRUE";
+  if (f.status) sql += " AND status = " + p.Add(ToString(*f.status));
+  if (!f.workflow.empty()) sql += " AND workflow = " + p.Add(f.workflow);
+  if (!f.ns.empty()) sql += " AND ns = " + p.Add(f.ns);
+  if (!f.parent_id.empty()) sql += " AND parent_id = " + p.Add(f.parent_id);
+  if (!f.idempotency_key.empty()) sql += " AND idempotency_key = " + p.Add(f.idempotency_key);
+  if (f.created_from != 0) sql += " AND created_at >= " + p.Add(f.created_from);
+  if (f.created_until != 0) sql += " AND created_at < " + p.Add(f.created_until);
+  if (f.after) {
+    sql += " AND (created_at, id) < (" + p.Add(f.after->created_at) + "::BIGINT, " +
+           p.Add(f.after->id) + ")";
+  }
+  return Query<ExecutionRecord>(sql + " ORDER BY created_at DESC, id DESC" + Limit(f.limit), p);
+}
+
+Result<std::vector<ExecutionRecord>> PgStore::ListUnfinishedExecutions() {
+  return Query<ExecutionRecord>(
+      " WHERE status IN ('pending', 'running', 'paused', 'queued') ORDER BY created_at, row_order",
+      {});
+}
+
+Result<std::vector<StepRecord>> PgStore::GetSteps(const std::string& execution_id) {
+  Params p;
+  return Query<StepRecord>(
+      " WHERE execution_id = " + p.Add(execution_id) + " ORDER BY idx, step_id", p);
+}
+
+Result<std::vector<AttemptRecord>> PgStore::GetAttempts(const std::string& execution_id) {
+  Params p;
+  return Query<AttemptRecord>(
+      " WHERE execution_id = " + p.Add(execution_id) + " ORDER BY step_id, attempt", p);
+}
+
+Result<std::vector<EventRecord>> PgStore::GetEvents(const std::string& execution_id,
+                                                    int64_t after_seq, size_t limit) {
+  Params p;
+  return Query<EventRecord>(" WHERE execution_id = " + p.Add(execution_id) + " AND seq > " +
+                                p.Add(after_seq) + " ORDER BY seq" + Limit(limit),
+                            p);
+}
+
+Result<std::vector<EventRecord>> PgStore::ListEvents(const EventQuery& q) {
+  // Events carry no namespace: their execution's row decides. Events without a position
+  // (0) are never listed.
+  Params p;
+  std::string sql = " WHERE position > " + p.Add(std::max<int64_t>(q.after, 0));
+  if (!q.execution_id.empty()) sql += " AND execution_id = " + p.Add(q.execution_id);
+  sql += " AND EXISTS (SELECT 1 FROM executions x WHERE x.id = events.execution_id AND x.ns = " +
+         p.Add(q.ns);
+  if (!q.workflow.empty()) sql += " AND x.workflow = " + p.Add(q.workflow);
+  return Query<EventRecord>(sql + ") ORDER BY position" + Limit(q.limit), p);
+}
+
+Result<int64_t> PgStore::LastEventPosition() {
+  std::lock_guard lock(read_mu_);
+  auto answer =
+      reader_.Exec("SELECT COALESCE(MAX(position), 0) FROM events", {}, "reading the last event");
+  if (!answer.ok()) return answer.status();
+  int64_t position = 0;
+  if (answer->size() != 1 || !RowOfRows(*answer, 0).Int(0, &position)) {
+    return Status(errc::kStore, "reading the last event position: no number");
+  }
+  return position;
+}
+
+namespace {
+
+std::string Where(const DeadLetterFilter& f, Params& p) {
+  std::string sql = " WHERE TRUE";
+  if (!f.ns.empty()) sql += " AND ns = " + p.Add(f.ns);
+  if (!f.execution_id.empty()) sql += " AND execution_id = " + p.Add(f.execution_id);
+  if (!f.workflow.empty()) sql += " AND workflow = " + p.Add(f.workflow);
+  if (!f.step_id.empty()) sql += " AND step_id = " + p.Add(f.step_id);
+  if (!f.code.empty()) sql += " AND code = " + p.Add(f.code);
+  if (!f.fingerprint.empty()) sql += " AND fingerprint = " + p.Add(f.fingerprint);
+  if (!f.status.empty()) sql += " AND status = " + p.Add(f.status);
+  if (f.since != 0) sql += " AND last_failed_at >= " + p.Add(f.since);
+  return sql;
+}
+
+}  // namespace
+
+Result<std::vector<DeadLetterRecord>> PgStore::ListDeadLetters(const DeadLetterFilter& f) {
+  Params p;
+  std::string sql = Where(f, p);
+  sql += " AND id > " + p.Add(f.after_id);
+  return Query<DeadLetterRecord>(sql + " ORDER BY id" + Limit(f.limit), p);
+}
+
+Result<DeadLetterRecord> PgStore::GetDeadLetter(int64_t id) {
+  Params p;
+  return QueryOne<DeadLetterRecord>(" WHERE id = " + p.Add(id), p,
+                                    "dead letter " + std::to_string(id));
+}
+
+Result<std::vector<DeadLetterGroup>> PgStore::CountDeadLetters(const DeadLetterFilter& f) {
+  Params p;
+  // A fingerprint begins with its code, so the entries of a group share one.
+  const std::string sql =
+      "SELECT workflow, step_id, fingerprint, MAX(code), COUNT(*), MIN(first_failed_at), "
+      "MAX(last_failed_at), MAX(id) FROM dead_letters" +
+      Where(f, p) +
+      " GROUP BY workflow, step_id, fingerprint "
+      "ORDER BY COUNT(*) DESC, workflow, step_id, fingerprint";
+  std::lock_guard lock(read_mu_);
+  auto answer = reader_.Exec(sql, p.values(), "counting dead letters");
+  if (!answer.ok()) return answer.status();
+  std::vector<DeadLetterGroup> out(answer->size());
+  for (size_t i = 0; i < answer->size(); ++i) {
+    const RowOfRows row(*answer, i);
+    DeadLetterGroup& g = out[i];
+    g.workflow = std::string(row.Text(0));
+    g.step_id = std::string(row.Text(1));
+    g.fingerprint = std::string(row.Text(2));
+    g.code = std::string(row.Text(3));
+    if (!row.Int(4, &g.count) || !row.Int(5, &g.first_failed_at) ||
+        !row.Int(6, &g.last_failed_at) || !row.Int(7, &g.last_id)) {
+      return Status(errc::kStore, "counting dead letters: a count is not a number");
+    }
+  }
+  return out;
+}
+
+Result<std::vector<SignalRecord>> PgStore::ListSignals(const std::string& execution_id) {
+  Params p;
+  return Query<SignalRecord>(" WHERE execution_id = " + p.Add(execution_id) + " ORDER BY seq", p);
+}
+
+Result<std::vector<BreakerRecord>> PgStore::ListBreakers(const std::string& ns) {
+  return ListByNs<BreakerRecord>(ns, "ns, key");
+}
+
+Result<std::vector<PoolRecord>> PgStore::ListPools(const std::string& ns) {
+  return ListByNs<PoolRecord>(ns, "ns, name");
+}
+
+Status PgStore::DeletePool(const std::string& ns, const std::string& name) {
+  return DeleteOne("DELETE FROM pools WHERE ns = $1 AND name = $2", ns, name, "pool " + name);
+}
+
+Result<std::vector<CacheEntryRecord>> PgStore::ListCacheEntries(const std::string& ns) {
+  return ListByNs<CacheEntryRecord>(ns, "ns, key");
+}
+
+Result<WorkflowRecord> PgStore::GetWorkflow(const std::string& ns, const std::string& name,
+                                            int version) {
+  Params p;
+  std::string sql = " WHERE ns = " + p.Add(ns) + " AND name = " + p.Add(name);
+  sql += version == 0 ? " ORDER BY version DESC LIMIT 1" : " AND version = " + p.Add(version);
+  return QueryOne<WorkflowRecord>(
+      sql, p, "workflow " + name + (version == 0 ? "" : " version " + std::to_string(version)));
+}
+
+Result<std::vector<WorkflowRecord>> PgStore::ListWorkflows(const std::string& ns,
+                                                           const std::string& name) {
+  Params p;
+  if (!name.empty()) {
+    return Query<WorkflowRecord>(
+        " WHERE ns = " + p.Add(ns) + " AND name = " + p.Add(name) + " ORDER BY version DESC", p);
+  }
+  // The latest version of each: the first row of each name, newest first.
+  auto all = Query<WorkflowRecord>(" WHERE ns = " + p.Add(ns) + " ORDER BY name, version DESC", p);
+  if (!all.ok()) return all.status();
+  std::vector<WorkflowRecord> latest;
+  for (WorkflowRecord& w : *all) {
+    if (latest.empty() || latest.back().name != w.name) latest.push_back(std::move(w));
+  }
+  return latest;
+}
+
+Status PgStore::DeleteWorkflow(const std::string& ns, const std::string& name) {
+  return DeleteOne("DELETE FROM workflows WHERE ns = $1 AND name = $2", ns, name,
+                   "workflow " + name);
+}
+
+Result<std::vector<TokenRecord>> PgStore::ListTokens(const std::string& ns) {
+  return ListByNs<TokenRecord>(ns, "row_order");
+}
+
+Result<TokenRecord> PgStore::FindToken(const std::string& secret_hash) {
+  Params p;
+  return QueryOne<TokenRecord>(" WHERE secret_hash = " + p.Add(secret_hash), p, "token");
+}
+
+Result<std::vector<ScheduleRecord>> PgStore::ListSchedules(const std::string& ns) {
+  return ListByNs<ScheduleRecord>(ns, "row_order");
+}
+
+Status PgStore::DeleteSchedule(const std::string& ns, const std::string& id) {
+  return DeleteOne("DELETE FROM schedules WHERE ns = $1 AND id = $2", ns, id, "schedule " + id);
+}
+
+Result<std::vector<HookRecord>> PgStore::ListHooks(const std::string& ns) {
+  return ListByNs<HookRecord>(ns, "name");
+}
+
+Result<HookRecord> PgStore::GetHook(const std::string& name) {
+  Params p;
+  return QueryOne<HookRecord>(" WHERE name = " + p.Add(name), p, "hook " + name);
+}
+
+Status PgStore::DeleteHook(const std::string& ns, const std::string& name) {
+  return DeleteOne("DELETE FROM hooks WHERE ns = $1 AND name = $2", ns, name, "hook " + name);
+}
+
+Result<std::vector<TriggerRecord>> PgStore::ListTriggers(const std::string& ns) {
+  return ListByNs<TriggerRecord>(ns, "row_order");
+}
+
+Status PgStore::DeleteTrigger(const std::string& ns, const std::string& id) {
+  return DeleteOne("DELETE FROM triggers WHERE ns = $1 AND id = $2", ns, id, "trigger " + id);
+}
+
+Result<std::vector<DeliveryRecord>> PgStore::ListDeliveries(const DeliveryFilter& f) {
+  Params p;
+  std::string sql = " WHERE TRUE";
+  if (!f.ns.empty()) sql += " AND ns = " + p.Add(f.ns);
+  if (!f.execution_id.empty()) sql += " AND execution_id = " + p.Add(f.execution_id);
+  if (f.status) sql += " AND status = " + p.Add(ToString(*f.status));
+  return Query<DeliveryRecord>(sql + " ORDER BY created_at, id" + Limit(f.limit), p);
+}
+
+Result<DeliveryRecord> PgStore::GetDelivery(const std::string& id) {
+  Params p;
+  return QueryOne<DeliveryRecord>(" WHERE id = " + p.Add(id), p, "delivery " + id);
+}
+
+Result<std::vector<WorkerRecord>> PgStore::ListWorkers(const std::string& ns) {
+  return ListByNs<WorkerRecord>(ns, "id");
+}
+
+Result<std::vector<AssignmentRecord>> PgStore::ListAssignments(const AssignmentFilter& f) {
+  Params p;
+  std::string sql = " WHERE TRUE";
+  if (!f.ns.empty()) sql += " AND ns = " + p.Add(f.ns);
+  if (!f.worker_id.empty()) sql += " AND worker_id = " + p.Add(f.worker_id);
+  if (!f.execution_id.empty()) sql += " AND execution_id = " + p.Add(f.execution_id);
+  // The assignments_active index's condition, as written in the schema.
+  if (f.active_only) sql += " AND status IN ('waiting', 'dispatched', 'accepted', 'running')";
+  return Query<AssignmentRecord>(sql + " ORDER BY created_at, dispatch_id" + Limit(f.limit), p);
+}
+
+Result<AssignmentRecord> PgStore::GetAssignment(const std::string& id) {
+  // A dispatch id wins over a worker-facing one; among assignments sharing a
+  // worker-facing id the lowest dispatch id wins.
+  Params p;
+  const std::string key = p.Add(id);
+  return QueryOne<AssignmentRecord>(" WHERE dispatch_id = " + key + " OR (id = " + key +
+                                        " AND id <> dispatch_id) ORDER BY dispatch_id <> " + key +
+                                        ", dispatch_id LIMIT 1",
+                                    p, "assignment " + id);
+}
+
+Result<std::vector<ReassignmentRecord>> PgStore::ListReassignments(const ReassignmentFilter& f) {
+  Params p;
+  std::string sql = " WHERE TRUE";
+  if (!f.ns.empty()) sql += " AND ns = " + p.Add(f.ns);
+  if (!f.dispatch_id.empty()) sql += " AND dispatch_id = " + p.Add(f.dispatch_id);
+  if (!f.worker_id.empty()) {
+    const std::string w = p.Add(f.worker_id);
+    sql += " AND (from_worker = " + w + " OR to_worker = " + w + ")";
+  }
+  return Query<ReassignmentRecord>(sql + " ORDER BY at DESC, id DESC" + Limit(f.limit), p);
+}
+
+}  // namespace baton::pg

@@ -1,0 +1,110 @@
+// What only the PostgreSQL store does (the contract it shares with the other stores is the
+// conformance suite's, run over it in src/store): text PostgreSQL cannot hold, clear
+// errors, and a schema of the records' descriptions.
+#include <baton/postgres_store.h>
+
+#include "store/postgres/pg_test_util.h"
+#include "store/record_tables.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace baton::pg {
+namespace {
+
+using namespace std::string_literals;
+
+class PgStoreTest : public PgTest {};
+
+TEST_F(PgStoreTest, TextPostgresCannotHoldIsRepairedNotRefused) {
+  auto store = OpenPostgresStore(NewDatabase());
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  WriteBatch b;
+  ExecutionRecord e;
+  e.id = "e-1";
+  e.workflow = "w";
+  b.executions.push_back(e);
+  StepRecord s;
+  s.execution_id = "e-1";
+  s.step_id = "build";
+  s.stderr_tail = "bad \xff byte and a \0 NUL"s;
+  s.output = Json{{"ok", true}};
+  b.steps.push_back(s);
+  Status committed = (*store)->Commit(b);
+  ASSERT_TRUE(committed.ok()) << committed.ToString();
+  auto steps = (*store)->GetSteps("e-1");
+  ASSERT_TRUE(steps.ok()) << steps.status().ToString();
+  ASSERT_EQ(steps->size(), 1u);
+  EXPECT_EQ((*steps)[0].stderr_tail, "bad \xEF\xBF\xBD byte and a \xEF\xBF\xBD NUL");
+  EXPECT_EQ((*steps)[0].output, (Json{{"ok", true}}));
+}
+
+TEST_F(PgStoreTest, AFailedCommitNamesTheRecordAndAppliesNothing) {
+  auto store = OpenPostgresStore(NewDatabase());
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  WriteBatch b;
+  EventRecord ev;
+  ev.execution_id = "e-1";
+  ev.seq = 1;
+  ev.type = "execution.started";
+  b.events.push_back(ev);
+  ASSERT_TRUE((*store)->Commit(b).ok());
+  // A second batch: a new execution, then the same event again (a duplicate key).
+  WriteBatch again;
+  ExecutionRecord e;
+  e.id = "e-2";
+  again.executions.push_back(e);
+  again.events.push_back(ev);
+  Status s = (*store)->Commit(again);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("event seq 1 of execution e-1"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("SQLSTATE 23505"), std::string::npos) << s.ToString();
+  EXPECT_EQ((*store)->GetExecution("e-2").status().code(), errc::kNotFound);
+  // The store goes on working after the rollback.
+  WriteBatch fine;
+  fine.executions.push_back(e);
+  EXPECT_TRUE((*store)->Commit(fine).ok());
+  EXPECT_TRUE((*store)->GetExecution("e-2").ok());
+}
+
+TEST_F(PgStoreTest, EveryDescribedColumnIsInTheSchema) {
+  const std::string url = NewDatabase();
+  auto store = OpenPostgresStore(url);  // migrates
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto c = Connection::Open(url);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const auto check = [&](const auto& table) {
+    auto rows = c->Exec(rows::SelectFrom(table) + " LIMIT 0", {}, table.name);
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+  };
+  check(rows::TableOf<WorkflowRecord>());
+  check(rows::TableOf<ExecutionRecord>());
+  check(rows::TableOf<StepRecord>());
+  check(rows::TableOf<AttemptRecord>());
+  check(rows::TableOf<EventRecord>());
+  check(rows::TableOf<DeadLetterRecord>());
+  check(rows::TableOf<TokenRecord>());
+  check(rows::TableOf<ScheduleRecord>());
+  check(rows::TableOf<HookRecord>());
+  check(rows::TableOf<TriggerRecord>());
+  check(rows::TableOf<DeliveryRecord>());
+  check(rows::TableOf<WorkerRecord>());
+  check(rows::TableOf<AssignmentRecord>());
+  check(rows::TableOf<ReassignmentRecord>());
+  check(rows::TableOf<SignalRecord>());
+  check(rows::TableOf<BreakerRecord>());
+  check(rows::TableOf<PoolRecord>());
+  check(rows::TableOf<CacheEntryRecord>());
+}
+
+TEST_F(PgStoreTest, AWrongPasswordIsAClearErrorWithoutThePassword) {
+  auto store = OpenPostgresStore(cluster_->Url("not-the-password"));
+  ASSERT_FALSE(store.ok());
+  const std::string m = store.status().ToString();
+  EXPECT_NE(m.find("password authentication failed"), std::string::npos) << m;
+  EXPECT_EQ(m.find("not-the-password"), std::string::npos) << m;
+}
+
+}  // namespace
+}  // namespace baton::pg
