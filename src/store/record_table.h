@@ -83,7 +83,17 @@ struct Column {
   // that is not JSON, a number out of range).
   bool (*get)(const RowIn&, int col, R*);
   bool key = false;
+  // What the record is filed under (an indexed column that a state change leaves alone):
+  // NarrowUpsertSql (record_tables.h) updates only the other columns.
+  bool filed = false;
 };
+
+// `c`, marked as what its record is filed under.
+template <class R>
+Column<R> Filed(Column<R> c) {
+  c.filed = true;
+  return c;
+}
 
 template <class R>
 struct Table {

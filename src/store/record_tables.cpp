@@ -89,15 +89,15 @@ template <>
 const Table<ExecutionRecord>& TableOf<ExecutionRecord>() {
   static const Table<E> t{
       "executions",
-      {Text<&E::id>("id", true), Text<&E::ns>("ns"), Text<&E::workflow>("workflow"),
+      {Text<&E::id>("id", true), Filed(Text<&E::ns>("ns")), Filed(Text<&E::workflow>("workflow")),
        Int<&E::version>("version"), Definition(), JsonText<&E::input>("input"),
        Enum<&E::status, &ParseExecutionStatus>("status"), Int<&E::priority>("priority"),
        JsonText<&E::output>("output"), JsonText<&E::error>("error"),
-       Text<&E::parent_id>("parent_id"), Text<&E::parent_step>("parent_step"),
-       Int<&E::parent_attempt>("parent_attempt"), Text<&E::idempotency_key>("idempotency_key"),
-       JsonText<&E::vars>("vars"), Int<&E::created_at>("created_at"),
-       Int<&E::started_at>("started_at"), Int<&E::completed_at>("completed_at"),
-       Int<&E::deadline>("deadline")},
+       Filed(Text<&E::parent_id>("parent_id")), Text<&E::parent_step>("parent_step"),
+       Int<&E::parent_attempt>("parent_attempt"),
+       Filed(Text<&E::idempotency_key>("idempotency_key")), JsonText<&E::vars>("vars"),
+       Filed(Int<&E::created_at>("created_at")), Int<&E::started_at>("started_at"),
+       Int<&E::completed_at>("completed_at"), Int<&E::deadline>("deadline")},
       [](const E& e) { return "execution " + e.id; }};
   return t;
 }
@@ -251,12 +251,13 @@ const Table<AssignmentRecord>& TableOf<AssignmentRecord>() {
   using R = AssignmentRecord;
   static const Table<R> t{
       "assignments",
-      {Text<&R::dispatch_id>("dispatch_id", true), Text<&R::id>("id"), Text<&R::ns>("ns"),
-       Text<&R::execution_id>("execution_id"), Text<&R::step_id>("step_id"),
-       Int<&R::attempt>("attempt"), Text<&R::command>("command"), Text<&R::worker_id>("worker_id"),
-       Text<&R::status>("status"), Int<&R::progress>("progress"),
-       JsonText<&R::checkpoint>("checkpoint"), Int<&R::reassignments>("reassignments"),
-       Int<&R::created_at>("created_at"), Int<&R::updated_at>("updated_at")},
+      {Text<&R::dispatch_id>("dispatch_id", true), Filed(Text<&R::id>("id")),
+       Filed(Text<&R::ns>("ns")), Filed(Text<&R::execution_id>("execution_id")),
+       Text<&R::step_id>("step_id"), Int<&R::attempt>("attempt"), Text<&R::command>("command"),
+       Filed(Text<&R::worker_id>("worker_id")), Text<&R::status>("status"),
+       Int<&R::progress>("progress"), JsonText<&R::checkpoint>("checkpoint"),
+       Int<&R::reassignments>("reassignments"), Filed(Int<&R::created_at>("created_at")),
+       Int<&R::updated_at>("updated_at")},
       [](const R& a) { return "assignment " + a.dispatch_id; }};
   return t;
 }

@@ -49,6 +49,9 @@ const Table<PoolRecord>& TableOf<PoolRecord>();
 template <>
 const Table<CacheEntryRecord>& TableOf<CacheEntryRecord>();
 
+// SQL built from a description, for both backends: `mark` is the parameter's prefix
+// ('?' for SQLite's ?1, '$' for PostgreSQL's $1). Parameters follow the column order.
+
 // "SELECT <columns> FROM <table>", the columns in the description's order.
 template <class R>
 std::string SelectFrom(const Table<R>& t) {
@@ -58,6 +61,58 @@ std::string SelectFrom(const Table<R>& t) {
     sql += t.columns[i].name;
   }
   return sql + " FROM " + t.name;
+}
+
+// An INSERT of the columns from `first` on (1 leaves a numbered table's number out).
+template <class R>
+std::string InsertSql(const Table<R>& t, char mark, size_t first = 0) {
+  std::string cols, values;
+  for (size_t i = first; i < t.columns.size(); ++i) {
+    if (i != first) {
+      cols += ", ";
+      values += ", ";
+    }
+    cols += t.columns[i].name;
+    values += mark + std::to_string(i - first + 1);
+  }
+  return "INSERT INTO " + std::string(t.name) + " (" + cols + ") VALUES (" + values + ")";
+}
+
+// The INSERT, and for a table that is not insert-only, the update of every other column
+// when the key is stored already.
+template <class R>
+std::string UpsertSql(const Table<R>& t, char mark) {
+  std::string sql = InsertSql(t, mark);
+  if (t.insert_only) return sql;
+  std::string keys, sets;
+  for (const Column<R>& c : t.columns) {
+    if (c.key) {
+      keys += (keys.empty() ? "" : ", ") + std::string(c.name);
+    } else {
+      sets += (sets.empty() ? "" : ", ") + std::string(c.name) + " = excluded." + c.name;
+    }
+  }
+  return sql + " ON CONFLICT (" + keys + ") DO UPDATE SET " + sets;
+}
+
+// The upsert of a state change: it leaves the columns the record is filed under alone (an
+// index entry is rewritten only when a column of the index is set) and updates nothing
+// when one of them differs; the caller then runs UpsertSql. Same parameters.
+template <class R>
+std::string NarrowUpsertSql(const Table<R>& t, char mark) {
+  std::string keys, sets, same;
+  for (const Column<R>& c : t.columns) {
+    const std::string name = c.name;
+    if (c.key) {
+      keys += (keys.empty() ? "" : ", ") + name;
+    } else if (c.filed) {
+      same += (same.empty() ? "" : " AND ") + name + " = excluded." + name;
+    } else {
+      sets += (sets.empty() ? "" : ", ") + name + " = excluded." + name;
+    }
+  }
+  return InsertSql(t, mark) + " ON CONFLICT (" + keys + ") DO UPDATE SET " + sets + " WHERE " +
+         same;
 }
 
 }  // namespace baton::rows

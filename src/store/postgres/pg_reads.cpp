@@ -222,14 +222,12 @@ Result<std::vector<WorkflowRecord>> PgStore::ListWorkflows(const std::string& ns
     return Query<WorkflowRecord>(
         " WHERE ns = " + p.Add(ns) + " AND name = " + p.Add(name) + " ORDER BY version DESC", p);
   }
-  // The latest version of each: the first row of each name, newest first.
-  auto all = Query<WorkflowRecord>(" WHERE ns = " + p.Add(ns) + " ORDER BY name, version DESC", p);
-  if (!all.ok()) return all.status();
-  std::vector<WorkflowRecord> latest;
-  for (WorkflowRecord& w : *all) {
-    if (latest.empty() || latest.back().name != w.name) latest.push_back(std::move(w));
-  }
-  return latest;
+  // The latest version of each name.
+  return Query<WorkflowRecord>(" WHERE ns = " + p.Add(ns) +
+                                   " AND version = (SELECT MAX(version) FROM workflows w "
+                                   "WHERE w.ns = workflows.ns AND w.name = workflows.name) "
+                                   "ORDER BY name",
+                               p);
 }
 
 Status PgStore::DeleteWorkflow(const std::string& ns, const std::string& name) {

@@ -23,37 +23,12 @@ struct WriteSql {
 };
 
 template <class R>
-std::string InsertInto(const rows::Table<R>& t, size_t first) {
-  std::string cols, values;
-  for (size_t i = first; i < t.columns.size(); ++i) {
-    if (i != first) {
-      cols += ", ";
-      values += ", ";
-    }
-    cols += t.columns[i].name;
-    values += "$" + std::to_string(i - first + 1);
-  }
-  return "INSERT INTO " + std::string(t.name) + " (" + cols + ") VALUES (" + values + ")";
-}
-
-template <class R>
 const WriteSql<R>& SqlFor() {
   static const WriteSql<R> sql = [] {
     const rows::Table<R>& t = rows::TableOf<R>();
     WriteSql<R> w;
-    w.upsert = InsertInto(t, 0);
-    if (!t.insert_only) {
-      std::string keys, sets;
-      for (const rows::Column<R>& c : t.columns) {
-        if (c.key) {
-          keys += (keys.empty() ? "" : ", ") + std::string(c.name);
-        } else {
-          sets += (sets.empty() ? "" : ", ") + std::string(c.name) + " = EXCLUDED." + c.name;
-        }
-      }
-      w.upsert += " ON CONFLICT (" + keys + ") DO UPDATE SET " + sets;
-    }
-    if (t.numbered) w.numbered = InsertInto(t, 1);
+    w.upsert = rows::UpsertSql(t, '$');
+    if (t.numbered) w.numbered = rows::InsertSql(t, '$', 1);
     return w;
   }();
   return sql;

@@ -39,11 +39,11 @@ Result<std::vector<WorkflowRecord>> SqliteStore::ListWorkflows(const std::string
           q.Bind(2, name);
         });
   }
-  // SQLite returns the other columns of the row holding MAX() (a documented
-  // guarantee for bare columns in an aggregate query).
+  // The latest version of each name.
   return Query<WorkflowRecord>(
-      "SELECT name, MAX(version), definition, created_at, ns FROM workflows WHERE ns = ?1 "
-      "GROUP BY name ORDER BY name",
+      std::string(kSelectWorkflows) +
+          " WHERE ns = ?1 AND version = (SELECT MAX(version) FROM workflows w "
+          "WHERE w.ns = workflows.ns AND w.name = workflows.name) ORDER BY name",
       "workflows", [&](Stmt& q) { q.Bind(1, ns); });
 }
 

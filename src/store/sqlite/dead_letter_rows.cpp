@@ -1,5 +1,5 @@
-// Rows of the dead_letters table: the dead-letter queue's entries, their filtered
-// listing and their grouping by workflow, step and fingerprint.
+// The dead-letter queue's filtered listing and its grouping by workflow, step and
+// fingerprint.
 #include "store/sqlite/rows.h"
 
 #include <string>
@@ -23,73 +23,6 @@ std::string Where(const DeadLetterFilter& f) {
 }
 
 }  // namespace
-
-const char* const kUpsertDeadLetter =
-    "INSERT INTO dead_letters (id, execution_id, step_id, input, errors, created_at, ns, "
-    "workflow, version, code, fingerprint, first_failed_at, last_failed_at, first_attempt, "
-    "last_attempt, status, resolved_at, replay_attempt) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18) "
-    "ON CONFLICT (id) DO UPDATE SET execution_id = excluded.execution_id, "
-    "step_id = excluded.step_id, input = excluded.input, errors = excluded.errors, "
-    "created_at = excluded.created_at, ns = excluded.ns, workflow = excluded.workflow, "
-    "version = excluded.version, code = excluded.code, fingerprint = excluded.fingerprint, "
-    "first_failed_at = excluded.first_failed_at, last_failed_at = excluded.last_failed_at, "
-    "first_attempt = excluded.first_attempt, last_attempt = excluded.last_attempt, "
-    "status = excluded.status, resolved_at = excluded.resolved_at, "
-    "replay_attempt = excluded.replay_attempt";
-const char* const kSelectDeadLetters =
-    "SELECT id, execution_id, step_id, input, errors, created_at, ns, workflow, version, code, "
-    "fingerprint, first_failed_at, last_failed_at, first_attempt, last_attempt, status, "
-    "resolved_at, replay_attempt FROM dead_letters";
-
-Status Write(Stmt& q, const DeadLetterRecord& d) {
-  if (d.id == 0) {
-    q.BindNull(1);  // numbered by AUTOINCREMENT: never a reused id
-  } else {
-    q.Bind(1, d.id);
-  }
-  q.Bind(2, d.execution_id);
-  q.Bind(3, d.step_id);
-  q.BindJson(4, d.input);
-  q.BindJson(5, d.errors);
-  q.Bind(6, d.created_at);
-  q.Bind(7, d.ns);
-  q.Bind(8, d.workflow);
-  q.Bind(9, d.version);
-  q.Bind(10, d.code);
-  q.Bind(11, d.fingerprint);
-  q.Bind(12, d.first_failed_at);
-  q.Bind(13, d.last_failed_at);
-  q.Bind(14, d.first_attempt);
-  q.Bind(15, d.last_attempt);
-  q.Bind(16, d.status);
-  q.Bind(17, d.resolved_at);
-  q.Bind(18, d.replay_attempt);
-  Status s = q.Run();
-  return s.ok() ? s
-                : Context(s, "writing dead letter of step " + d.step_id + " of execution " +
-                                 d.execution_id);
-}
-
-bool Read(const Stmt& q, DeadLetterRecord* d) {
-  d->id = q.Int(0);
-  d->execution_id = q.Text(1);
-  d->step_id = q.Text(2);
-  d->created_at = q.Int(5);
-  d->ns = q.Text(6);
-  d->workflow = q.Text(7);
-  d->version = static_cast<int>(q.Int(8));
-  d->code = q.Text(9);
-  d->fingerprint = q.Text(10);
-  d->first_failed_at = q.Int(11);
-  d->last_failed_at = q.Int(12);
-  d->first_attempt = static_cast<int>(q.Int(13));
-  d->last_attempt = static_cast<int>(q.Int(14));
-  d->status = q.Text(15);
-  d->resolved_at = q.Int(16);
-  d->replay_attempt = static_cast<int>(q.Int(17));
-  return q.JsonAt(3, &d->input) && q.JsonAt(4, &d->errors);
-}
 
 std::string SelectDeadLetters(const DeadLetterFilter& f) {
   return std::string(kSelectDeadLetters) + Where(f) + " AND id > ?9 ORDER BY id LIMIT ?10";

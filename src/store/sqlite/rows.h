@@ -1,106 +1,108 @@
-// How each record kind maps to its table: the SQL, the binding of a record to an
-// upsert/insert, and the reading of a SELECTed row. Private to the SQLite store.
+// How each record kind maps to its table: the SQL, built from the record's description
+// (store/record_tables.h), the binding of a record to it, and the reading of a SELECTed
+// row. Private to the SQLite store.
 #pragma once
 
 #include <baton/status.h>
 #include <baton/store.h>
 
+#include "store/record_tables.h"
 #include "store/sqlite/statement.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace baton::sqlite {
 
 // Upserts replace every field (ON CONFLICT DO UPDATE keeps the rowid, so first-insertion
-// order survives updates); events are plain inserts, and the events primary key turns a
-// duplicate (execution, seq) into an error. A dead letter without an id is numbered.
-extern const char* const kUpsertWorkflow;
-extern const char* const kUpsertExecution;
-extern const char* const kUpsertExecutionState;
-extern const char* const kUpsertStep;
-extern const char* const kUpsertAttempt;
-extern const char* const kInsertEvent;
-extern const char* const kUpsertDeadLetter;  // dead_letter_rows.cpp
-extern const char* const kUpsertToken;
-extern const char* const kUpsertSchedule;
-extern const char* const kUpsertHook;  // trigger_rows.cpp, with the three below
-extern const char* const kUpsertTrigger;
-extern const char* const kUpsertDelivery;
-extern const char* const kUpsertWorker;  // worker_rows.cpp, with the two below
-extern const char* const kUpsertAssignment;
-extern const char* const kUpsertAssignmentState;
-extern const char* const kSelectAssignmentById;  // ?1: a dispatch or worker-facing id
-extern const char* const kInsertReassignment;    // a plain insert: a taken id fails
-extern const char* const kUpsertSignal;          // signal_rows.cpp
-extern const char* const kUpsertBreaker;         // breaker_rows.cpp
-extern const char* const kUpsertPool;            // breaker_rows.cpp
-extern const char* const kUpsertCacheEntry;      // cache_rows.cpp, with the two below
-extern const char* const kTouchCacheEntry;
+// order survives updates); events and reassignments are plain inserts, so a duplicate key
+// is an error. A dead letter without an id (NULL) is numbered by AUTOINCREMENT.
+extern const std::string kUpsertWorkflow;
+extern const std::string kUpsertExecution;
+// The usual update of an execution changes its state, not what it is filed under
+// (rows::NarrowUpsertSql); when it writes nothing the caller runs kUpsertExecution.
+extern const std::string kUpsertExecutionState;
+extern const std::string kUpsertStep;
+extern const std::string kUpsertAttempt;
+extern const std::string kInsertEvent;
+extern const std::string kUpsertDeadLetter;
+extern const std::string kUpsertToken;
+extern const std::string kUpsertSchedule;
+extern const std::string kUpsertHook;
+extern const std::string kUpsertTrigger;
+extern const std::string kUpsertDelivery;
+extern const std::string kUpsertWorker;
+extern const std::string kUpsertAssignment;
+// An assignment moves through its statuses under one worker: like kUpsertExecutionState.
+extern const std::string kUpsertAssignmentState;
+extern const std::string kSelectAssignmentById;  // ?1: a dispatch or worker-facing id
+extern const std::string kInsertReassignment;
+extern const std::string kUpsertSignal;
+extern const std::string kUpsertBreaker;
+extern const std::string kUpsertPool;
+extern const std::string kUpsertCacheEntry;
+extern const char* const kTouchCacheEntry;  // cache_rows.cpp, with the one below
 extern const char* const kDeleteCacheEntry;
 
 // "SELECT <columns> FROM <table>" in the column order Read() expects.
-extern const char* const kSelectWorkflows;
-extern const char* const kSelectExecutions;
-extern const char* const kSelectSteps;
-extern const char* const kSelectAttempts;
-extern const char* const kSelectEvents;
-extern const char* const kSelectDeadLetters;  // dead_letter_rows.cpp
-extern const char* const kSelectTokens;
-extern const char* const kSelectSchedules;
-extern const char* const kSelectHooks;
-extern const char* const kSelectTriggers;
-extern const char* const kSelectDeliveries;
-extern const char* const kSelectWorkers;
-extern const char* const kSelectAssignments;
-extern const char* const kSelectReassignments;
-extern const char* const kSelectSignals;
-extern const char* const kSelectBreakers;
-extern const char* const kSelectPools;
-extern const char* const kSelectCacheEntries;
+extern const std::string kSelectWorkflows;
+extern const std::string kSelectExecutions;
+extern const std::string kSelectSteps;
+extern const std::string kSelectAttempts;
+extern const std::string kSelectEvents;
+extern const std::string kSelectDeadLetters;
+extern const std::string kSelectTokens;
+extern const std::string kSelectSchedules;
+extern const std::string kSelectHooks;
+extern const std::string kSelectTriggers;
+extern const std::string kSelectDeliveries;
+extern const std::string kSelectWorkers;
+extern const std::string kSelectAssignments;
+extern const std::string kSelectReassignments;
+extern const std::string kSelectSignals;
+extern const std::string kSelectBreakers;
+extern const std::string kSelectPools;
+extern const std::string kSelectCacheEntries;
 
-// Bind the record to the matching statement above and run it; errors name the record.
-Status Write(Stmt& q, const WorkflowRecord& w);
-Status Write(Stmt& q, const ExecutionRecord& e);
-Status Write(Stmt& q, const StepRecord& s);
-Status Write(Stmt& q, const AttemptRecord& a);
-Status Write(Stmt& q, const EventRecord& e);
-Status Write(Stmt& q, const DeadLetterRecord& d);
-Status Write(Stmt& q, const TokenRecord& t);
-Status Write(Stmt& q, const ScheduleRecord& r);
-Status Write(Stmt& q, const HookRecord& h);
-Status Write(Stmt& q, const TriggerRecord& t);
-Status Write(Stmt& q, const DeliveryRecord& d);
-Status Write(Stmt& q, const WorkerRecord& w);
-Status Write(Stmt& q, const AssignmentRecord& a);
-Status Write(Stmt& q, const ReassignmentRecord& r);
-Status Write(Stmt& q, const SignalRecord& r);
-Status Write(Stmt& q, const BreakerRecord& r);
-Status Write(Stmt& q, const PoolRecord& r);
-Status Write(Stmt& q, const CacheEntryRecord& r);
+// Binds a row's cells (parameters 1..n) to `q` and runs it; a failure names `what()`,
+// built only then.
+Status Run(Stmt& q, const rows::RowOut& row);
+
+// Binds the record to the matching statement above and runs it; errors name the record.
+template <class R>
+Status Write(Stmt& q, const R& r) {
+  const rows::Table<R>& table = rows::TableOf<R>();
+  thread_local rows::RowOut row;  // reused: its buffers stay allocated
+  row.Clear();
+  table.Write(r, row);
+  Status s = Run(q, row);
+  return s.ok() ? s : Context(s, "writing " + table.describe(r));
+}
 Status Write(Stmt& q, const CacheTouch& r);
 Status Write(Stmt& q, const CacheKey& r);
 
-// Read the current row of the matching SELECT; false when a stored value is invalid
+// A statement's current row, as a description reads it.
+class StmtRow final : public rows::RowIn {
+ public:
+  explicit StmtRow(const Stmt& q) : q_(q) {}
+  bool IsNull(int col) const override { return q_.IsNull(col); }
+  bool Int(int col, int64_t* out) const override {
+    *out = q_.Int(col);
+    return true;
+  }
+  std::string_view Text(int col) const override { return q_.TextView(col); }
+
+ private:
+  const Stmt& q_;
+};
+
+// Reads the current row of the matching SELECT; false when a stored value is invalid
 // (unknown status name, text that is not JSON).
-bool Read(const Stmt& q, WorkflowRecord* w);
-bool Read(const Stmt& q, ExecutionRecord* e);
-bool Read(const Stmt& q, StepRecord* s);
-bool Read(const Stmt& q, AttemptRecord* a);
-bool Read(const Stmt& q, EventRecord* e);
-bool Read(const Stmt& q, DeadLetterRecord* d);
-bool Read(const Stmt& q, TokenRecord* t);
-bool Read(const Stmt& q, ScheduleRecord* r);
-bool Read(const Stmt& q, HookRecord* h);
-bool Read(const Stmt& q, TriggerRecord* t);
-bool Read(const Stmt& q, DeliveryRecord* d);
-bool Read(const Stmt& q, WorkerRecord* w);
-bool Read(const Stmt& q, AssignmentRecord* a);
-bool Read(const Stmt& q, ReassignmentRecord* r);
-bool Read(const Stmt& q, SignalRecord* r);
-bool Read(const Stmt& q, BreakerRecord* r);
-bool Read(const Stmt& q, PoolRecord* r);
-bool Read(const Stmt& q, CacheEntryRecord* r);
+template <class R>
+bool Read(const Stmt& q, R* r) {
+  return rows::TableOf<R>().Read(StmtRow(q), r);
+}
 
 // The filtered, ordered and limited SELECTs of ListAssignments and ListReassignments,
 // and the binding of their parameters (worker_rows.cpp).
@@ -116,10 +118,5 @@ std::string SelectDeadLetters(const DeadLetterFilter& f);
 std::string CountDeadLettersSql(const DeadLetterFilter& f);
 void Bind(Stmt& q, const DeadLetterFilter& f, bool paged);
 bool Read(const Stmt& q, DeadLetterGroup* g);
-
-// A list of strings as JSON array text (invalid UTF-8 replaced, as BindJson does), and
-// the reading of such a column back; false when it does not hold an array of strings.
-std::string StringsJson(const std::vector<std::string>& strings);
-bool ReadStrings(const Stmt& q, int col, std::vector<std::string>* out);
 
 }  // namespace baton::sqlite

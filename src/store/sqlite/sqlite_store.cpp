@@ -18,19 +18,30 @@ Status SqliteStore::Commit(std::span<const WriteBatch* const> batches) {
   std::lock_guard lock(write_mu_);
   Stmt *begin, *commit, *wf, *ex, *exs, *st, *at, *ev, *dl, *tk, *sc, *hk, *tg, *dv, *wk, *as, *ass,
       *rs, *sg, *br, *ce, *ct, *cd, *pl;
-  for (auto [stmt, sql] :
-       {std::pair{&begin, "BEGIN IMMEDIATE"},   {&commit, "COMMIT"},
-        {&wf, sqlite::kUpsertWorkflow},         {&ex, sqlite::kUpsertExecution},
-        {&exs, sqlite::kUpsertExecutionState},  {&st, sqlite::kUpsertStep},
-        {&at, sqlite::kUpsertAttempt},          {&ev, sqlite::kInsertEvent},
-        {&dl, sqlite::kUpsertDeadLetter},       {&tk, sqlite::kUpsertToken},
-        {&sc, sqlite::kUpsertSchedule},         {&hk, sqlite::kUpsertHook},
-        {&tg, sqlite::kUpsertTrigger},          {&dv, sqlite::kUpsertDelivery},
-        {&wk, sqlite::kUpsertWorker},           {&as, sqlite::kUpsertAssignment},
-        {&ass, sqlite::kUpsertAssignmentState}, {&rs, sqlite::kInsertReassignment},
-        {&sg, sqlite::kUpsertSignal},           {&br, sqlite::kUpsertBreaker},
-        {&ce, sqlite::kUpsertCacheEntry},       {&ct, sqlite::kTouchCacheEntry},
-        {&cd, sqlite::kDeleteCacheEntry},       {&pl, sqlite::kUpsertPool}}) {
+  for (auto [stmt, sql] : {std::pair{&begin, "BEGIN IMMEDIATE"},
+                           {&commit, "COMMIT"},
+                           {&wf, sqlite::kUpsertWorkflow.c_str()},
+                           {&ex, sqlite::kUpsertExecution.c_str()},
+                           {&exs, sqlite::kUpsertExecutionState.c_str()},
+                           {&st, sqlite::kUpsertStep.c_str()},
+                           {&at, sqlite::kUpsertAttempt.c_str()},
+                           {&ev, sqlite::kInsertEvent.c_str()},
+                           {&dl, sqlite::kUpsertDeadLetter.c_str()},
+                           {&tk, sqlite::kUpsertToken.c_str()},
+                           {&sc, sqlite::kUpsertSchedule.c_str()},
+                           {&hk, sqlite::kUpsertHook.c_str()},
+                           {&tg, sqlite::kUpsertTrigger.c_str()},
+                           {&dv, sqlite::kUpsertDelivery.c_str()},
+                           {&wk, sqlite::kUpsertWorker.c_str()},
+                           {&as, sqlite::kUpsertAssignment.c_str()},
+                           {&ass, sqlite::kUpsertAssignmentState.c_str()},
+                           {&rs, sqlite::kInsertReassignment.c_str()},
+                           {&sg, sqlite::kUpsertSignal.c_str()},
+                           {&br, sqlite::kUpsertBreaker.c_str()},
+                           {&ce, sqlite::kUpsertCacheEntry.c_str()},
+                           {&ct, sqlite::kTouchCacheEntry},
+                           {&cd, sqlite::kDeleteCacheEntry},
+                           {&pl, sqlite::kUpsertPool.c_str()}}) {
     if (Status s = Cached(writer_, sql, stmt); !s.ok()) return Context(s, "commit");
   }
   const bool coalesce = batches.size() > 1;

@@ -104,11 +104,11 @@ class SqliteStore final : public Store {
 
   // Rows of one namespace (every namespace when `ns` is empty) in `order`.
   template <class T>
-  Result<std::vector<T>> ListByNs(const char* select, const char* table, const std::string& ns,
-                                  const char* order) {
+  Result<std::vector<T>> ListByNs(const std::string& select, const char* table,
+                                  const std::string& ns, const char* order) {
     std::lock_guard lock(mu_);
     const std::string where = ns.empty() ? "" : " WHERE ns = ?1";
-    return Query<T>(std::string(select) + where + " ORDER BY " + order, table, [&](Stmt& q) {
+    return Query<T>(select + where + " ORDER BY " + order, table, [&](Stmt& q) {
       if (!ns.empty()) q.Bind(1, ns);
     });
   }

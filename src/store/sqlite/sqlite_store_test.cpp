@@ -173,7 +173,7 @@ TEST(SqliteStore, AReadDoesNotWaitForACommitInProgress) {
 // opcodes in column 1, "EXPLAIN QUERY PLAN " the plan's steps in column 3); empty when
 // the statement does not prepare.
 std::vector<std::string> Explain(const std::string& path, const std::string& explain,
-                                 const char* sql, int column) {
+                                 const std::string& sql, int column) {
   std::vector<std::string> rows;
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK) {
@@ -193,7 +193,7 @@ std::vector<std::string> Explain(const std::string& path, const std::string& exp
 
 // How many temporary b-trees (OpenEphemeral) SQLite's program for `sql` opens; -1 when
 // it does not prepare.
-int EphemeralTables(const std::string& path, const char* sql) {
+int EphemeralTables(const std::string& path, const std::string& sql) {
   const std::vector<std::string> opcodes = Explain(path, "EXPLAIN ", sql, 1);
   if (opcodes.empty()) return -1;
   return static_cast<int>(std::count(opcodes.begin(), opcodes.end(), "OpenEphemeral"));
@@ -207,7 +207,7 @@ TEST(SqliteStore, NoWriteStatementBuildsATemporaryTable) {
   TempDir dir;
   const std::string path = dir.File("baton.db");
   ASSERT_TRUE(OpenSqliteStore(path).ok());
-  const std::vector<std::pair<const char*, const char*>> writes = {
+  const std::vector<std::pair<const char*, std::string>> writes = {
       {"workflow", sqlite::kUpsertWorkflow},
       {"execution", sqlite::kUpsertExecution},
       {"execution state", sqlite::kUpsertExecutionState},
@@ -237,7 +237,7 @@ TEST(SqliteStore, NoWriteStatementBuildsATemporaryTable) {
 }
 
 // The steps of SQLite's plan for `sql` ("SEARCH assignments USING INDEX ...").
-std::vector<std::string> QueryPlan(const std::string& path, const char* sql) {
+std::vector<std::string> QueryPlan(const std::string& path, const std::string& sql) {
   return Explain(path, "EXPLAIN QUERY PLAN ", sql, 3);
 }
 

@@ -104,6 +104,12 @@ class Stmt {
     const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
     return p == nullptr ? std::string() : std::string(p, sqlite3_column_bytes(stmt_, col));
   }
+  // Valid until the statement steps or resets.
+  std::string_view TextView(int col) const {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
+    return p == nullptr ? std::string_view()
+                        : std::string_view(p, sqlite3_column_bytes(stmt_, col));
+  }
   bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
   // NULL reads back as null Json. Returns false when the stored text is not JSON.
   bool JsonAt(int col, Json* out) const {
