@@ -25,8 +25,8 @@ declare -A allowed=(
   [worker]="worker protocol runners client model expr common"
   [engine]="engine store runners model expr common"
   [workers]="workers engine store runners protocol model expr common"
-  [server]="server store_sqlite workers engine store runners protocol model expr common"
-  [cli]="cli server workers worker client engine store_memory store_sqlite store runners protocol model expr common"
+  [server]="server store_sqlite store_postgres workers engine store runners protocol model expr common"
+  [cli]="cli server workers worker client engine store_memory store_sqlite store_postgres store runners protocol model expr common"
 )
 # What a module's test code (*_test.cpp, *_test_util.h) may include besides: the store's
 # conformance suite runs over every backend, and tests run engines on the memory store.

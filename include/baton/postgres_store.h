@@ -23,7 +23,14 @@ struct PostgresOptions {
 //
 // Text is stored as PostgreSQL text: a NUL byte or invalid UTF-8 in a record's text (a
 // command's stderr, say) is replaced by U+FFFD, where SQLite would keep the bytes.
+//
+// One server per database for now: the store holds a session advisory lock for its life,
+// and a second store on the same database fails, saying so. (Several instances sharing
+// one database need leases on executions; they are being built.)
 Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url,
                                                  const PostgresOptions& options = {});
+
+// `url` with its password replaced by "***": what logs and messages may show.
+std::string RedactedPostgresUrl(const std::string& url);
 
 }  // namespace baton

@@ -1,4 +1,6 @@
 // `baton server`: serve the API until SIGINT/SIGTERM.
+#include <baton/postgres_store.h>
+
 #include "cli/commands.h"
 #include "cli/signals.h"
 #include "common/json_parse.h"
@@ -43,9 +45,11 @@ bool DurationFlag(const char* flag, const std::string& text, bool allow_zero, Du
 int ServerMain(ServerArgs& args) {
   SignalCatcher::BlockInThisAndFutureThreads();
   server::ServerOptions& o = args.options;
-  if (o.db_path.empty()) o.db_path = DefaultDbPath();
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(o.db_path).parent_path(), ec);
+  if (o.db_path.empty() && o.postgres_url.empty()) o.db_path = DefaultDbPath();
+  if (!o.db_path.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(o.db_path).parent_path(), ec);
+  }
   o.limits.max_body_bytes = args.max_body_kib << 10;
   SetDefaultMaxJsonDepth(args.max_json_depth);
   o.limits.max_payload_bytes = args.max_payload_kib << 10;
@@ -110,8 +114,10 @@ int ServerMain(ServerArgs& args) {
     std::fprintf(stderr, "baton server: %s\n", srv.status().message().c_str());
     return srv.status().code() == errc::kInvalidArgument ? 2 : 1;
   }
+  const std::string database =
+      o.postgres_url.empty() ? o.db_path : RedactedPostgresUrl(o.postgres_url);
   std::fprintf(stderr, "baton: serving %s (database %s)\n", (*srv)->url().c_str(),
-               o.db_path.c_str());
+               database.c_str());
   server::Server* s = srv->get();
   SignalCatcher signals([s](int sig) {
     std::fprintf(stderr, "baton: %s, stopping (unfinished executions resume on the next start)\n",
@@ -129,7 +135,13 @@ void AddServerCommand(CLI::App& app, std::function<int()>* action) {
   auto* cmd = app.add_subcommand("server", "Serve the REST API, live events and metrics");
   cmd->add_option("--listen", args->options.listen, "HOST:PORT to listen on (port 0: any free)")
       ->capture_default_str();
-  cmd->add_option("--db", args->options.db_path, "SQLite database (default: as for run)");
+  auto* db =
+      cmd->add_option("--db", args->options.db_path, "SQLite database (default: as for run)");
+  cmd->add_option("--postgres", args->options.postgres_url,
+                  "PostgreSQL database instead of SQLite: postgresql://user:password@host:port/db "
+                  "(or $BATON_POSTGRES); the schema is created or migrated at start")
+      ->envname("BATON_POSTGRES")
+      ->excludes(db);
   cmd->add_option("--io-threads", args->options.io_threads, "Threads serving HTTP")
       ->capture_default_str();
   cmd->add_option("-p,--parallel", args->options.parallel,

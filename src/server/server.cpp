@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include <baton/postgres_store.h>
 #include <baton/sqlite_store.h>
 
 #include "common/thread_name.h"
@@ -253,9 +254,14 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   if (options.clock_start != 0) impl->clock = RealClock(options.clock_start, options.clock_rate);
   impl->host = endpoint->address().to_string();
   if (endpoint->address().is_unspecified()) impl->host = "127.0.0.1";
-  SqliteOptions sqlite;
-  sqlite.synchronous_full = !options.sync_normal;
-  auto store = OpenSqliteStore(options.db_path, sqlite);
+  Result<std::unique_ptr<Store>> store = Status(errc::kStore, "no store");
+  if (!options.postgres_url.empty()) {
+    store = OpenPostgresStore(options.postgres_url);
+  } else {
+    SqliteOptions sqlite;
+    sqlite.synchronous_full = !options.sync_normal;
+    store = OpenSqliteStore(options.db_path, sqlite);
+  }
   if (!store.ok()) return store.status();
   auto faulty = WithFaultsFromEnv(std::move(store.value()));  // tests only
   if (!faulty.ok()) return faulty.status();

@@ -17,7 +17,9 @@ namespace baton::server {
 struct ServerOptions {
   std::string listen = "127.0.0.1:8080";  // host:port; port 0 picks a free one
   std::string db_path;                    // SQLite file
-  bool sync_normal = false;               // SQLite synchronous=NORMAL (see docs/storage.md)
+  // PostgreSQL instead of SQLite (a postgresql:// URL or libpq key=value string).
+  std::string postgres_url;
+  bool sync_normal = false;  // SQLite synchronous=NORMAL (see docs/storage.md)
   int io_threads = 2;
   int parallel = 0;  // local shell steps at once; 0 = cores
   // False: shell steps never run on this host; each attempt fails at once with

@@ -3,6 +3,7 @@
 #include "support/process_util.h"
 
 #include <gtest/gtest.h>
+#include <algorithm>
 
 #include <baton/json.h>
 
@@ -63,9 +64,12 @@ void ServerProcess::Start() {
 
 void ServerProcess::StartListening(const std::string& listen) {
   const std::string creds = dir_ + "/credentials.json";
-  std::vector<std::string> argv = {
-      BatonBin(),         "server",        "--listen", listen,         "--db",
-      dir_ + "/baton.db", "--credentials", creds,      "--io-threads", "2"};
+  std::vector<std::string> argv = {BatonBin(),      "server", "--listen",     listen,
+                                   "--credentials", creds,    "--io-threads", "2"};
+  // A server on PostgreSQL takes no SQLite file.
+  if (std::find(extra_args_.begin(), extra_args_.end(), "--postgres") == extra_args_.end()) {
+    argv.insert(argv.end(), {"--db", dir_ + "/baton.db"});
+  }
   argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
   ++starts_;
   const std::string log_file = dir_ + "/server-" + std::to_string(starts_) + ".log";

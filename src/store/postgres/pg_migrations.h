@@ -12,6 +12,10 @@
 
 namespace baton::pg {
 
+// The session advisory lock a store holds on its database while it runs (a literal for
+// SQL): one server per database until executions are leased to instances.
+inline constexpr const char* kOwnerLock = "452166128751";
+
 // The version this build writes: the number of the last migration.
 int LatestSchemaVersion();
 

@@ -142,10 +142,23 @@ Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url,
   auto writer = pg::Connection::Open(url, o);
   if (!writer.ok()) return writer.status();
   if (Status s = pg::Migrate(*writer); !s.ok()) return s;
+  // Released when the writing connection closes: with the store, or with the process.
+  auto owned = writer->Exec("SELECT pg_try_advisory_lock(" + std::string(pg::kOwnerLock) + ")", {},
+                            "taking the database's owner lock");
+  if (!owned.ok()) return owned.status();
+  if (owned->size() != 1 || owned->at(0, 0) != "t") {
+    return Status(errc::kStore, "PostgreSQL database " + pg::RedactedUrl(url) +
+                                    " is in use by another baton server; one server per "
+                                    "database is supported so far");
+  }
   auto reader = pg::Connection::Open(url, o);
   if (!reader.ok()) return reader.status();
   return std::unique_ptr<Store>(
       std::make_unique<pg::PgStore>(std::move(writer).value(), std::move(reader).value()));
+}
+
+std::string RedactedPostgresUrl(const std::string& url) {
+  return pg::RedactedUrl(url);
 }
 
 }  // namespace baton
