@@ -24,9 +24,9 @@ struct PostgresOptions {
 // Text is stored as PostgreSQL text: a NUL byte or invalid UTF-8 in a record's text (a
 // command's stderr, say) is replaced by U+FFFD, where SQLite would keep the bytes.
 //
-// One server per database for now: the store holds a session advisory lock for its life,
-// and a second store on the same database fails, saying so. (Several instances sharing
-// one database need leases on executions; they are being built.)
+// One server per database (per schema, with search_path) for now: the store holds a
+// session advisory lock for its life, and a second store on the same schema fails, saying
+// so. (Several instances sharing one database need leases on executions: being built.)
 Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url,
                                                  const PostgresOptions& options = {});
 

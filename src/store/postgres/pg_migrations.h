@@ -12,9 +12,11 @@
 
 namespace baton::pg {
 
-// The session advisory lock a store holds on its database while it runs (a literal for
-// SQL): one server per database until executions are leased to instances.
-inline constexpr const char* kOwnerLock = "452166128751";
+// What a store runs to take the session advisory lock it holds on its schema while it
+// runs (one server per schema until executions are leased to instances); answers t or f.
+// Keyed by the schema, so databases shared by several schemas hold one server in each.
+inline constexpr const char* kTakeOwnerLock =
+    "SELECT pg_try_advisory_lock(452166128, hashtext(current_schema()))";
 
 // The version this build writes: the number of the last migration.
 int LatestSchemaVersion();

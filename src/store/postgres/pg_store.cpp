@@ -143,8 +143,7 @@ Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url,
   if (!writer.ok()) return writer.status();
   if (Status s = pg::Migrate(*writer); !s.ok()) return s;
   // Released when the writing connection closes: with the store, or with the process.
-  auto owned = writer->Exec("SELECT pg_try_advisory_lock(" + std::string(pg::kOwnerLock) + ")", {},
-                            "taking the database's owner lock");
+  auto owned = writer->Exec(pg::kTakeOwnerLock, {}, "taking the database's owner lock");
   if (!owned.ok()) return owned.status();
   if (owned->size() != 1 || owned->at(0, 0) != "t") {
     return Status(errc::kStore, "PostgreSQL database " + pg::RedactedUrl(url) +
