@@ -144,6 +144,67 @@ Result<Rows> Connection::ExecBound(std::string_view sql, std::span<const char* c
   return rows;
 }
 
+Status Connection::BeginPipeline() {
+  awaiting_.clear();
+  sent_ = 0;
+  if (PQenterPipelineMode(conn_.get()) != 1) return Failure(nullptr, "entering pipeline mode");
+  return Status::Ok();
+}
+
+Status Connection::Send(const char* name, const std::string& sql,
+                        std::span<const char* const> values) {
+  const int n = static_cast<int>(values.size());
+  if (name != nullptr && prepared_.count(name) == 0) {
+    if (PQsendPrepare(conn_.get(), name, sql.c_str(), n, nullptr) != 1) {
+      return Failure(nullptr, "preparing a statement");
+    }
+    prepared_.insert(name);
+    awaiting_.push_back({0, name});
+  }
+  const int sent = name != nullptr
+                       ? PQsendQueryPrepared(conn_.get(), name, n, values.data(), nullptr, nullptr,
+                                             /*resultFormat=*/0)
+                       : PQsendQueryParams(conn_.get(), sql.c_str(), n, nullptr, values.data(),
+                                           nullptr, nullptr, /*resultFormat=*/0);
+  if (sent != 1) return Failure(nullptr, "sending a statement");
+  awaiting_.push_back({sent_++, {}});
+  return Status::Ok();
+}
+
+Status Connection::Sync(std::string_view what, size_t* failed) {
+  if (PQpipelineSync(conn_.get()) != 1) return Failure(nullptr, what);
+  Status first;
+  size_t next = 0;  // the command whose answer comes next
+  for (;;) {
+    std::unique_ptr<pg_result, decltype(&PQclear)> r(PQgetResult(conn_.get()), &PQclear);
+    if (!r) {
+      // The end of one command's answer; or, with the connection gone, of everything.
+      if (!ok()) return first.ok() ? Failure(nullptr, what) : first;
+      continue;
+    }
+    const ExecStatusType status = PQresultStatus(r.get());
+    if (status == PGRES_PIPELINE_SYNC) break;
+    const Awaiting command = next < awaiting_.size() ? awaiting_[next] : Awaiting{};
+    ++next;
+    if (status == PGRES_PIPELINE_ABORTED || status == PGRES_COMMAND_OK ||
+        status == PGRES_TUPLES_OK) {
+      continue;
+    }
+    // A statement that failed to prepare is not prepared: its next use tries again.
+    if (!command.preparing.empty()) prepared_.erase(command.preparing);
+    if (first.ok()) {
+      first = Failure(r.get(), what);
+      if (failed != nullptr) *failed = command.statement;
+    }
+  }
+  awaiting_.clear();
+  return first;
+}
+
+void Connection::EndPipeline() {
+  PQexitPipelineMode(conn_.get());
+}
+
 Status Connection::Script(std::string_view sql, std::string_view what) {
   const std::string text(sql);
   std::unique_ptr<pg_result, decltype(&PQclear)> r(PQexec(conn_.get(), text.c_str()), &PQclear);

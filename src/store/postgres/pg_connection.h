@@ -16,6 +16,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 struct pg_conn;
@@ -73,6 +74,20 @@ class Connection {
   // Runs statements without parameters (a migration, BEGIN, ...).
   Status Script(std::string_view sql, std::string_view what);
 
+  // Statements sent without waiting for each answer and answered together at Sync():
+  // libpq's pipeline mode, one round trip for many statements. Statements with a name are
+  // prepared once per connection, on first use. Between Begin() and End() the connection
+  // runs nothing else.
+  Status BeginPipeline();
+  // Queues `sql` with `values` (NUL-terminated text, nullptr for NULL; copied at once).
+  // `name`: a prepared statement's (its text must never change), or nullptr.
+  Status Send(const char* name, const std::string& sql, std::span<const char* const> values);
+  // Sends what is queued and reads every answer. On an error, the statements after it are
+  // skipped by the server, and `*failed` is the failing statement's number (counting the
+  // Send() calls since BeginPipeline(), from 0).
+  Status Sync(std::string_view what, size_t* failed);
+  void EndPipeline();
+
   // Whether the connection is still usable (false after the server went away).
   bool ok() const;
   // The server's version as a number (150018 for 15.18).
@@ -88,6 +103,15 @@ class Connection {
 
   std::unique_ptr<pg_conn, Closer> conn_;
   std::string redacted_url_;
+  std::unordered_set<std::string> prepared_;  // statement names prepared on this connection
+  // The pipeline's commands awaiting an answer, in order: a statement's number, or the
+  // preparation of the statement `preparing`.
+  struct Awaiting {
+    size_t statement = 0;
+    std::string preparing;
+  };
+  std::vector<Awaiting> awaiting_;
+  size_t sent_ = 0;
 };
 
 }  // namespace baton::pg

@@ -15,11 +15,13 @@ namespace baton::pg {
 
 namespace {
 
-// The statements that write a record kind, built from its description once.
+// The statements that write a record kind, built from its description once, with the
+// names they are prepared under.
 template <class R>
 struct WriteSql {
-  std::string upsert;    // every column; a key already stored is updated
-  std::string numbered;  // a numbered table's row without its number: the database assigns it
+  std::string upsert, upsert_name;  // every column; a key already stored is updated
+  // A numbered table's row without its number: the database assigns it.
+  std::string numbered, numbered_name;
 };
 
 template <class R>
@@ -28,10 +30,32 @@ const WriteSql<R>& SqlFor() {
     const rows::Table<R>& t = rows::TableOf<R>();
     WriteSql<R> w;
     w.upsert = rows::UpsertSql(t, '$');
-    if (t.numbered) w.numbered = rows::InsertSql(t, '$', 1);
+    w.upsert_name = std::string("upsert_") + t.name;
+    if (t.numbered) {
+      w.numbered = rows::InsertSql(t, '$', 1);
+      w.numbered_name = std::string("insert_") + t.name;
+    }
     return w;
   }();
   return sql;
+}
+
+template <class R>
+std::string Describe(const void* record) {
+  return rows::TableOf<R>().describe(*static_cast<const R*>(record));
+}
+
+const std::string kTouchCacheEntry =
+    "UPDATE cache_entries SET last_hit_at = $3, hits = $4 WHERE ns = $1 AND key = $2";
+const std::string kDeleteCacheEntry = "DELETE FROM cache_entries WHERE ns = $1 AND key = $2";
+
+std::string DescribeTouch(const void* record) {
+  const auto* t = static_cast<const CacheTouch*>(record);
+  return "cache entry " + t->key + " of namespace " + t->ns + " (its use)";
+}
+std::string DescribeDelete(const void* record) {
+  const auto* k = static_cast<const CacheKey*>(record);
+  return "deleting cache entry " + k->key + " of namespace " + k->ns;
 }
 
 }  // namespace
@@ -44,8 +68,29 @@ bool RowOfRows::Int(int col, int64_t* out) const {
   return ec == std::errc() && p == end;
 }
 
+Status PgStore::Send(const char* name, const std::string& sql, const void* record,
+                     std::string (*describe)(const void*)) {
+  sent_.push_back({record, describe});
+  if (Status s = writer_.Send(name, sql, values_); !s.ok()) return s;
+  // A bounded number of answers in flight: libpq blocks writing while the server, its
+  // answers unread, could block writing back.
+  if (sent_.size() - synced_ >= kSyncEvery) return SyncSent();
+  return Status::Ok();
+}
+
+Status PgStore::SyncSent() {
+  size_t failed = 0;
+  Status s = writer_.Sync("PostgreSQL", &failed);
+  synced_ = sent_.size();
+  if (s.ok()) return s;
+  if (failed < sent_.size() && sent_[failed].describe != nullptr) {
+    return Context(s, "writing " + sent_[failed].describe(sent_[failed].record));
+  }
+  return s;
+}
+
 template <class R>
-Status PgStore::WriteAll(const std::vector<R>& records) {
+Status PgStore::SendAll(const std::vector<R>& records) {
   const rows::Table<R>& table = rows::TableOf<R>();
   const WriteSql<R>& sql = SqlFor<R>();
   for (const R& r : records) {
@@ -73,39 +118,36 @@ Status PgStore::WriteAll(const std::vector<R>& records) {
         }
       }
     }
-    auto done = writer_.ExecBound(unnumbered ? sql.numbered : sql.upsert,
-                                  std::span<const char* const>(values_), "PostgreSQL");
-    if (!done.ok()) return Context(done.status(), "writing " + table.describe(r));
+    Status s = unnumbered ? Send(sql.numbered_name.c_str(), sql.numbered, &r, &Describe<R>)
+                          : Send(sql.upsert_name.c_str(), sql.upsert, &r, &Describe<R>);
+    if (!s.ok()) return s;
   }
   return Status::Ok();
 }
 
-Status PgStore::WriteBatchRows(const WriteBatch& b) {
+Status PgStore::SendBatch(const WriteBatch& b) {
   Status s;
-  if (!(s = WriteAll(b.workflows)).ok() || !(s = WriteAll(b.executions)).ok() ||
-      !(s = WriteAll(b.steps)).ok() || !(s = WriteAll(b.attempts)).ok() ||
-      !(s = WriteAll(b.events)).ok() || !(s = WriteAll(b.dead_letters)).ok() ||
-      !(s = WriteAll(b.tokens)).ok() || !(s = WriteAll(b.schedules)).ok() ||
-      !(s = WriteAll(b.hooks)).ok() || !(s = WriteAll(b.triggers)).ok() ||
-      !(s = WriteAll(b.deliveries)).ok() || !(s = WriteAll(b.workers)).ok() ||
-      !(s = WriteAll(b.assignments)).ok() || !(s = WriteAll(b.reassignments)).ok() ||
-      !(s = WriteAll(b.signals)).ok() || !(s = WriteAll(b.breakers)).ok() ||
-      !(s = WriteAll(b.cache_entries)).ok()) {
+  if (!(s = SendAll(b.workflows)).ok() || !(s = SendAll(b.executions)).ok() ||
+      !(s = SendAll(b.steps)).ok() || !(s = SendAll(b.attempts)).ok() ||
+      !(s = SendAll(b.events)).ok() || !(s = SendAll(b.dead_letters)).ok() ||
+      !(s = SendAll(b.tokens)).ok() || !(s = SendAll(b.schedules)).ok() ||
+      !(s = SendAll(b.hooks)).ok() || !(s = SendAll(b.triggers)).ok() ||
+      !(s = SendAll(b.deliveries)).ok() || !(s = SendAll(b.workers)).ok() ||
+      !(s = SendAll(b.assignments)).ok() || !(s = SendAll(b.reassignments)).ok() ||
+      !(s = SendAll(b.signals)).ok() || !(s = SendAll(b.breakers)).ok() ||
+      !(s = SendAll(b.cache_entries)).ok()) {
     return s;
   }
   for (const CacheTouch& t : b.cache_touches) {
-    auto done = writer_.Exec(
-        "UPDATE cache_entries SET last_hit_at = $3, hits = $4 WHERE ns = $1 AND key = $2",
-        {t.ns, t.key, std::to_string(t.last_hit_at), std::to_string(t.hits)},
-        "updating cache entry " + t.key + " of namespace " + t.ns);
-    if (!done.ok()) return done.status();
+    formatted_.assign({std::to_string(t.last_hit_at), std::to_string(t.hits)});
+    values_.assign({t.ns.c_str(), t.key.c_str(), formatted_[0].c_str(), formatted_[1].c_str()});
+    if (!(s = Send("touch_cache_entry", kTouchCacheEntry, &t, &DescribeTouch)).ok()) return s;
   }
   for (const CacheKey& k : b.cache_deletes) {
-    auto done = writer_.Exec("DELETE FROM cache_entries WHERE ns = $1 AND key = $2", {k.ns, k.key},
-                             "deleting cache entry " + k.key + " of namespace " + k.ns);
-    if (!done.ok()) return done.status();
+    values_.assign({k.ns.c_str(), k.key.c_str()});
+    if (!(s = Send("delete_cache_entry", kDeleteCacheEntry, &k, &DescribeDelete)).ok()) return s;
   }
-  return WriteAll(b.pools);
+  return SendAll(b.pools);
 }
 
 Status PgStore::Commit(std::span<const WriteBatch* const> batches) {
@@ -113,15 +155,23 @@ Status PgStore::Commit(std::span<const WriteBatch* const> batches) {
   for (const WriteBatch* b : batches) any = any || !b->empty();
   if (!any) return Status::Ok();
   std::lock_guard lock(write_mu_);
-  if (Status s = writer_.Script("BEGIN", "commit: begin"); !s.ok()) return s;
-  Status s;
+  // BEGIN, every row and COMMIT go in one pipeline: one round trip for a small group.
+  if (Status s = writer_.BeginPipeline(); !s.ok()) return Context(s, "commit");
+  sent_.clear();
+  synced_ = 0;
+  values_.clear();
+  Status s = Send(nullptr, "BEGIN", nullptr, nullptr);
   for (const WriteBatch* b : batches) {
-    if (!(s = WriteBatchRows(*b)).ok()) break;
+    if (!s.ok()) break;
+    s = SendBatch(*b);
   }
   if (s.ok()) {
-    CrashPoint("store.before_commit");  // recovery tests: rows written, not committed
-    s = writer_.Script("COMMIT", "commit");
+    CrashPoint("store.before_commit");  // recovery tests: rows sent, not committed
+    values_.clear();
+    s = Send(nullptr, "COMMIT", nullptr, nullptr);
   }
+  if (Status synced = SyncSent(); s.ok()) s = synced;
+  writer_.EndPipeline();
   if (!s.ok()) {
     // After a failed statement the transaction can only be rolled back; after a failed
     // COMMIT it is gone already. Either way nothing was applied.

@@ -120,9 +120,15 @@ class PgStore final : public Store {
   Status DeleteOne(const std::string& sql, const std::string& ns, const std::string& key,
                    const std::string& what);
 
+  // Commit's pipeline: queues one statement with values_ as its parameters; `record` and
+  // `describe` name it if it fails.
+  Status Send(const char* name, const std::string& sql, const void* record,
+              std::string (*describe)(const void*));
+  // Sends what is queued and reads the answers; an error names the record that failed.
+  Status SyncSent();
   template <class R>
-  Status WriteAll(const std::vector<R>& records);
-  Status WriteBatchRows(const WriteBatch& b);
+  Status SendAll(const std::vector<R>& records);
+  Status SendBatch(const WriteBatch& b);
 
   std::mutex write_mu_;
   Connection writer_;
@@ -131,6 +137,13 @@ class PgStore final : public Store {
   rows::RowOut row_;                    // reused by each written record
   std::vector<const char*> values_;     // its cells as libpq parameters
   std::vector<std::string> formatted_;  // its integers and repaired texts, as text
+  struct Sent {
+    const void* record = nullptr;
+    std::string (*describe)(const void*) = nullptr;
+  };
+  std::vector<Sent> sent_;  // the statements of the commit in progress, in order
+  size_t synced_ = 0;       // how many of them were answered
+  static constexpr size_t kSyncEvery = 1024;
 };
 
 }  // namespace baton::pg
