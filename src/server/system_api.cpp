@@ -56,11 +56,6 @@ void AddSystemRoutes(Router& router, ApiContext& ctx) {
       [&ctx](const Call&, Responder respond) {
         Json out = {{"status", "ok"}, {"store", "ok"}, {"engine", "ok"}};
         int code = 200;
-        auto probe = ctx.store->GetExecution("~health-probe");
-        if (!probe.ok() && probe.status().code() != errc::kNotFound) {
-          out["store"] = probe.status().message();
-          code = 503;
-        }
         const TimeMs now = ctx.engine->clock().Now();
         if (!ctx.engine->running() || now - ctx.metrics->last_engine_report() > kEngineStaleMs) {
           out["engine"] = "not responding";
@@ -69,8 +64,18 @@ void AddSystemRoutes(Router& router, ApiContext& ctx) {
         if (ctx.metrics->store_errors() > 0) {
           out["store_errors"] = ctx.metrics->store_errors();
         }
+        auto probe = ctx.store->GetExecution("~health-probe");
         if (code != 200) {
           out["status"] = "unavailable";
+          if (!probe.ok() && probe.status().code() != errc::kNotFound) {
+            out["store"] = probe.status().message();
+          }
+        } else if (!probe.ok() && probe.status().code() != errc::kNotFound) {
+          // The store cannot be read (its database server is gone): nothing is served
+          // until it is back, which the server waits for and heals without a restart.
+          out["status"] = "degraded";
+          out["store"] = probe.status().message();
+          code = 503;
         } else if (auto failing = ctx.metrics->StoreFailing()) {
           // Reads work, writes are refused (a full disk): new work gets 503 until a
           // batch commits again, which heals it without a restart.

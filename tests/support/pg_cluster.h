@@ -35,6 +35,10 @@ class PgCluster {
     if (const char* shared = std::getenv("BATON_TEST_PG"); shared != nullptr && *shared) {
       return Attach(shared);
     }
+    return StartOwn(password);
+  }
+  // A cluster of this process's own, even under ctest: for a test that stops it.
+  std::string StartOwn(const std::string& password = "s3cret-pw") {
     bin_ = BinDir();
     if (bin_.empty()) {
       return "PostgreSQL's server programs are not installed (/usr/lib/postgresql/*/bin/initdb); "
@@ -46,28 +50,30 @@ class PgCluster {
     password_ = password;
     port_ = FreePort();
     std::ofstream(dir_ + "/pw") << password << "\n";
-    const std::string as = geteuid() == 0 ? "runuser -u postgres -- " : "";
     if (geteuid() == 0 && Run("chown -R postgres " + dir_) != 0) return "chown failed";
-    if (Run(as + bin_ + "/initdb -D " + dir_ + "/data -U baton --pwfile=" + dir_ +
+    if (Run(As() + bin_ + "/initdb -D " + dir_ + "/data -U baton --pwfile=" + dir_ +
             "/pw --auth=scram-sha-256 -E UTF8 --no-instructions > " + dir_ + "/initdb.log 2>&1") !=
         0) {
       return "initdb failed: " + Slurp(dir_ + "/initdb.log");
     }
-    const std::string opts = "-c listen_addresses=127.0.0.1 -c port=" + std::to_string(port_) +
-                             " -c unix_socket_directories=" + dir_ + " -c fsync=on";
-    if (Run(as + bin_ + "/pg_ctl -D " + dir_ + "/data -w -t 60 -l " + dir_ + "/server.log -o '" +
-            opts + "' start > /dev/null 2>&1") != 0) {
-      return "pg_ctl start failed: " + Slurp(dir_ + "/server.log");
-    }
-    started_ = true;
+    return StartServer();
+  }
+
+  // Stops the server as a crash would (immediate), keeping its data, and Resume() starts
+  // it again on the same port: what a client sees when its database goes away a while.
+  // Only for a cluster this object started. "" or what went wrong.
+  std::string Pause() {
+    if (!started_ || attached_) return "not a cluster of this process";
+    Run(As() + bin_ + "/pg_ctl -D " + dir_ + "/data -m immediate -w stop > /dev/null 2>&1");
+    started_ = false;
     return "";
   }
+  std::string Resume() { return StartServer(); }
 
   void Stop() {
     if (dir_.empty() || attached_) return;
     if (started_) {
-      const std::string as = geteuid() == 0 ? "runuser -u postgres -- " : "";
-      Run(as + bin_ + "/pg_ctl -D " + dir_ + "/data -m immediate -w stop > /dev/null 2>&1");
+      Run(As() + bin_ + "/pg_ctl -D " + dir_ + "/data -m immediate -w stop > /dev/null 2>&1");
       started_ = false;
     }
     std::error_code ec;
@@ -129,6 +135,17 @@ class PgCluster {
   }
 
  private:
+  static std::string As() { return geteuid() == 0 ? "runuser -u postgres -- " : ""; }
+  std::string StartServer() {
+    const std::string opts = "-c listen_addresses=127.0.0.1 -c port=" + std::to_string(port_) +
+                             " -c unix_socket_directories=" + dir_ + " -c fsync=on";
+    if (Run(As() + bin_ + "/pg_ctl -D " + dir_ + "/data -w -t 60 -l " + dir_ + "/server.log -o '" +
+            opts + "' start > /dev/null 2>&1") != 0) {
+      return "pg_ctl start failed: " + Slurp(dir_ + "/server.log");
+    }
+    started_ = true;
+    return "";
+  }
   static int Run(const std::string& command) { return std::system(command.c_str()); }
   static std::string Slurp(const std::string& path) {
     std::ifstream in(path);

@@ -20,6 +20,7 @@ Result<std::vector<R>> PgStore::Query(const std::string& tail, const Params& p) 
   const rows::Table<R>& table = rows::TableOf<R>();
   static const std::string select = rows::SelectFrom(table);
   std::lock_guard lock(read_mu_);
+  if (Status s = ReaderReady(); !s.ok()) return s;
   auto answer = reader_.Exec(select + tail, p.values(), std::string("reading ") + table.name);
   if (!answer.ok()) return answer.status();
   std::vector<R> out(answer->size());
@@ -49,6 +50,7 @@ Result<std::vector<R>> PgStore::ListByNs(const std::string& ns, const std::strin
 Status PgStore::DeleteOne(const std::string& sql, const std::string& ns, const std::string& key,
                           const std::string& what) {
   std::lock_guard lock(write_mu_);
+  if (Status s = WriterReady(); !s.ok()) return s;
   auto done = writer_.Exec(sql, {ns, key}, "deleting " + what);
   if (!done.ok()) return done.status();
   if (done->affected() == 0) return Status(errc::kNotFound, what);
@@ -117,6 +119,7 @@ Result<std::vector<EventRecord>> PgStore::ListEvents(const EventQuery& q) {
 
 Result<int64_t> PgStore::LastEventPosition() {
   std::lock_guard lock(read_mu_);
+  if (Status s = ReaderReady(); !s.ok()) return s;
   auto answer =
       reader_.Exec("SELECT COALESCE(MAX(position), 0) FROM events", {}, "reading the last event");
   if (!answer.ok()) return answer.status();
@@ -167,6 +170,7 @@ Result<std::vector<DeadLetterGroup>> PgStore::CountDeadLetters(const DeadLetterF
       " GROUP BY workflow, step_id, fingerprint "
       "ORDER BY COUNT(*) DESC, workflow, step_id, fingerprint";
   std::lock_guard lock(read_mu_);
+  if (Status s = ReaderReady(); !s.ok()) return s;
   auto answer = reader_.Exec(sql, p.values(), "counting dead letters");
   if (!answer.ok()) return answer.status();
   std::vector<DeadLetterGroup> out(answer->size());

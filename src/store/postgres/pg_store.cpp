@@ -68,6 +68,37 @@ bool RowOfRows::Int(int col, int64_t* out) const {
   return ec == std::errc() && p == end;
 }
 
+Status TakeOwnerLock(Connection& c, const std::string& url) {
+  auto owned = c.Exec(kTakeOwnerLock, {}, "taking the database's owner lock");
+  if (!owned.ok()) return owned.status();
+  if (owned->size() != 1 || owned->at(0, 0) != "t") {
+    return Status(errc::kStore, "PostgreSQL database " + RedactedUrl(url) +
+                                    " is in use by another baton server; one server per "
+                                    "database is supported so far");
+  }
+  return Status::Ok();
+}
+
+Status PgStore::Reconnected(Connection& c, Reconnect& r, bool writer) {
+  if (c.ok()) return Status::Ok();
+  const auto now = std::chrono::steady_clock::now();
+  if (now < r.next) {
+    return Status(errc::kStore, "the connection to PostgreSQL at " + RedactedUrl(url_) +
+                                    " is lost; reconnecting");
+  }
+  auto again = Connection::Open(url_, options_);
+  Status s = again.ok() ? Status::Ok() : again.status();
+  if (s.ok() && writer) s = TakeOwnerLock(*again, url_);
+  if (!s.ok()) {
+    r.next = now + r.delay;
+    r.delay = std::min(r.delay * 2, std::chrono::milliseconds(5000));
+    return s;
+  }
+  c = std::move(again).value();
+  r = Reconnect{};
+  return Status::Ok();
+}
+
 Status PgStore::Send(const char* name, const std::string& sql, const void* record,
                      std::string (*describe)(const void*)) {
   sent_.push_back({record, describe});
@@ -155,6 +186,7 @@ Status PgStore::Commit(std::span<const WriteBatch* const> batches) {
   for (const WriteBatch* b : batches) any = any || !b->empty();
   if (!any) return Status::Ok();
   std::lock_guard lock(write_mu_);
+  if (Status s = WriterReady(); !s.ok()) return Context(s, "commit");
   // BEGIN, every row and COMMIT go in one pipeline: one round trip for a small group.
   if (Status s = writer_.BeginPipeline(); !s.ok()) return Context(s, "commit");
   sent_.clear();
@@ -193,17 +225,11 @@ Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url,
   if (!writer.ok()) return writer.status();
   if (Status s = pg::Migrate(*writer); !s.ok()) return s;
   // Released when the writing connection closes: with the store, or with the process.
-  auto owned = writer->Exec(pg::kTakeOwnerLock, {}, "taking the database's owner lock");
-  if (!owned.ok()) return owned.status();
-  if (owned->size() != 1 || owned->at(0, 0) != "t") {
-    return Status(errc::kStore, "PostgreSQL database " + pg::RedactedUrl(url) +
-                                    " is in use by another baton server; one server per "
-                                    "database is supported so far");
-  }
+  if (Status s = pg::TakeOwnerLock(*writer, url); !s.ok()) return s;
   auto reader = pg::Connection::Open(url, o);
   if (!reader.ok()) return reader.status();
   return std::unique_ptr<Store>(
-      std::make_unique<pg::PgStore>(std::move(writer).value(), std::move(reader).value()));
+      std::make_unique<pg::PgStore>(url, o, std::move(writer).value(), std::move(reader).value()));
 }
 
 std::string RedactedPostgresUrl(const std::string& url) {

@@ -14,6 +14,7 @@
 #include "store/postgres/pg_connection.h"
 #include "store/record_tables.h"
 
+#include <chrono>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -59,8 +60,11 @@ class RowOfRows final : public rows::RowIn {
 
 class PgStore final : public Store {
  public:
-  PgStore(Connection writer, Connection reader)
-      : writer_(std::move(writer)), reader_(std::move(reader)) {}
+  PgStore(std::string url, Connection::Options options, Connection writer, Connection reader)
+      : url_(std::move(url)),
+        options_(options),
+        writer_(std::move(writer)),
+        reader_(std::move(reader)) {}
 
   Status Commit(std::span<const WriteBatch* const> batches) override;
 
@@ -130,10 +134,25 @@ class PgStore final : public Store {
   Status SendAll(const std::vector<R>& records);
   Status SendBatch(const WriteBatch& b);
 
+  // A connection that is gone is opened again, at most once per backoff period (doubling
+  // from 100 ms to 5 s while attempts fail); until then each call fails at once. The
+  // writer takes the owner lock again: a server that lost it to another gives up.
+  struct Reconnect {
+    std::chrono::steady_clock::time_point next{};
+    std::chrono::milliseconds delay{100};
+  };
+  Status Reconnected(Connection& c, Reconnect& r, bool writer);
+  Status WriterReady() { return Reconnected(writer_, writer_again_, true); }
+  Status ReaderReady() { return Reconnected(reader_, reader_again_, false); }
+
+  const std::string url_;
+  const Connection::Options options_;
   std::mutex write_mu_;
   Connection writer_;
+  Reconnect writer_again_;
   std::mutex read_mu_;
   Connection reader_;
+  Reconnect reader_again_;
   rows::RowOut row_;                    // reused by each written record
   std::vector<const char*> values_;     // its cells as libpq parameters
   std::vector<std::string> formatted_;  // its integers and repaired texts, as text

@@ -1,0 +1,77 @@
+// The real server while its PostgreSQL goes away and comes back (stopped as a crash stops
+// it, then started again on the same port): submissions are refused with 503 and /health
+// says degraded meanwhile, the server reconnects by itself, and every execution it
+// accepted finishes exactly once.
+#include "support/execution_checks.h"
+#include "support/pg_cluster.h"
+#include "support/process_util.h"
+#include "support/server_process.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+namespace baton::testing {
+namespace {
+
+constexpr const char* kWorkflow = R"(
+name: two
+defaults:
+  retry: {max_attempts: 5, initial_delay: 200ms}
+steps:
+  - {id: a, type: shell, run: "sleep 0.05; echo 1"}
+  - {id: b, type: shell, run: "echo 2", depends_on: [a]}
+)";
+
+TEST(PostgresOutage, AcceptedWorkFinishesOnceTheDatabaseIsBack) {
+  PgCluster cluster;  // its own: this test stops it
+  ASSERT_EQ(cluster.StartOwn(), "");
+  ServerProcess server(MakeTempDir(), {"--postgres", cluster.Url(), "--parallel", "2"});
+  ASSERT_TRUE(server.ok()) << server.log();
+  auto admin = server.Admin();
+  auto created = admin.Send("POST", "/api/v1/workflows", kWorkflow, "application/yaml");
+  ASSERT_TRUE(created.ok() && created->status == 201) << (created.ok() ? created->body : "");
+
+  std::set<std::string> accepted;
+  int refused = 0;
+  bool saw_degraded = false;
+  auto submit = [&](int i) {
+    auto r =
+        admin.Send("POST", "/api/v1/executions",
+                   Json{{"workflow", "two"}, {"idempotency_key", "k" + std::to_string(i)}}.dump());
+    ASSERT_TRUE(r.ok()) << r.status().ToString() << "\n" << server.log();
+    if (r->status == 201 || r->status == 200) {
+      accepted.insert(Json::parse(r->body)["id"].get<std::string>());
+    } else {
+      EXPECT_EQ(r->status, 503) << r->body;
+      ++refused;
+    }
+    auto health = server.As("").Send("GET", "/health");
+    if (health.ok() && health->body.find("degraded") != std::string::npos) saw_degraded = true;
+  };
+  for (int i = 0; i < 10; ++i) submit(i);
+  ASSERT_EQ(cluster.Pause(), "");
+  for (int i = 10; i < 20; ++i) submit(i);
+  ASSERT_EQ(cluster.Resume(), "");
+  // Back: new work is taken again once the server has reconnected.
+  ASSERT_TRUE(WaitUntil([&] {
+    const size_t before = accepted.size();
+    submit(static_cast<int>(100 + accepted.size() + static_cast<size_t>(refused)));
+    return accepted.size() > before;
+  })) << server.log();
+
+  EXPECT_GT(refused, 0) << "the outage never hit a submission";
+  EXPECT_TRUE(saw_degraded);
+  ASSERT_GE(accepted.size(), 11u);
+  for (const std::string& id : accepted) {
+    WaitForExecutionStatus(admin, id, "completed");
+    ExpectCompletedOnce(admin, id, {"a", "b"});
+  }
+  auto health = server.As("").Send("GET", "/health");
+  ASSERT_TRUE(health.ok());
+  EXPECT_EQ(health->body.find("degraded"), std::string::npos) << health->body;
+}
+
+}  // namespace
+}  // namespace baton::testing
