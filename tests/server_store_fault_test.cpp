@@ -4,6 +4,7 @@
 #include "support/execution_checks.h"
 #include "support/process_util.h"
 #include "support/server_process.h"
+#include "support/submit_tally.h"
 
 #include <gtest/gtest.h>
 
@@ -37,23 +38,11 @@ TEST(ServerStoreFault, AcceptedWorkFinishesOnceTheStoreTakesWritesAgain) {
   auto created = admin.Send("POST", "/api/v1/workflows", kWorkflow, "application/yaml");
   ASSERT_TRUE(created.ok() && created->status == 201) << (created.ok() ? created->body : "");
 
-  std::set<std::string> accepted;
-  int refused = 0;
-  bool saw_degraded = false;
-  for (int i = 0; i < 40; ++i) {
-    auto r =
-        admin.Send("POST", "/api/v1/executions",
-                   Json{{"workflow", "two"}, {"idempotency_key", "k" + std::to_string(i)}}.dump());
-    ASSERT_TRUE(r.ok()) << r.status().ToString() << "\n" << server.log();
-    if (r->status == 201 || r->status == 200) {
-      accepted.insert(Json::parse(r->body)["id"].get<std::string>());
-    } else {
-      EXPECT_EQ(r->status, 503) << r->body;
-      ++refused;
-    }
-    auto health = server.As("").Send("GET", "/health");
-    if (health.ok() && health->body.find("degraded") != std::string::npos) saw_degraded = true;
-  }
+  testing::SubmitTally tally;
+  for (int i = 0; i < 40; ++i) tally.Submit(server, "two", "k" + std::to_string(i));
+  const std::set<std::string>& accepted = tally.accepted;
+  const int refused = tally.refused;
+  const bool saw_degraded = tally.saw_degraded;
   EXPECT_GT(refused, 0) << "the fault never hit a submission; adjust the plan";
   EXPECT_TRUE(saw_degraded);
   ASSERT_FALSE(accepted.empty());

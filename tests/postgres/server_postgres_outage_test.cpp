@@ -6,6 +6,7 @@
 #include "support/pg_cluster.h"
 #include "support/process_util.h"
 #include "support/server_process.h"
+#include "support/submit_tally.h"
 
 #include <gtest/gtest.h>
 
@@ -33,38 +34,23 @@ TEST(PostgresOutage, AcceptedWorkFinishesOnceTheDatabaseIsBack) {
   auto created = admin.Send("POST", "/api/v1/workflows", kWorkflow, "application/yaml");
   ASSERT_TRUE(created.ok() && created->status == 201) << (created.ok() ? created->body : "");
 
-  std::set<std::string> accepted;
-  int refused = 0;
-  bool saw_degraded = false;
-  auto submit = [&](int i) {
-    auto r =
-        admin.Send("POST", "/api/v1/executions",
-                   Json{{"workflow", "two"}, {"idempotency_key", "k" + std::to_string(i)}}.dump());
-    ASSERT_TRUE(r.ok()) << r.status().ToString() << "\n" << server.log();
-    if (r->status == 201 || r->status == 200) {
-      accepted.insert(Json::parse(r->body)["id"].get<std::string>());
-    } else {
-      EXPECT_EQ(r->status, 503) << r->body;
-      ++refused;
-    }
-    auto health = server.As("").Send("GET", "/health");
-    if (health.ok() && health->body.find("degraded") != std::string::npos) saw_degraded = true;
-  };
+  SubmitTally tally;
+  auto submit = [&](int i) { tally.Submit(server, "two", "k" + std::to_string(i)); };
   for (int i = 0; i < 10; ++i) submit(i);
   ASSERT_EQ(cluster.Pause(), "");
   for (int i = 10; i < 20; ++i) submit(i);
   ASSERT_EQ(cluster.Resume(), "");
   // Back: new work is taken again once the server has reconnected.
   ASSERT_TRUE(WaitUntil([&] {
-    const size_t before = accepted.size();
-    submit(static_cast<int>(100 + accepted.size() + static_cast<size_t>(refused)));
-    return accepted.size() > before;
+    const size_t before = tally.accepted.size();
+    submit(static_cast<int>(100 + before + static_cast<size_t>(tally.refused)));
+    return tally.accepted.size() > before;
   })) << server.log();
 
-  EXPECT_GT(refused, 0) << "the outage never hit a submission";
-  EXPECT_TRUE(saw_degraded);
-  ASSERT_GE(accepted.size(), 11u);
-  for (const std::string& id : accepted) {
+  EXPECT_GT(tally.refused, 0) << "the outage never hit a submission";
+  EXPECT_TRUE(tally.saw_degraded);
+  ASSERT_GE(tally.accepted.size(), 11u);
+  for (const std::string& id : tally.accepted) {
     WaitForExecutionStatus(admin, id, "completed");
     ExpectCompletedOnce(admin, id, {"a", "b"});
   }
