@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <future>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,11 @@ TEST(WorkerCli, UsageErrors) {
                    "two handlers for 'a'");
   ExpectUsageError(Worker({"--server", "ftp://x", "--token", "t", "--handler", "a=/bin/true"}),
                    "server URL must start with http://");
+  ExpectUsageError(
+      Worker({"--server", server + ",ftp://x", "--token", "t", "--handler", "a=/bin/true"}),
+      "server URL must start with http://");
+  ExpectUsageError(Worker({"--server", ",", "--token", "t", "--handler", "a=/bin/true"}),
+                   "--server URL (or $BATON_SERVER) is required");
   ExpectUsageError(
       Worker({"--server", server, "--token", "t", "--handler", "a=/bin/true", "--id", "has space"}),
       "worker id 'has space' must be");
@@ -153,6 +159,54 @@ TEST(WorkerCli, RunsACommandThenDrainsOnSigterm) {
         "terminated: draining", "drain finished: deregistered"}) {
     EXPECT_NE(log.find(line), std::string::npos) << line << " in:\n" << log;
   }
+  std::system(("rm -rf '" + dir + "'").c_str());
+}
+
+// --server A,B: when A goes away, the worker registers with B and runs B's command.
+TEST(WorkerCli, MovesToTheNextServerWhenOneGoesAway) {
+  std::string dir = MakeTempDir();
+  WriteFile(dir + "/echo.sh", "#!/bin/sh\ncat >/dev/null\necho '{\"ok\": true}'\n");
+  chmod((dir + "/echo.sh").c_str(), 0755);
+  const std::string registered =
+      R"({"type": "registered", "workerId": "w-2", "heartbeatInterval": 60000,
+          "heartbeatTimeout": 120000})";
+  auto first = std::make_unique<WsServer>([&](Ws& ws) {
+    ReadText(ws);  // register
+    ws.text(true);
+    ws.write(boost::asio::buffer(registered));
+  });  // then the connection drops: the instance died
+  std::promise<void> got_result;
+  WsServer second([&](Ws& ws) {
+    EXPECT_EQ(Json::parse(ReadText(ws))["type"], "register");
+    ws.text(true);
+    ws.write(boost::asio::buffer(registered));
+    ws.write(boost::asio::buffer(std::string(R"({"type": "command", "messageId": "m1",
+        "assignmentId": "asg-9", "command": "echo", "data": {},
+        "execution": {"executionId": "e1", "stepId": "s1", "stepIndex": 0, "attempt": 1}})")));
+    while (Json::parse(ReadText(ws))["type"] != "command.result") {
+    }
+    got_result.set_value();
+    while (Json::parse(ReadText(ws))["type"] != "deregister") {
+    }
+  });
+  const std::string second_url = second.url();
+  pid_t pid =
+      StartProcess({BatonBin(), "worker", "--server", first->url() + "," + second_url, "--token",
+                    "bt_w", "--id", "w-2", "--handler", "echo=" + dir + "/echo.sh"},
+                   dir + "/out.log");
+  ASSERT_GT(pid, 0);
+  first->Join();
+  first.reset();  // nothing listens there any more
+  bool got = got_result.get_future().wait_for(kWait) == std::future_status::ready;
+  if (!got) kill(pid, SIGKILL);
+  ASSERT_TRUE(got) << ReadFile(dir + "/out.log");
+  kill(pid, SIGTERM);
+  EXPECT_EQ(WaitExit(pid), 0);
+  second.Join();
+  const std::string log = ReadFile(dir + "/out.log");
+  EXPECT_EQ(second.error_, "") << log;
+  EXPECT_NE(log.find("connected to " + second_url), std::string::npos) << log;
+  EXPECT_NE(log.find("finished asg-9 echo: success"), std::string::npos) << log;
   std::system(("rm -rf '" + dir + "'").c_str());
 }
 

@@ -147,13 +147,25 @@ Result<worker::AgentOptions> BuildOptions(const WorkerArgs& a) {
 
 int WorkerMain(const WorkerArgs& a) {
   SignalCatcher::BlockInThisAndFutureThreads();
-  client::Endpoint endpoint{FromEnv(a.server, "BATON_SERVER"), FromEnv(a.token, "BATON_TOKEN")};
-  while (!endpoint.server.empty() && endpoint.server.back() == '/') endpoint.server.pop_back();
-  if (endpoint.server.empty()) return UsageError("--server URL (or $BATON_SERVER) is required");
-  if (Result<client::ServerAddress> url = client::ParseServerUrl(endpoint.server); !url.ok()) {
-    return UsageError("--server: " + url.status().message());
+  // --server URL1,URL2,...: instances of one deployment, tried in turn.
+  const std::string servers = FromEnv(a.server, "BATON_SERVER");
+  const std::string token = FromEnv(a.token, "BATON_TOKEN");
+  std::vector<client::Endpoint> endpoints;
+  for (size_t start = 0; start <= servers.size();) {
+    size_t comma = servers.find(',', start);
+    if (comma == std::string::npos) comma = servers.size();
+    std::string url = servers.substr(start, comma - start);
+    while (!url.empty() && url.back() == '/') url.pop_back();
+    if (!url.empty()) endpoints.push_back({url, token});
+    start = comma + 1;
   }
-  if (endpoint.token.empty()) {
+  if (endpoints.empty()) return UsageError("--server URL (or $BATON_SERVER) is required");
+  for (const client::Endpoint& e : endpoints) {
+    if (Result<client::ServerAddress> url = client::ParseServerUrl(e.server); !url.ok()) {
+      return UsageError("--server: " + url.status().message());
+    }
+  }
+  if (token.empty()) {
     return UsageError(
         "--token (or $BATON_TOKEN) is required: a token with the 'worker' scope "
         "(baton token create --name NAME --scopes worker)");
@@ -177,9 +189,11 @@ int WorkerMain(const WorkerArgs& a) {
       /*handled=*/2);
   worker::WebSocketOptions ws;
   ws.log = LogLine;
-  LogLine("connecting to " + endpoint.server + " as " + options->worker_id +
+  std::string names;
+  for (const client::Endpoint& e : endpoints) names += (names.empty() ? "" : ", ") + e.server;
+  LogLine("connecting to " + names + " as " + options->worker_id +
           " (commands: " + Joined(agent.Commands()) + ")");
-  Status run = agent.Run(worker::WebSocketConnector(endpoint, ws));
+  Status run = agent.Run(worker::FailoverConnector(std::move(endpoints), ws));
   if (!run.ok()) {
     std::string hint = worker::IsFatalConnectError(run)
                            ? " (check --token: it needs the 'worker' or 'admin' scope)"
@@ -228,7 +242,10 @@ void PrintWorkers(const Json& reply) {
 void AddWorkerCommands(CLI::App& app, std::function<int()>* action) {
   auto a = std::make_shared<WorkerArgs>();
   auto* cmd = app.add_subcommand("worker", "Run command steps for a server (a remote worker)");
-  cmd->add_option("--server", a->server, "Server URL, http://HOST:PORT (default: $BATON_SERVER)");
+  cmd->add_option("--server", a->server,
+                  "Server URL, http://HOST:PORT, or several separated by commas (instances of one "
+                  "deployment: the worker moves to the next when one goes away) "
+                  "(default: $BATON_SERVER)");
   cmd->add_option("--token", a->token,
                   "Bearer token with the 'worker' scope (default: $BATON_TOKEN)");
   cmd->add_option("--handler", a->handlers,

@@ -261,4 +261,25 @@ Connector WebSocketConnector(client::Endpoint endpoint, WebSocketOptions options
   };
 }
 
+Connector FailoverConnector(std::vector<client::Endpoint> endpoints, WebSocketOptions options) {
+  if (endpoints.size() == 1) return WebSocketConnector(std::move(endpoints[0]), std::move(options));
+  auto current = std::make_shared<size_t>(0);  // the server that answered last
+  return [endpoints = std::move(endpoints), options = std::move(options),
+          current]() -> Result<std::unique_ptr<Connection>> {
+    std::string errors;
+    for (size_t i = 0; i < endpoints.size(); ++i) {
+      const size_t at = (*current + i) % endpoints.size();
+      auto c = OpenWebSocketConnection(endpoints[at], options);
+      if (c.ok()) {
+        if (at != *current && options.log) options.log("connected to " + endpoints[at].server);
+        *current = at;
+        return c;
+      }
+      if (IsFatalConnectError(c.status())) return c.status();
+      errors += (errors.empty() ? "" : "; ") + endpoints[at].server + ": " + c.status().message();
+    }
+    return Status(errc::kIo, "no server answered (" + errors + ")");
+  };
+}
+
 }  // namespace baton::worker

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "client/api_client.h"
 #include "worker/connection.h"
@@ -30,5 +31,12 @@ Result<std::unique_ptr<Connection>> OpenWebSocketConnection(const client::Endpoi
 
 // A Connector opening a new WebSocketConnection each time.
 Connector WebSocketConnector(client::Endpoint endpoint, WebSocketOptions options);
+
+// A Connector over several servers (instances sharing one database): each attempt tries
+// the server that answered last first, then the others in order, and keeps the first that
+// accepts. A refusal of the token (IsFatalConnectError) ends the attempt at once; when
+// every server fails, the attempt fails with each one's error. One endpoint behaves as
+// WebSocketConnector.
+Connector FailoverConnector(std::vector<client::Endpoint> endpoints, WebSocketOptions options);
 
 }  // namespace baton::worker

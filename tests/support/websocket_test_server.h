@@ -2,6 +2,8 @@
 // connection and runs a test's script on it, on its own thread.
 #pragma once
 
+#include <fcntl.h>
+
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -22,6 +24,9 @@ class WsServer {
  public:
   explicit WsServer(std::function<void(Ws&)> script)
       : acceptor_(ioc_, {boost::asio::ip::make_address("127.0.0.1"), 0}) {
+    // Not inherited by the processes a test starts: a worker holding the listening socket
+    // would keep the port answering after this server is gone.
+    fcntl(acceptor_.native_handle(), F_SETFD, FD_CLOEXEC);
     thread_ = std::thread([this, script = std::move(script)] {
       try {
         boost::asio::ip::tcp::socket socket(ioc_);
