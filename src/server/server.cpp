@@ -422,28 +422,45 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   });
   ServerMetrics* metrics = &impl->metrics;
   workers::Coordinator* coordinator = impl->coordinator.get();
-  host->Every(Duration(500), [host, metrics, deliverer, coordinator](Engine& engine) {
+  // Executions a refused batch dropped, not read back yet (the store may be unreadable
+  // too: a database server that is gone), and whether breakers and pools need reloading.
+  struct Readoption {
+    std::vector<std::string> pending;
+    bool reload_guards = false;
+  };
+  auto readoption = std::make_shared<Readoption>();
+  host->Every(Duration(500), [host, metrics, deliverer, coordinator, readoption](Engine& engine) {
     // Executions a refused batch dropped come back from their stored state, so the
     // engine heals without a restart once the store takes writes again (a running step
-    // was stopped: its attempt ends ENGINE_RESTART and the retry policy decides).
+    // was stopped: its attempt ends ENGINE_RESTART and the retry policy decides). One
+    // that cannot be read now is tried again at the next tick.
     std::vector<std::string> abandoned = engine.TakeAbandoned();
+    Readoption& r = *readoption;
     // A refused batch may have held breaker changes too: the store's breakers are the
     // truth again.
-    if (!abandoned.empty()) {
-      if (Status loaded = LoadBreakers(host->store(), &engine); !loaded.ok()) {
-        std::fprintf(stderr, "baton: reloading circuit breakers: %s\n", loaded.message().c_str());
+    if (!abandoned.empty()) r.reload_guards = true;
+    r.pending.insert(r.pending.end(), abandoned.begin(), abandoned.end());
+    if (r.reload_guards) {
+      Status breakers = LoadBreakers(host->store(), &engine);
+      Status pools = breakers.ok() ? LoadPools(host->store(), &engine) : breakers;
+      if (!pools.ok()) {
+        std::fprintf(stderr, "baton: reloading circuit breakers and pools: %s\n",
+                     pools.message().c_str());
       }
-      if (Status loaded = LoadPools(host->store(), &engine); !loaded.ok()) {
-        std::fprintf(stderr, "baton: reloading pools: %s\n", loaded.message().c_str());
-      }
+      r.reload_guards = !pools.ok();
     }
-    for (const std::string& id : abandoned) {
+    std::vector<std::string> again;
+    for (const std::string& id : r.pending) {
       auto back = RecoverExecutions(host->store(), &engine, id);
-      if (!back.ok() && back.status().code() != errc::kConflict) {
-        std::fprintf(stderr, "baton: re-adopting execution %s: %s\n", id.c_str(),
-                     back.status().message().c_str());
+      if (back.ok() || back.status().code() == errc::kConflict ||
+          back.status().code() == errc::kNotFound) {
+        continue;
       }
+      std::fprintf(stderr, "baton: re-adopting execution %s (trying again): %s\n", id.c_str(),
+                   back.status().message().c_str());
+      again.push_back(id);
     }
+    r.pending = std::move(again);
     metrics->SetEngineStats(engine.Stats(), host->commit_stats(), host->clock().Now());
     metrics->SetBreakers(engine.Breakers(""));
     metrics->SetDeliveryStats(deliverer->stats());

@@ -1,7 +1,8 @@
 // The real server while its PostgreSQL goes away and comes back (stopped as a crash stops
 // it, then started again on the same port): submissions are refused with 503 and /health
 // says degraded meanwhile, the server reconnects by itself, and every execution it
-// accepted finishes exactly once.
+// accepted finishes exactly once, also when the server tried to read an execution back
+// while the database was still gone.
 #include "support/execution_checks.h"
 #include "support/pg_cluster.h"
 #include "support/process_util.h"
@@ -10,8 +11,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <set>
 #include <string>
+#include <thread>
 
 namespace baton::testing {
 namespace {
@@ -39,6 +42,9 @@ TEST(PostgresOutage, AcceptedWorkFinishesOnceTheDatabaseIsBack) {
   for (int i = 0; i < 10; ++i) submit(i);
   ASSERT_EQ(cluster.Pause(), "");
   for (int i = 10; i < 20; ++i) submit(i);
+  // Longer than the server's re-adoption tick (500 ms): executions dropped by a refused
+  // commit are read back while the database is still down, and must be tried again.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   ASSERT_EQ(cluster.Resume(), "");
   // Back: new work is taken again once the server has reconnected.
   ASSERT_TRUE(WaitUntil([&] {
