@@ -86,6 +86,8 @@ struct Column {
   // What the record is filed under (an indexed column that a state change leaves alone):
   // NarrowUpsertSql (record_tables.h) updates only the other columns.
   bool filed = false;
+  // The column holds integers (BIGINT); every other column holds text.
+  bool integer = false;
 };
 
 // `c`, marked as what its record is filed under.
@@ -146,7 +148,8 @@ template <auto M>
 Column<RecordOf<M>> Int(const char* name, bool key = false) {
   using R = RecordOf<M>;
   using T = typename detail::MemberOf<decltype(M)>::Type;
-  return {name, [](const R& r, RowOut& o) { o.Int(static_cast<int64_t>(r.*M)); },
+  return {name,
+          [](const R& r, RowOut& o) { o.Int(static_cast<int64_t>(r.*M)); },
           [](const RowIn& in, int col, R* r) {
             int64_t v = 0;
             if (!in.Int(col, &v)) return false;
@@ -157,7 +160,9 @@ Column<RecordOf<M>> Int(const char* name, bool key = false) {
             r->*M = static_cast<T>(v);
             return true;
           },
-          key};
+          key,
+          /*filed=*/false,
+          /*integer=*/true};
 }
 
 template <auto M>

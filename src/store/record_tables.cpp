@@ -59,7 +59,10 @@ Column<DeadLetterRecord> DeadLetterId() {
             if (d.id == 0) return o.Null();
             o.Int(d.id);
           },
-          [](const RowIn& in, int col, D* d) { return in.Int(col, &d->id); }, true};
+          [](const RowIn& in, int col, D* d) { return in.Int(col, &d->id); },
+          /*key=*/true,
+          /*filed=*/false,
+          /*integer=*/true};
 }
 
 Column<BreakerRecord> BreakerState() {

@@ -186,12 +186,15 @@ Status Connection::Sync(std::string_view what, size_t* failed) {
     if (status == PGRES_PIPELINE_SYNC) break;
     const Awaiting command = next < awaiting_.size() ? awaiting_[next] : Awaiting{};
     ++next;
+    // A statement that failed to prepare, or whose preparation was skipped after an
+    // earlier error, is not prepared: its next use prepares it again.
+    if (!command.preparing.empty() && status != PGRES_COMMAND_OK) {
+      prepared_.erase(command.preparing);
+    }
     if (status == PGRES_PIPELINE_ABORTED || status == PGRES_COMMAND_OK ||
         status == PGRES_TUPLES_OK) {
       continue;
     }
-    // A statement that failed to prepare is not prepared: its next use tries again.
-    if (!command.preparing.empty()) prepared_.erase(command.preparing);
     if (first.ok()) {
       first = Failure(r.get(), what);
       if (failed != nullptr) *failed = command.statement;

@@ -4,6 +4,7 @@
 #include <baton/postgres_store.h>
 
 #include "common/crash_point.h"
+#include "store/postgres/pg_arrays.h"
 #include "store/postgres/pg_migrations.h"
 #include "store/postgres/pg_text.h"
 
@@ -22,7 +23,26 @@ struct WriteSql {
   std::string upsert, upsert_name;  // every column; a key already stored is updated
   // A numbered table's row without its number: the database assigns it.
   std::string numbered, numbered_name;
+  // Many rows at once, a column per array parameter; upserts as `upsert`.
+  std::string bulk, bulk_name;
 };
+
+template <class R>
+std::string BulkSql(const rows::Table<R>& t) {
+  std::string cols, arrays;
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    cols += (i == 0 ? "" : ", ") + std::string(t.columns[i].name);
+    arrays += (i == 0 ? "$" : ", $") + std::to_string(i + 1) +
+              (t.columns[i].integer ? "::bigint[]" : "::text[]");
+  }
+  std::string sql =
+      "INSERT INTO " + std::string(t.name) + " (" + cols + ") SELECT * FROM unnest(" + arrays + ")";
+  const std::string upsert = rows::UpsertSql(t, '$');
+  if (const size_t on = upsert.find(" ON CONFLICT"); on != std::string::npos) {
+    sql += upsert.substr(on);
+  }
+  return sql;
+}
 
 template <class R>
 const WriteSql<R>& SqlFor() {
@@ -35,6 +55,8 @@ const WriteSql<R>& SqlFor() {
       w.numbered = rows::InsertSql(t, '$', 1);
       w.numbered_name = std::string("insert_") + t.name;
     }
+    w.bulk = BulkSql(t);
+    w.bulk_name = std::string("bulk_") + t.name;
     return w;
   }();
   return sql;
@@ -43,6 +65,11 @@ const WriteSql<R>& SqlFor() {
 template <class R>
 std::string Describe(const void* record) {
   return rows::TableOf<R>().describe(*static_cast<const R*>(record));
+}
+
+template <class R>
+std::string DescribeRows(const void*) {
+  return std::string("rows of ") + rows::TableOf<R>().name;
 }
 
 const std::string kTouchCacheEntry =
@@ -156,29 +183,111 @@ Status PgStore::SendAll(const std::vector<R>& records) {
   return Status::Ok();
 }
 
-Status PgStore::SendBatch(const WriteBatch& b) {
+template <class R>
+std::string PgStore::KeyOf(const rows::Table<R>& table, const R& r) {
+  key_row_.Clear();
+  for (const rows::Column<R>& c : table.columns) {
+    if (c.key) c.put(r, key_row_);
+  }
+  std::string key;
+  for (const rows::Cell& cell : key_row_.cells()) {
+    if (cell.kind == rows::Cell::Kind::kInt) {
+      key += std::to_string(cell.integer);
+    } else {
+      key += cell.text;
+    }
+    key += '\x1f';  // no key text holds it: ids are validated names
+  }
+  return key;
+}
+
+template <class R>
+Status PgStore::SendBulk(std::span<const WriteBatch* const> batches,
+                         std::vector<R> WriteBatch::*member) {
+  const rows::Table<R>& table = rows::TableOf<R>();
+  // Within one transaction only a key's last value survives: each key is written once,
+  // with its last value, at its first position (as the SQLite store coalesces; one
+  // statement may not upsert a key twice).
+  std::vector<const R*> chosen;
+  keys_.clear();
+  for (const WriteBatch* b : batches) {
+    for (const R& r : b->*member) {
+      if (table.insert_only) {
+        chosen.push_back(&r);
+        continue;
+      }
+      auto [it, added] = keys_.try_emplace(KeyOf(table, r), chosen.size());
+      if (added) {
+        chosen.push_back(&r);
+      } else {
+        chosen[it->second] = &r;
+      }
+    }
+  }
+  if (chosen.empty()) return Status::Ok();
+  const size_t n = table.columns.size();
+  arrays_.resize(n);
+  for (ArrayLiteral& a : arrays_) a.Clear();
+  for (const R* r : chosen) {
+    row_.Clear();
+    table.Write(*r, row_);
+    const auto cells = row_.cells();
+    for (size_t i = 0; i < n; ++i) {
+      const rows::Cell& c = cells[i];
+      if (c.kind == rows::Cell::Kind::kNull) {
+        arrays_[i].AddNull();
+      } else if (c.kind == rows::Cell::Kind::kInt) {
+        arrays_[i].AddInt(c.integer);
+      } else if (IsStorableText(c.text)) {
+        arrays_[i].AddText(c.text);
+      } else {
+        arrays_[i].AddText(StorableText(c.text));
+      }
+    }
+  }
+  values_.resize(n);
+  for (size_t i = 0; i < n; ++i) values_[i] = arrays_[i].Finish().c_str();
+  const WriteSql<R>& sql = SqlFor<R>();
+  return Send(sql.bulk_name.c_str(), sql.bulk, nullptr, &DescribeRows<R>);
+}
+
+Status PgStore::SendGroup(std::span<const WriteBatch* const> batches) {
   Status s;
-  if (!(s = SendAll(b.workflows)).ok() || !(s = SendAll(b.executions)).ok() ||
-      !(s = SendAll(b.steps)).ok() || !(s = SendAll(b.attempts)).ok() ||
-      !(s = SendAll(b.events)).ok() || !(s = SendAll(b.dead_letters)).ok() ||
-      !(s = SendAll(b.tokens)).ok() || !(s = SendAll(b.schedules)).ok() ||
-      !(s = SendAll(b.hooks)).ok() || !(s = SendAll(b.triggers)).ok() ||
-      !(s = SendAll(b.deliveries)).ok() || !(s = SendAll(b.workers)).ok() ||
-      !(s = SendAll(b.assignments)).ok() || !(s = SendAll(b.reassignments)).ok() ||
-      !(s = SendAll(b.signals)).ok() || !(s = SendAll(b.breakers)).ok() ||
-      !(s = SendAll(b.cache_entries)).ok()) {
+  if (!(s = SendBulk(batches, &WriteBatch::workflows)).ok() ||
+      !(s = SendBulk(batches, &WriteBatch::executions)).ok() ||
+      !(s = SendBulk(batches, &WriteBatch::steps)).ok() ||
+      !(s = SendBulk(batches, &WriteBatch::attempts)).ok() ||
+      !(s = SendBulk(batches, &WriteBatch::events)).ok() ||
+      !(s = SendBulk(batches, &WriteBatch::tokens)).ok() ||
+      !(s = SendBulk(batches, &WriteBatch::schedules)).ok() ||
+      !(s = SendBulk(batches, &WriteBatch::hooks)).ok() ||
+      !(s = SendBulk(batches, &WriteBatch::triggers)).ok() ||
+      !(s = SendBulk(batches, &WriteBatch::deliveries)).ok() ||
+      !(s = SendBulk(batches, &WriteBatch::workers)).ok() ||
+      !(s = SendBulk(batches, &WriteBatch::assignments)).ok() ||
+      !(s = SendBulk(batches, &WriteBatch::reassignments)).ok() ||
+      !(s = SendBulk(batches, &WriteBatch::signals)).ok() ||
+      !(s = SendBulk(batches, &WriteBatch::breakers)).ok() ||
+      !(s = SendBulk(batches, &WriteBatch::pools)).ok()) {
     return s;
   }
-  for (const CacheTouch& t : b.cache_touches) {
-    formatted_.assign({std::to_string(t.last_hit_at), std::to_string(t.hits)});
-    values_.assign({t.ns.c_str(), t.key.c_str(), formatted_[0].c_str(), formatted_[1].c_str()});
-    if (!(s = Send("touch_cache_entry", kTouchCacheEntry, &t, &DescribeTouch)).ok()) return s;
+  // Row by row, batch by batch: dead letters the database numbers, and cache entries,
+  // whose upserts, uses and deletions must apply in the order they were made.
+  for (const WriteBatch* b : batches) {
+    if (!(s = SendAll(b->dead_letters)).ok() || !(s = SendAll(b->cache_entries)).ok()) return s;
+    for (const CacheTouch& t : b->cache_touches) {
+      formatted_.assign({std::to_string(t.last_hit_at), std::to_string(t.hits)});
+      values_.assign({t.ns.c_str(), t.key.c_str(), formatted_[0].c_str(), formatted_[1].c_str()});
+      if (!(s = Send("touch_cache_entry", kTouchCacheEntry, &t, &DescribeTouch)).ok()) return s;
+    }
+    for (const CacheKey& k : b->cache_deletes) {
+      values_.assign({k.ns.c_str(), k.key.c_str()});
+      if (!(s = Send("delete_cache_entry", kDeleteCacheEntry, &k, &DescribeDelete)).ok()) {
+        return s;
+      }
+    }
   }
-  for (const CacheKey& k : b.cache_deletes) {
-    values_.assign({k.ns.c_str(), k.key.c_str()});
-    if (!(s = Send("delete_cache_entry", kDeleteCacheEntry, &k, &DescribeDelete)).ok()) return s;
-  }
-  return SendAll(b.pools);
+  return Status::Ok();
 }
 
 Status PgStore::Commit(std::span<const WriteBatch* const> batches) {
@@ -193,10 +302,7 @@ Status PgStore::Commit(std::span<const WriteBatch* const> batches) {
   synced_ = 0;
   values_.clear();
   Status s = Send(nullptr, "BEGIN", nullptr, nullptr);
-  for (const WriteBatch* b : batches) {
-    if (!s.ok()) break;
-    s = SendBatch(*b);
-  }
+  if (s.ok()) s = SendGroup(batches);
   if (s.ok()) {
     CrashPoint("store.before_commit");  // recovery tests: rows sent, not committed
     values_.clear();

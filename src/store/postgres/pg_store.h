@@ -11,6 +11,7 @@
 
 #include <baton/store.h>
 
+#include "store/postgres/pg_arrays.h"
 #include "store/postgres/pg_connection.h"
 #include "store/record_tables.h"
 
@@ -18,6 +19,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace baton::pg {
@@ -130,9 +132,16 @@ class PgStore final : public Store {
               std::string (*describe)(const void*));
   // Sends what is queued and reads the answers; an error names the record that failed.
   Status SyncSent();
+  // Row by row (a statement per record).
   template <class R>
   Status SendAll(const std::vector<R>& records);
-  Status SendBatch(const WriteBatch& b);
+  // The table's records of every batch in one statement, each key once.
+  template <class R>
+  Status SendBulk(std::span<const WriteBatch* const> batches, std::vector<R> WriteBatch::*member);
+  Status SendGroup(std::span<const WriteBatch* const> batches);
+  // A record's key columns as one string.
+  template <class R>
+  std::string KeyOf(const rows::Table<R>& table, const R& r);
 
   // A connection that is gone is opened again, at most once per backoff period (doubling
   // from 100 ms to 5 s while attempts fail); until then each call fails at once. The
@@ -162,6 +171,9 @@ class PgStore final : public Store {
   };
   std::vector<Sent> sent_;  // the statements of the commit in progress, in order
   size_t synced_ = 0;       // how many of them were answered
+  rows::RowOut key_row_;    // KeyOf's
+  std::unordered_map<std::string, size_t> keys_;  // SendBulk's: where each key's row is
+  std::vector<ArrayLiteral> arrays_;              // SendBulk's columns
   static constexpr size_t kSyncEvery = 1024;
 };
 
