@@ -1,6 +1,7 @@
 'use strict';
 // Reads the result lines of run.sh (JSON, one a line) and prints the medians per shape and
-// system with the ratio Baton/peer.  Usage: node report.js results.jsonl [--markdown]
+// system with the ratio Baton/peer (Baton on SQLite, and on PostgreSQL as `baton-pg`).
+// Usage: node report.js results.jsonl [--markdown]
 
 const fs = require('fs');
 
@@ -16,9 +17,12 @@ const median = (xs) => {
 };
 
 const SHAPES = ['flows', 'jobs', 'latency', 'worker-jobs', 'worker-latency'];
+const isBaton = (s) => s === 'baton' || s === 'baton-pg';
 const systems = [...new Set(rows.map((r) => r.system))].sort((a, b) =>
-  (a === 'baton' ? -1 : b === 'baton' ? 1 : a.localeCompare(b)));
-const peers = systems.filter((s) => s !== 'baton');
+  (isBaton(a) !== isBaton(b) ? (isBaton(a) ? -1 : 1) : a.localeCompare(b)));
+const batons = systems.filter(isBaton);
+const peers = systems.filter((s) => !isBaton(s));
+const pairs = batons.flatMap((b) => peers.map((p) => [b, p]));
 
 // One line per figure: throughput shapes give one, latency shapes p50 and p99.
 const figures = [];
@@ -46,11 +50,11 @@ const fmt = (v, latency) => {
 };
 const ratio = (b, p) => (b == null || p == null || p === 0 ? '-' : `${(b / p).toFixed(2)}x`);
 
-const header = ['shape', 'n', 'unit', ...systems, ...peers.map((p) => `baton/${p}`)];
+const header = ['shape', 'n', 'unit', ...systems, ...pairs.map(([b, p]) => `${b}/${p}`)];
 const table = figures.map((f) => [
   f.shape, f.n.toLocaleString('en-US'), f.unit,
   ...systems.map((s) => fmt(f.cells[s], f.latency)),
-  ...peers.map((p) => ratio(f.cells.baton, f.cells[p])),
+  ...pairs.map(([b, p]) => ratio(f.cells[b], f.cells[p])),
 ]);
 
 const rounds = Math.max(0, ...figures.flatMap((f) => Object.values(f.runs)));

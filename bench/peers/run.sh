@@ -3,7 +3,7 @@
 # the same shapes, alternating rounds, a median table with the ratios. See README.md.
 #
 #   bench/peers/run.sh [--rounds N] [--shapes flows,jobs,latency,worker-jobs,worker-latency]
-#                      [--systems baton,bullmq-always,bullmq-everysec,graphile] [--quick]
+#                      [--systems baton,baton-pg,bullmq-always,bullmq-everysec,graphile] [--quick]
 #                      [--baton PATH] [--out FILE]
 #
 # BATON (or --baton) is the baton binary (default: build-release/baton of this checkout).
@@ -39,9 +39,9 @@ IFS=, read -r -a shape_list <<<"$shapes"
 IFS=, read -r -a system_list <<<"$systems"
 for s in "${shape_list[@]}"; do [[ -n "${N[$s]:-}" ]] || { echo "run.sh: unknown shape '$s'" >&2; exit 2; }; done
 for s in "${system_list[@]}"; do
-  case "$s" in baton|bullmq-always|bullmq-everysec|graphile) ;; *) echo "run.sh: unknown system '$s'" >&2; exit 2 ;; esac
+  case "$s" in baton|baton-pg|bullmq-always|bullmq-everysec|graphile) ;; *) echo "run.sh: unknown system '$s'" >&2; exit 2 ;; esac
 done
-[[ " ${system_list[*]} " == *" baton "* ]] && { [ -x "$BATON" ] || { echo "run.sh: no baton binary at $BATON (set BATON=...)" >&2; exit 2; }; }
+[[ " ${system_list[*]} " == *" baton"* ]] && { [ -x "$BATON" ] || { echo "run.sh: no baton binary at $BATON (set BATON=...)" >&2; exit 2; }; }
 [ -d "$here/node_modules/bullmq" ] || { echo "run.sh: run bench/peers/setup.sh first" >&2; exit 2; }
 
 tmp=$(mktemp -d /tmp/baton-peers.XXXXXX)
@@ -80,11 +80,13 @@ drive() {
 }
 load() { uptime | sed 's/.*load average: //'; }
 
-start_baton() {  # sets baton_url, baton_token
-  local dir=$tmp/baton-$1 port
+start_baton() {  # $1 key [$2 PostgreSQL URL]; sets baton_url, baton_token
+  local dir=$tmp/baton-$1 port store
   mkdir -p "$dir"
   port=$(freeport)
-  "$BATON" server --listen "127.0.0.1:$port" --db "$dir/baton.db" --credentials "$dir/creds.json" \
+  store=(--db "$dir/baton.db")
+  [ -n "${2:-}" ] && store=(--postgres "$2")
+  "$BATON" server --listen "127.0.0.1:$port" "${store[@]}" --credentials "$dir/creds.json" \
     --io-threads 2 --rate-limit 0 >"$dir/server.log" 2>&1 &
   baton_pid=$!
   for _ in $(seq 200); do grep -q serving "$dir/server.log" 2>/dev/null && break; sleep 0.05; done
@@ -129,6 +131,13 @@ measure() {
       start_baton "$key"
       drive "$here/baton.js" --shape "$shape" --n "$n" --url "$baton_url" --token "$baton_token" || rc=$?
       stop_baton "$key" ;;
+    baton-pg)  # the same server on the run's PostgreSQL, a fresh database each time
+      local db=baton_${round}_${shape//-/_}
+      psql_ -c "create database $db"
+      start_baton "$key" "postgresql://postgres@127.0.0.1:$pg_port/$db"
+      drive "$here/baton.js" --shape "$shape" --n "$n" --url "$baton_url" --token "$baton_token" || rc=$?
+      stop_baton "$key"
+      psql_ -c "drop database $db" ;;
     bullmq-always|bullmq-everysec)
       start_redis "$key" "${system#bullmq-}"
       drive "$here/bullmq.js" --shape "$shape" --n "$n" --redis-port "$redis_port" --variant "${system#bullmq-}" || rc=$?
@@ -144,7 +153,7 @@ measure() {
     return 0
   fi
   line=$(node -e 'const r = JSON.parse(process.argv[1]); r.round = +process.argv[2]; r.load = process.argv[3];
-    console.log(JSON.stringify(r))' "$line" "$round" "$before")
+    r.system = process.argv[4]; console.log(JSON.stringify(r))' "$line" "$round" "$before" "$system")
   echo "$line" >>"$results"
   node -e 'const r = JSON.parse(process.argv[1]);
     const fig = r.value === null ? "n/a" : r.unit === "ms"
@@ -156,7 +165,7 @@ measure() {
 echo "baton: $BATON"
 echo "redis: $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'), postgres: $(basename "$(dirname "$pgbin")"), node $(node --version), bullmq $(node -p 'require("'"$here"'/node_modules/bullmq/package.json").version'), graphile-worker $(node -p 'require("'"$here"'/node_modules/graphile-worker/package.json").version')"
 echo "rounds $rounds, shapes $shapes, systems $systems, $(nproc) cores, load $(load)"
-[[ " ${system_list[*]} " == *" graphile "* ]] && start_pg
+[[ " ${system_list[*]} " == *" graphile "* || " ${system_list[*]} " == *" baton-pg "* ]] && start_pg
 for ((round = 1; round <= rounds; round++)); do
   order=("${system_list[@]}")
   if ((round % 2 == 0)); then  # alternate: B before A on even rounds
