@@ -13,6 +13,9 @@ namespace baton {
 struct PostgresOptions {
   // How long to wait for the server to answer a connection attempt.
   std::chrono::seconds connect_timeout{10};
+  // Connections serving reads (1 to 64), besides the one that commits: reads from
+  // several threads (the server's I/O threads) run side by side.
+  int readers = 2;
 };
 
 // Connects to `url` (postgresql://user:password@host:port/database, or libpq's key=value

@@ -23,6 +23,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -256,7 +257,9 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   if (endpoint->address().is_unspecified()) impl->host = "127.0.0.1";
   Result<std::unique_ptr<Store>> store = Status(errc::kStore, "no store");
   if (!options.postgres_url.empty()) {
-    store = OpenPostgresStore(options.postgres_url);
+    PostgresOptions postgres;
+    postgres.readers = std::max(2, options.io_threads);  // one per thread that serves reads
+    store = OpenPostgresStore(options.postgres_url, postgres);
   } else {
     SqliteOptions sqlite;
     sqlite.synchronous_full = !options.sync_normal;

@@ -15,13 +15,34 @@ std::string Limit(size_t limit) {
 
 }  // namespace
 
+Result<Rows> PgStore::Read(const std::string& sql,
+                           const std::vector<std::optional<std::string>>& params,
+                           std::string_view what) {
+  const size_t n = readers_.size();
+  const size_t first = next_reader_.fetch_add(1, std::memory_order_relaxed) % n;
+  Reader* reader = nullptr;
+  std::unique_lock<std::mutex> lock;
+  for (size_t i = 0; i < n && reader == nullptr; ++i) {
+    Reader* r = readers_[(first + i) % n].get();
+    std::unique_lock<std::mutex> held(r->mu, std::try_to_lock);
+    if (held.owns_lock()) {
+      reader = r;
+      lock = std::move(held);
+    }
+  }
+  if (reader == nullptr) {  // all busy: wait for this turn's
+    reader = readers_[first].get();
+    lock = std::unique_lock<std::mutex>(reader->mu);
+  }
+  if (Status s = Reconnected(reader->conn, reader->again, false); !s.ok()) return s;
+  return reader->conn.Exec(sql, params, what);
+}
+
 template <class R>
 Result<std::vector<R>> PgStore::Query(const std::string& tail, const Params& p) {
   const rows::Table<R>& table = rows::TableOf<R>();
   static const std::string select = rows::SelectFrom(table);
-  std::lock_guard lock(read_mu_);
-  if (Status s = ReaderReady(); !s.ok()) return s;
-  auto answer = reader_.Exec(select + tail, p.values(), std::string("reading ") + table.name);
+  auto answer = Read(select + tail, p.values(), std::string("reading ") + table.name);
   if (!answer.ok()) return answer.status();
   std::vector<R> out(answer->size());
   for (size_t i = 0; i < answer->size(); ++i) {
@@ -118,10 +139,7 @@ Result<std::vector<EventRecord>> PgStore::ListEvents(const EventQuery& q) {
 }
 
 Result<int64_t> PgStore::LastEventPosition() {
-  std::lock_guard lock(read_mu_);
-  if (Status s = ReaderReady(); !s.ok()) return s;
-  auto answer =
-      reader_.Exec("SELECT COALESCE(MAX(position), 0) FROM events", {}, "reading the last event");
+  auto answer = Read("SELECT COALESCE(MAX(position), 0) FROM events", {}, "reading the last event");
   if (!answer.ok()) return answer.status();
   int64_t position = 0;
   if (answer->size() != 1 || !RowOfRows(*answer, 0).Int(0, &position)) {
@@ -169,9 +187,7 @@ Result<std::vector<DeadLetterGroup>> PgStore::CountDeadLetters(const DeadLetterF
       Where(f, p) +
       " GROUP BY workflow, step_id, fingerprint "
       "ORDER BY COUNT(*) DESC, workflow, step_id, fingerprint";
-  std::lock_guard lock(read_mu_);
-  if (Status s = ReaderReady(); !s.ok()) return s;
-  auto answer = reader_.Exec(sql, p.values(), "counting dead letters");
+  auto answer = Read(sql, p.values(), "counting dead letters");
   if (!answer.ok()) return answer.status();
   std::vector<DeadLetterGroup> out(answer->size());
   for (size_t i = 0; i < answer->size(); ++i) {

@@ -8,6 +8,7 @@
 #include "store/postgres/pg_migrations.h"
 #include "store/postgres/pg_text.h"
 
+#include <algorithm>
 #include <charconv>
 #include <string>
 #include <vector>
@@ -332,10 +333,14 @@ Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url,
   if (Status s = pg::Migrate(*writer); !s.ok()) return s;
   // Released when the writing connection closes: with the store, or with the process.
   if (Status s = pg::TakeOwnerLock(*writer, url); !s.ok()) return s;
-  auto reader = pg::Connection::Open(url, o);
-  if (!reader.ok()) return reader.status();
+  std::vector<pg::Connection> readers;
+  for (int i = 0; i < std::clamp(options.readers, 1, 64); ++i) {
+    auto reader = pg::Connection::Open(url, o);
+    if (!reader.ok()) return reader.status();
+    readers.push_back(std::move(reader).value());
+  }
   return std::unique_ptr<Store>(
-      std::make_unique<pg::PgStore>(url, o, std::move(writer).value(), std::move(reader).value()));
+      std::make_unique<pg::PgStore>(url, o, std::move(writer).value(), std::move(readers)));
 }
 
 std::string RedactedPostgresUrl(const std::string& url) {

@@ -2,8 +2,9 @@
 // opens one.
 //
 // Threading: Commit() and the reads may be called from any thread. Commits are
-// serialised on the writing connection; reads share a second connection, so a long
-// commit never holds a read back (PostgreSQL's MVCC gives them the last committed state).
+// serialised on the writing connection; reads go to a small pool of other connections
+// (a free one if any), so a long commit never holds a read back and reads from several
+// threads run side by side (PostgreSQL's MVCC gives them the last committed state).
 //
 // Every record is written and read through its description (store/record_tables.h):
 // this file holds only the queries, their filters and their order.
@@ -15,7 +16,9 @@
 #include "store/postgres/pg_connection.h"
 #include "store/record_tables.h"
 
+#include <atomic>
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -62,11 +65,12 @@ class RowOfRows final : public rows::RowIn {
 
 class PgStore final : public Store {
  public:
-  PgStore(std::string url, Connection::Options options, Connection writer, Connection reader)
-      : url_(std::move(url)),
-        options_(options),
-        writer_(std::move(writer)),
-        reader_(std::move(reader)) {}
+  // `readers`: at least one connection.
+  PgStore(std::string url, Connection::Options options, Connection writer,
+          std::vector<Connection> readers)
+      : url_(std::move(url)), options_(options), writer_(std::move(writer)) {
+    for (Connection& c : readers) readers_.push_back(std::make_unique<Reader>(std::move(c)));
+  }
 
   Status Commit(std::span<const WriteBatch* const> batches) override;
 
@@ -152,16 +156,23 @@ class PgStore final : public Store {
   };
   Status Reconnected(Connection& c, Reconnect& r, bool writer);
   Status WriterReady() { return Reconnected(writer_, writer_again_, true); }
-  Status ReaderReady() { return Reconnected(reader_, reader_again_, false); }
+  // Runs a read on a reader of the pool: a free one, else the next in turn.
+  Result<Rows> Read(const std::string& sql, const std::vector<std::optional<std::string>>& params,
+                    std::string_view what);
 
   const std::string url_;
   const Connection::Options options_;
   std::mutex write_mu_;
   Connection writer_;
   Reconnect writer_again_;
-  std::mutex read_mu_;
-  Connection reader_;
-  Reconnect reader_again_;
+  struct Reader {
+    explicit Reader(Connection c) : conn(std::move(c)) {}
+    std::mutex mu;
+    Connection conn;
+    Reconnect again;
+  };
+  std::vector<std::unique_ptr<Reader>> readers_;
+  std::atomic<size_t> next_reader_{0};
   rows::RowOut row_;                    // reused by each written record
   std::vector<const char*> values_;     // its cells as libpq parameters
   std::vector<std::string> formatted_;  // its integers and repaired texts, as text

@@ -8,7 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace baton::pg {
 namespace {
@@ -60,8 +63,7 @@ TEST_F(PgStoreTest, AFailedCommitNamesTheRecordAndAppliesNothing) {
   ASSERT_FALSE(s.ok());
   // The rows of a table go in one statement: PostgreSQL's detail names the key.
   EXPECT_NE(s.message().find("writing rows of events"), std::string::npos) << s.ToString();
-  EXPECT_NE(s.message().find("Key (execution_id, seq)=(e-1, 1) already exists"),
-            std::string::npos)
+  EXPECT_NE(s.message().find("Key (execution_id, seq)=(e-1, 1) already exists"), std::string::npos)
       << s.ToString();
   EXPECT_NE(s.message().find("SQLSTATE 23505"), std::string::npos) << s.ToString();
   EXPECT_EQ((*store)->GetExecution("e-2").status().code(), errc::kNotFound);
@@ -70,6 +72,51 @@ TEST_F(PgStoreTest, AFailedCommitNamesTheRecordAndAppliesNothing) {
   fine.executions.push_back(e);
   EXPECT_TRUE((*store)->Commit(fine).ok());
   EXPECT_TRUE((*store)->GetExecution("e-2").ok());
+}
+
+// Reads from several threads share the pool of reading connections while commits go on.
+TEST_F(PgStoreTest, ReadsFromManyThreadsWhileCommitsGoOn) {
+  PostgresOptions options;
+  options.readers = 2;
+  auto store = OpenPostgresStore(NewDatabase(), options);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    for (int i = 0; i < 100; ++i) {
+      WriteBatch b;
+      ExecutionRecord e;
+      e.id = "e-" + std::to_string(i);
+      e.workflow = "w";
+      e.created_at = i;
+      b.executions.push_back(e);
+      EXPECT_TRUE((*store)->Commit(b).ok());
+    }
+    done = true;
+  });
+  std::vector<std::thread> readers;
+  std::atomic<int> reads{0};
+  for (int t = 0; t < 4; ++t) {
+    readers.emplace_back([&] {
+      size_t seen = 0;
+      while (!done) {
+        ExecutionFilter f;
+        f.limit = 0;
+        auto listed = (*store)->ListExecutions(f);
+        ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+        EXPECT_GE(listed->size(), seen);  // commits only add
+        seen = listed->size();
+        ++reads;
+      }
+    });
+  }
+  writer.join();
+  for (std::thread& t : readers) t.join();
+  EXPECT_GT(reads.load(), 0);
+  ExecutionFilter every;
+  every.limit = 0;
+  auto all = (*store)->ListExecutions(every);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 100u);
 }
 
 TEST_F(PgStoreTest, EveryDescribedColumnIsInTheSchema) {
