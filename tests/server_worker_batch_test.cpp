@@ -330,6 +330,17 @@ TEST(ServerWorkerQueue, AWorkerThatStopsReadingIsDisconnectedAndItsWorkMoves) {
   stop_beating = true;
   beats.join();
   ASSERT_TRUE(cut_off) << server.log();
+  // Its work moves once its heartbeat deadline has passed. The reader registers after
+  // that, so the work goes to it at once: registered earlier, a reader that has nothing
+  // to answer sends nothing, and under a slow server its own deadline could pass first.
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    auto workers = server.Admin().Call("GET", "/api/v1/workers");
+    if (!workers.ok()) return false;
+    for (const Json& w : (*workers)["workers"]) {
+      if (w["workerId"] == "w-stuck") return w["status"] != "ONLINE";
+    }
+    return false;
+  })) << server.log();
 
   RawWorker reader(server.url(), worker_token);
   // Capacity 2: at most two commands wait for it, within the bound of 4.
