@@ -27,6 +27,9 @@ demo: release
 	./build-release/baton run examples/deploy-model.yaml --ephemeral \
 	  --input model_id=llama-3-8b
 
+# A test still running after 10 minutes has hung (the slowest take about a minute under
+# TSan): ctest fails it instead of waiting out its 25-minute default.
+#
 # Every test, under AddressSanitizer + UndefinedBehaviorSanitizer (the Debug build in
 # build-asan/ is sanitized: one build serves both). The sanitizer builds start from
 # nothing in CI, so they compile the modules in unity batches as Release does;
@@ -35,17 +38,17 @@ test: setup
 	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DBATON_SANITIZE=address \
 	  -DBATON_UNITY_BUILD=ON >/dev/null
 	ninja -C build-asan -j $(JOBS)
-	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure --timeout 600 -j $(JOBS)
 
 # The same tests without sanitizers (faster to build; what `make build` makes).
 test-plain: build
-	cd build && ctest --output-on-failure -j $(JOBS)
+	cd build && ctest --output-on-failure --timeout 600 -j $(JOBS)
 
 test-tsan: setup
 	cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DBATON_SANITIZE=thread \
 	  -DBATON_UNITY_BUILD=ON >/dev/null
 	ninja -C build-tsan -j $(JOBS)
-	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --output-on-failure -j $(JOBS)
+	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --output-on-failure --timeout 600 -j $(JOBS)
 
 bench: setup
 	bash bench/run.sh
