@@ -14,7 +14,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 BATON=${BATON:-$here/../../build-release/baton}
 rounds=3
 shapes=flows,jobs,latency,worker-jobs,worker-latency
-systems=baton,bullmq-always,bullmq-everysec,graphile
+systems=baton,baton-pg,bullmq-always,bullmq-everysec,graphile
 quick=0
 out=""
 while (($#)); do
