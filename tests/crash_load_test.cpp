@@ -5,6 +5,7 @@
 // execution. Bounded: six rounds of about a second each (BATON_SOAK_ROUNDS for more:
 // `make soak`).
 #include "support/execution_checks.h"
+#include "support/keyed_load.h"
 #include "support/process_util.h"
 #include "support/server_process.h"
 
@@ -25,27 +26,17 @@ using testing::MakeTempDir;
 using testing::ServerProcess;
 using testing::WaitUntil;
 
-constexpr const char* kWorkflow = R"(
-name: load
-defaults:
-  retry: {max_attempts: 5, initial_delay: 100ms}
-steps:
-  - {id: a, type: shell, run: "echo 1"}
-  - {id: b, type: shell, run: "sleep 0.02; echo 2", depends_on: [a]}
-  - {id: c, type: noop, depends_on: [a]}
-  - {id: d, type: shell, run: "echo 3", depends_on: [b, c]}
-)";
-
 TEST(CrashLoad, KilledRepeatedlyUnderLoadNothingIsLostOrDoneTwice) {
   const std::string dir = MakeTempDir();
   auto server = std::make_unique<ServerProcess>(dir);
   ASSERT_TRUE(server->ok()) << server->log();
-  ASSERT_EQ(
-      server->Admin().Send("POST", "/api/v1/workflows", kWorkflow, "application/yaml")->status,
-      201);
+  ASSERT_EQ(server->Admin()
+                .Send("POST", "/api/v1/workflows", testing::kLoadWorkflow, "application/yaml")
+                ->status,
+            201);
   std::mt19937 rng(20261124);
-  std::map<std::string, std::string> key_to_id;  // every key a 2xx answered
-  int next_key = 0;
+  testing::KeyedLoad load;
+  const std::map<std::string, std::string>& key_to_id = load.key_to_id;
   const char* soak = std::getenv("BATON_SOAK_ROUNDS");
   const int rounds = soak != nullptr && std::atoi(soak) > 0 ? std::atoi(soak) : 6;
   for (int round = 0; round < rounds; ++round) {
@@ -64,27 +55,9 @@ TEST(CrashLoad, KilledRepeatedlyUnderLoadNothingIsLostOrDoneTwice) {
         continue;
       }
     }
-    auto admin = server->Admin();
     const auto kill_at = std::chrono::steady_clock::now() +
                          std::chrono::milliseconds(400 + static_cast<int>(rng() % 800));
-    while (std::chrono::steady_clock::now() < kill_at && !server->Exited()) {
-      // A new key, or one answered before (it must come back as the same execution).
-      std::string key = "k" + std::to_string(next_key);
-      if (!key_to_id.empty() && rng() % 4 == 0) {
-        auto it = key_to_id.begin();
-        std::advance(it, rng() % key_to_id.size());
-        key = it->first;
-      } else {
-        ++next_key;
-      }
-      auto r = admin.Send("POST", "/api/v1/executions",
-                          Json{{"workflow", "load"}, {"idempotency_key", key}}.dump());
-      if (!r.ok() || r->status >= 300) continue;  // dying, or refused: the client retries
-      const std::string id = Json::parse(r->body)["id"];
-      auto [it, fresh] = key_to_id.emplace(key, id);
-      EXPECT_EQ(it->second, id) << "key " << key << " named two executions";
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // a steady stream
-    }
+    load.RunUntil(*server, "load", rng, kill_at);
     if (!server->Exited()) server->Kill9();
   }
   server->SetEnv({});
@@ -111,13 +84,7 @@ TEST(CrashLoad, KilledRepeatedlyUnderLoadNothingIsLostOrDoneTwice) {
     EXPECT_EQ((*admin.Call("GET", "/api/v1/executions/" + id))["idempotency_key"], key);
   }
   // Each key names one execution in the store, too.
-  auto all = admin.Call("GET", "/api/v1/executions?workflow=load&limit=1000");
-  ASSERT_TRUE(all.ok());
-  std::map<std::string, int> per_key;
-  for (const Json& e : (*all)["executions"]) {
-    if (e["idempotency_key"].is_string()) ++per_key[e["idempotency_key"].get<std::string>()];
-  }
-  for (const auto& [key, n] : per_key) EXPECT_EQ(n, 1) << key;
+  load.ExpectOneExecutionPerKey(*server, "load");
   server.reset();
   std::filesystem::remove_all(dir);
 }

@@ -16,6 +16,9 @@ struct PostgresOptions {
   // Connections serving reads (1 to 64), besides the one that commits: reads from
   // several threads (the server's I/O threads) run side by side.
   int readers = 2;
+  // How long to wait for the owner lock that another server holds before refusing: a
+  // server restarted at once after a crash finds its predecessor's session still ending.
+  std::chrono::milliseconds owner_lock_wait{5000};
 };
 
 // Connects to `url` (postgresql://user:password@host:port/database, or libpq's key=value

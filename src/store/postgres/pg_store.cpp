@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace baton::pg {
@@ -332,7 +334,15 @@ Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url,
   if (!writer.ok()) return writer.status();
   if (Status s = pg::Migrate(*writer); !s.ok()) return s;
   // Released when the writing connection closes: with the store, or with the process.
-  if (Status s = pg::TakeOwnerLock(*writer, url); !s.ok()) return s;
+  // A server killed a moment ago may still hold the lock: its backend ends when it sees
+  // the connection closed, which takes a moment under load. Wait that long, no longer.
+  const auto give_up = std::chrono::steady_clock::now() + options.owner_lock_wait;
+  for (;;) {
+    Status s = pg::TakeOwnerLock(*writer, url);
+    if (s.ok()) break;
+    if (!writer->ok() || std::chrono::steady_clock::now() >= give_up) return s;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   std::vector<pg::Connection> readers;
   for (int i = 0; i < std::clamp(options.readers, 1, 64); ++i) {
     auto reader = pg::Connection::Open(url, o);
