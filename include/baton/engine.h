@@ -332,6 +332,13 @@ class Engine {
   // RecoverExecutions(store, engine, id) once it wants to try the store again (a
   // still-failing store drops them again, to be taken here again).
   std::vector<std::string> TakeAbandoned();
+  // Drops an execution from memory without writing anything: its steps in flight are
+  // stopped (their runners told to cancel), its slots given back. For an execution this
+  // engine may no longer act on: another server instance took its lease
+  // (ExecutionLeases in <baton/store.h>), which continues it from the store. Batches
+  // already submitted for it are not recalled; the store refuses them. NOT_FOUND when it
+  // is not in memory.
+  Status Evict(const std::string& execution_id);
 
  private:
   class Impl;

@@ -19,6 +19,13 @@ struct PostgresOptions {
   // How long to wait for the owner lock that another server holds before refusing: a
   // server restarted at once after a crash finds its predecessor's session still ending.
   std::chrono::milliseconds owner_lock_wait{5000};
+  // Empty: this store's process is the database's only server (it holds a lock saying
+  // so). Otherwise the name of this instance among several sharing the database: the
+  // store leases executions to it (Store::leases(), ExecutionLeases in <baton/store.h>).
+  std::string instance;
+  // How long an instance's lease of an execution lasts unless renewed (at least 100 ms):
+  // how long its executions wait after it dies before another instance takes them.
+  std::chrono::milliseconds lease{10'000};
 };
 
 // Connects to `url` (postgresql://user:password@host:port/database, or libpq's key=value
@@ -30,9 +37,10 @@ struct PostgresOptions {
 // Text is stored as PostgreSQL text: a NUL byte or invalid UTF-8 in a record's text (a
 // command's stderr, say) is replaced by U+FFFD, where SQLite would keep the bytes.
 //
-// One server per database (per schema, with search_path) for now: the store holds a
-// session advisory lock for its life, and a second store on the same schema fails, saying
-// so. (Several instances sharing one database need leases on executions: being built.)
+// Without an instance name, one server per database (per schema, with search_path): the
+// store holds a session advisory lock for its life, and a second store on the same schema
+// fails, saying so. With one, several stores (instances) share the schema, each its own
+// name, and executions are leased to them.
 Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url,
                                                  const PostgresOptions& options = {});
 

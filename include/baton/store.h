@@ -630,8 +630,59 @@ class WorkerStore {
       const ReassignmentFilter& f) = 0;
 };
 
+// Ownership of executions when several servers share one database (PostgreSQL with an
+// instance name): each unfinished execution is held by one instance through a lease that
+// the instance renews; an execution whose holder stops renewing is claimed by another
+// and recovered there from its stored state.
+//
+// The store enforces it on every commit: a batch that writes an execution this instance
+// does not hold (lost, expired, or held by another) fails as a whole, applying nothing;
+// a batch that starts an execution (or runs a finished one again) takes it; one that
+// finishes it releases it. Leases are timed by the database's clock; "trusted" is the
+// instance's own window, shorter than a lease, within which its leases cannot have
+// expired: past it the store refuses commits of held executions until a renewal
+// succeeds, so an instance that was frozen (or cut off) never acts on what others may
+// have taken meanwhile.
+//
+// Threading: thread-safe. Errors: errc::kStore.
+class ExecutionLeases {
+ public:
+  virtual ~ExecutionLeases() = default;
+  // This instance's name (unique among the instances of the database).
+  virtual const std::string& instance() const = 0;
+  // How long a lease lasts unless renewed.
+  virtual Duration lease() const = 0;
+  // Renews every lease held. The executions lost since the last call (another instance
+  // took them, or they expired and were taken) are no longer held: the caller drops
+  // them from memory without writing, then calls Forget() once the batches it submitted
+  // before that are settled (committed or refused).
+  virtual Result<std::vector<std::string>> Renew() = 0;
+  // Takes up to `limit` unfinished executions nobody holds: their lease expired, or they
+  // predate leases. With `mine`, also those this instance's name holds from before a
+  // restart. The caller recovers each from the store.
+  virtual Result<std::vector<std::string>> Claim(size_t limit, bool mine) = 0;
+  // Lets go of a held execution the caller no longer runs (dropped from memory without
+  // finishing): any instance may claim it at once. Like a lost one, its writes are
+  // refused until Forget().
+  virtual Status Release(const std::string& execution_id) = 0;
+  // Ends the refusal of commits to executions Renew() reported lost.
+  virtual void Forget(const std::vector<std::string>& execution_ids) = 0;
+  virtual bool Holds(const std::string& execution_id) const = 0;
+  // The executions held now.
+  virtual std::vector<std::string> Held() const = 0;
+  // Whether the last successful renewal is recent enough that no lease held can have
+  // expired.
+  virtual bool Trusted() const = 0;
+  // Takes, or keeps, the role `role` (one instance at a time, e.g. "cron"), held like a
+  // lease: true while this instance has it.
+  virtual Result<bool> Lead(const std::string& role) = 0;
+};
+
 class Store : public ExecutionStore, public CatalogStore, public WorkerStore {
  public:
+  // The leases of executions when the store is shared by several server instances; null
+  // when one process owns the store (SQLite, memory, PostgreSQL without an instance name).
+  virtual ExecutionLeases* leases() { return nullptr; }
   // Writes all batches in one transaction, in order: all or nothing.
   virtual Status Commit(std::span<const WriteBatch* const> batches) = 0;
   Status Commit(const WriteBatch& batch) {
@@ -654,6 +705,7 @@ class StoreWrapper : public Store {
     return target_->Commit(batches);
   }
   Status CommitOwned(WriteBatch&& batch) override { return target_->CommitOwned(std::move(batch)); }
+  ExecutionLeases* leases() override { return target_->leases(); }
   Result<ExecutionRecord> GetExecution(const std::string& id) override {
     return target_->GetExecution(id);
   }

@@ -1,6 +1,9 @@
 // `baton server`: serve the API until SIGINT/SIGTERM.
 #include <baton/postgres_store.h>
 
+#include <algorithm>
+#include <cctype>
+
 #include "cli/commands.h"
 #include "cli/signals.h"
 #include "common/json_parse.h"
@@ -22,6 +25,7 @@ struct ServerArgs {
   std::string delivery_retry = "1s";
   std::string test_clock_start;
   std::string heartbeat_interval = "30s";
+  std::string lease = "10s";
   std::string heartbeat_timeout = "60s";
   std::string reassignment_grace = "0s";
   std::string drain_timeout = "5m";
@@ -70,10 +74,31 @@ int ServerMain(ServerArgs& args) {
   if (!DurationFlag("--heartbeat-interval", args.heartbeat_interval, false,
                     &c.heartbeat_interval) ||
       !DurationFlag("--heartbeat-timeout", args.heartbeat_timeout, false, &c.heartbeat_timeout) ||
+      !DurationFlag("--lease", args.lease, false, &o.lease) ||
       !DurationFlag("--reassignment-grace", args.reassignment_grace, true, &c.reassignment_grace) ||
       !DurationFlag("--drain-timeout", args.drain_timeout, true, &c.drain_timeout) ||
       !DurationFlag("--stall-after", args.stall_after, true, &o.stall_after)) {
     return 2;
+  }
+  if (!o.instance.empty()) {
+    if (o.postgres_url.empty()) {
+      std::fprintf(stderr,
+                   "baton server: --instance names one of several servers sharing a "
+                   "PostgreSQL database; give --postgres too\n");
+      return 2;
+    }
+    const bool named =
+        o.instance.size() <= 64 && std::all_of(o.instance.begin(), o.instance.end(), [](char ch) {
+          return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' ||
+                 ch == '.';
+        });
+    if (!named) {
+      std::fprintf(stderr,
+                   "baton server: --instance: up to 64 letters, digits, '-', '_' or '.', got "
+                   "'%s'\n",
+                   o.instance.substr(0, 80).c_str());
+      return 2;
+    }
   }
   if (auto bytes = ParseByteSize(Json(args.cache_max_bytes)); bytes.ok()) {
     o.cache.max_bytes = *bytes;
@@ -142,6 +167,16 @@ void AddServerCommand(CLI::App& app, std::function<int()>* action) {
                   "(or $BATON_POSTGRES); the schema is created or migrated at start")
       ->envname("BATON_POSTGRES")
       ->excludes(db);
+  cmd->add_option("--instance", args->options.instance,
+                  "With --postgres: this server's name among several sharing the database "
+                  "(or $BATON_INSTANCE). Each unfinished execution is leased to one instance; "
+                  "when an instance dies, the others take its executions over once their "
+                  "leases expire. Without it, one server per database")
+      ->envname("BATON_INSTANCE");
+  cmd->add_option("--lease", args->lease,
+                  "With --instance: how long a lease lasts unless renewed (renewed every "
+                  "quarter of it): how long a dead instance's executions wait")
+      ->capture_default_str();
   cmd->add_option("--io-threads", args->options.io_threads, "Threads serving HTTP")
       ->capture_default_str();
   cmd->add_option("-p,--parallel", args->options.parallel,

@@ -186,6 +186,35 @@ void Engine::Impl::DropAllSlots() {
   DropPoolSlots();
 }
 
+bool Engine::Impl::DropFromMemory(const ExecPtr& ex,
+                                  std::vector<std::pair<Runner*, std::string>>* cancels) {
+  for (int step = 0; step < static_cast<int>(ex->steps.size()); ++step) {
+    CollectInFlight(*ex, step, cancels);
+    Release(ex, step);
+  }
+  if (!ex->finished) {
+    ex->finished = true;
+    if (active_ > 0) --active_;
+  }
+  return executions_.erase(ex->rec.id) > 0;
+}
+
+Status Engine::Impl::Evict(const std::string& id) {
+  auto it = executions_.find(id);
+  if (it == executions_.end()) {
+    return Status(errc::kNotFound, "execution " + id + " is not running here");
+  }
+  ExecPtr ex = it->second;
+  std::vector<std::pair<Runner*, std::string>> cancels;
+  {
+    TurnGuard turn(this);  // its end dispatches what the freed slots allow
+    ReleaseSlots(ex);
+    DropFromMemory(ex, &cancels);
+  }
+  for (const auto& [runner, assignment] : cancels) runner->Cancel(assignment);
+  return Status::Ok();
+}
+
 std::vector<std::string> Engine::Impl::SlotHolders(const ExecState& ex) const {
   auto it = concurrency_.find(ex.concurrency_group);
   return it == concurrency_.end() ? std::vector<std::string>{} : it->second.running;

@@ -156,15 +156,7 @@ void Engine::Impl::EndTurn() {
         {
           TurnGuard turn(this);  // its end dispatches what the freed slots allow
           for (auto& ex : dropped) {
-            for (int step = 0; step < static_cast<int>(ex->steps.size()); ++step) {
-              CollectInFlight(*ex, step, &cancels);
-              Release(ex, step);
-            }
-            if (!ex->finished) {
-              ex->finished = true;
-              if (active_ > 0) --active_;
-            }
-            if (executions_.erase(ex->rec.id) > 0) {
+            if (DropFromMemory(ex, &cancels)) {
               ++stats_.executions_abandoned;
               abandoned_.push_back(ex->rec.id);
             }

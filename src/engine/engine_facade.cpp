@@ -120,6 +120,9 @@ std::optional<ExecutionRecord> Engine::Record(const std::string& id) const {
 std::vector<std::string> Engine::TakeAbandoned() {
   return std::exchange(impl_->abandoned_, {});
 }
+Status Engine::Evict(const std::string& id) {
+  return impl_->Evict(id);
+}
 EngineStats Engine::Stats() const {
   EngineStats s = impl_->stats_;
   s.ready_queue_depth = impl_->ready_.size();

@@ -243,6 +243,11 @@ class Engine::Impl {
   void ReleaseSlots(const ExecPtr& ex);
   // Every execution was dropped from memory (store error): no slot is held.
   void DropAllSlots();
+  Status Evict(const std::string& id);  // Engine::Evict
+  // Stops what `ex` has in flight (its runners' work goes to `cancels`, to be told after
+  // the turn), gives back its steps' slots and removes it from memory; false when it was
+  // not there. Writes nothing.
+  bool DropFromMemory(const ExecPtr& ex, std::vector<std::pair<Runner*, std::string>>* cancels);
   std::vector<std::string> SlotHolders(const engine::ExecState& ex) const;
   // An admitted execution's steps begin (and its timeout starts).
   void BeginSteps(const ExecPtr& ex);

@@ -28,10 +28,10 @@ void EngineHost::AddObserver(ExecutionObserver* observer) {
   engine_->AddObserver(observer);
 }
 
-Result<size_t> EngineHost::Start() {
+Result<size_t> EngineHost::Start(bool recover) {
   std::promise<Result<size_t>> recovered;
   auto done = recovered.get_future();
-  loop_.Post([this, &recovered] {
+  loop_.Post([this, &recovered, recover] {
     // New events are numbered after every stored one, then recovery continues.
     Status seeded = SeedEventPositions(store_, engine_.get());
     if (seeded.ok()) seeded = LoadBreakers(store_, engine_.get());
@@ -41,7 +41,8 @@ Result<size_t> EngineHost::Start() {
       recovered.set_value(seeded);
       return;
     }
-    auto ids = RecoverExecutions(store_, engine_.get());
+    auto ids = recover ? RecoverExecutions(store_, engine_.get())
+                       : Result<std::vector<std::string>>(std::vector<std::string>{});
     if (!ids.ok()) {
       recovered.set_value(ids.status());
       return;

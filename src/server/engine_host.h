@@ -33,7 +33,9 @@ class EngineHost {
 
   // Starts the engine thread and recovers every unfinished execution from the store
   // (the first thing the thread does). Returns the number recovered.
-  Result<size_t> Start();
+  // With `recover` false, nothing is recovered here (several server instances: each
+  // recovers the executions it claims).
+  Result<size_t> Start(bool recover = true);
   // Stops the loop, kills local processes, aborts http requests and flushes the store. Unfinished
   // executions stay in the store for the next start.
   void Stop();

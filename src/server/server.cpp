@@ -7,6 +7,7 @@
 
 #include "runners/refusing_runner.h"
 #include "server/dlq_replayer.h"
+#include "server/lease_keeper.h"
 #include "server/listener.h"
 #include "server/metrics.h"
 #include "server/submitter.h"
@@ -143,7 +144,8 @@ struct Server::Impl {
   std::unique_ptr<Scheduler> scheduler;   // engine thread; destroyed after the engine stops
   std::unique_ptr<DlqReplayer> replayer;  // its timers run on the engine thread
   std::unique_ptr<workers::Coordinator>
-      coordinator;  // engine thread; destroyed after the engine stops
+      coordinator;                      // engine thread; destroyed after the engine stops
+  std::unique_ptr<LeaseKeeper> keeper;  // several instances: stopped before the engine
   ServerMetrics metrics;
   EventHub hub;
   ApiContext ctx;
@@ -171,6 +173,9 @@ static Scheduler::Hooks ScheduleHooks(Server::Impl& impl) {
   hooks.running = [store](const std::string& id) {
     auto e = store->GetExecution(id);
     return e.ok() && !IsTerminal(e->status);
+  };
+  hooks.leading = [raw = &impl, leases = store->leases()] {
+    return leases == nullptr || (raw->keeper != nullptr && raw->keeper->leading());
   };
   hooks.cancel = [host](const std::string& id, const std::string& reason) {
     host->Post([id, reason](Engine& engine) { (void)engine.Cancel(id, reason); });
@@ -244,6 +249,7 @@ Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Server::~Server() {
   Stop();
+  if (impl_->keeper) impl_->keeper->Stop();
   if (impl_->engine) impl_->engine->Stop();
 }
 
@@ -259,6 +265,8 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   if (!options.postgres_url.empty()) {
     PostgresOptions postgres;
     postgres.readers = std::max(2, options.io_threads);  // one per thread that serves reads
+    postgres.instance = options.instance;
+    postgres.lease = options.lease;
     store = OpenPostgresStore(options.postgres_url, postgres);
   } else {
     SqliteOptions sqlite;
@@ -407,7 +415,8 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   pending.limit = 0;
   auto unsent = impl->store->ListDeliveries(pending);
   if (!unsent.ok()) return unsent.status();
-  auto recovered = impl->engine->Start();
+  ExecutionLeases* leases = impl->store->leases();
+  auto recovered = impl->engine->Start(/*recover=*/leases == nullptr);
   if (!recovered.ok()) return recovered.status();
   if (*recovered > 0) {
     std::fprintf(stderr, "baton: recovered %zu unfinished execution(s)\n", *recovered);
@@ -419,6 +428,15 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
       std::fprintf(stderr, "baton: loading schedules: %s\n", s.message().c_str());
     }
   });
+  if (leases != nullptr) {
+    // Several instances: this one takes back what its name held before a restart and
+    // what others stopped renewing; the one that holds the cron role fires schedules,
+    // reloading them from the store when it takes the role.
+    impl->keeper = std::make_unique<LeaseKeeper>(leases, host);
+    impl->keeper->Start();
+    std::fprintf(stderr, "baton: instance %s of a shared PostgreSQL database (lease %lld ms)\n",
+                 leases->instance().c_str(), static_cast<long long>(leases->lease().count()));
+  }
   Deliverer* deliverer = impl->deliverer.get();
   host->Post([deliverer, unsent = std::move(unsent.value())](Engine&) mutable {
     deliverer->Add(std::move(unsent));
@@ -432,7 +450,18 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
     bool reload_guards = false;
   };
   auto readoption = std::make_shared<Readoption>();
-  host->Every(Duration(500), [host, metrics, deliverer, coordinator, readoption](Engine& engine) {
+  LeaseKeeper* keeper = impl->keeper.get();
+  auto was_leading = std::make_shared<bool>(false);
+  host->Every(Duration(500), [host, metrics, deliverer, coordinator, readoption, leases, keeper,
+                              scheduler, was_leading](Engine& engine) {
+    if (keeper != nullptr && keeper->leading() != *was_leading) {
+      *was_leading = keeper->leading();
+      if (*was_leading) {
+        if (Status s = scheduler->Load(); !s.ok()) {
+          std::fprintf(stderr, "baton: reloading schedules: %s\n", s.message().c_str());
+        }
+      }
+    }
     // Executions a refused batch dropped come back from their stored state, so the
     // engine heals without a restart once the store takes writes again (a running step
     // was stopped: its attempt ends ENGINE_RESTART and the retry policy decides). One
@@ -454,6 +483,13 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
     }
     std::vector<std::string> again;
     for (const std::string& id : r.pending) {
+      // Several instances: only what this one still holds comes back here (the rest is
+      // another's now), and only once a renewal says the leases stand.
+      if (leases != nullptr && !leases->Holds(id)) continue;
+      if (leases != nullptr && !leases->Trusted()) {
+        again.push_back(id);
+        continue;
+      }
       auto back = RecoverExecutions(host->store(), &engine, id);
       if (back.ok() || back.status().code() == errc::kConflict ||
           back.status().code() == errc::kNotFound) {
@@ -509,6 +545,7 @@ void Server::Run() {
   }
   impl_->ioc.run();
   for (auto& t : threads) t.join();
+  if (impl_->keeper) impl_->keeper->Stop();
   impl_->engine->Stop();
 }
 

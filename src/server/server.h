@@ -19,6 +19,10 @@ struct ServerOptions {
   std::string db_path;                    // SQLite file
   // PostgreSQL instead of SQLite (a postgresql:// URL or libpq key=value string).
   std::string postgres_url;
+  // With PostgreSQL: this server's name among several instances sharing the database
+  // (empty: the only server). Executions are leased to instances (lease_keeper.h).
+  std::string instance;
+  Duration lease{10'000};    // how long an instance's lease lasts unless renewed
   bool sync_normal = false;  // SQLite synchronous=NORMAL (see docs/storage.md)
   int io_threads = 2;
   int parallel = 0;  // local shell steps at once; 0 = cores

@@ -108,6 +108,10 @@ void ServerProcess::Kill9() {
   pid_ = -1;
 }
 
+void ServerProcess::Signal(int signal) {
+  if (pid_ > 0) kill(pid_, signal);
+}
+
 int ServerProcess::Terminate() {
   if (pid_ <= 0) return -1;
   kill(pid_, SIGTERM);

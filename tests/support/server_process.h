@@ -29,7 +29,9 @@ class ServerProcess {
   // Runs `baton ARGS...` against this server as its admin (BATON_SERVER, BATON_TOKEN set).
   ProcessResult Cli(std::vector<std::string> args) const;
 
-  void Kill9();     // what a crash leaves
+  void Kill9();  // what a crash leaves
+  // Sends `signal` to the running process (SIGSTOP / SIGCONT: a frozen server).
+  void Signal(int signal);
   int Terminate();  // SIGTERM; returns the exit code
   void Restart();   // a new process over the same directory and port
   // The same with other extra arguments (kept for later restarts).

@@ -36,6 +36,17 @@ Status Scheduler::Load() {
   auto all = store_->ListSchedules("");
   if (!all.ok()) return all.status();
   const TimeMs now = loop_->Now();
+  const bool leading = !hooks_.leading || hooks_.leading();  // else another instance fires
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    const bool stored = std::any_of(all->begin(), all->end(),
+                                    [&](const ScheduleRecord& r) { return r.id == it->first; });
+    if (stored) {
+      ++it;
+      continue;
+    }
+    if (it->second.timer) loop_->CancelTimer(it->second.timer);
+    it = entries_.erase(it);
+  }
   for (ScheduleRecord& r : *all) {
     auto parsed = ParseSchedule(r);
     if (!parsed.ok()) {  // stored by an older build that accepted it: keep it, idle
@@ -46,7 +57,7 @@ Status Scheduler::Load() {
     Entry& e = entries_[r.id];
     e.record = std::move(r);
     e.parsed = std::move(parsed.value());
-    if (e.record.next_fire_at != 0 && e.record.next_fire_at <= now) {
+    if (leading && e.record.next_fire_at != 0 && e.record.next_fire_at <= now) {
       if (e.record.catchup == "once") {
         // One run for everything missed, keyed by the first missed fire time.
         Fire(e.record.id, e.record.next_fire_at, /*advance=*/true);
@@ -105,6 +116,17 @@ void Scheduler::Arm(Entry& e) {
     if (it == entries_.end()) return;
     it->second.timer = 0;
     if (loop_->Now() < at) return Arm(it->second);
+    if (hooks_.leading && !hooks_.leading()) {
+      // Another instance fires it. Look again later: this one reloads every schedule
+      // when it takes the role.
+      it->second.timer = loop_->ScheduleAt(loop_->Now() + kRecheckMs, [this, id] {
+        if (auto again = entries_.find(id); again != entries_.end()) {
+          again->second.timer = 0;
+          Arm(again->second);
+        }
+      });
+      return;
+    }
     Fire(id, at, true);
   });
 }

@@ -43,13 +43,17 @@ class Scheduler {
     // Whether the execution is unfinished (pending, running, paused).
     std::function<bool(const std::string& execution_id)> running;
     std::function<void(const std::string& execution_id, const std::string& reason)> cancel;
+    // Several instances on one database: whether this one fires schedules now (one holds
+    // the role; Load() again when it is taken). Unset: always.
+    std::function<bool()> leading;
   };
 
   Scheduler(EventLoop* loop, Store* store, Hooks hooks)
       : loop_(loop), store_(store), hooks_(std::move(hooks)) {}
   ~Scheduler();
 
-  // Loads every stored schedule, applies the missed-fire policy, arms the timers.
+  // Loads every stored schedule, applies the missed-fire policy, arms the timers. Again
+  // later: the store is the truth (schedules another instance added, changed or removed).
   Status Load();
   // A new or changed schedule (already validated); computes its next fire and stores it.
   Status Put(ScheduleRecord record);

@@ -82,6 +82,10 @@ Result<Connection> Connection::Open(const std::string& url, const Options& optio
     return Status(errc::kStore,
                   "connecting to PostgreSQL at " + redacted + ": " + OneLine(PQerrorMessage(raw)));
   }
+  // The server's notices ("relation already exists, skipping" when instances migrate
+  // together) are not errors; libpq would print them to stderr.
+  PQsetNoticeProcessor(
+      raw, [](void*, const char*) {}, nullptr);
   return Connection(conn.release(), redacted);
 }
 

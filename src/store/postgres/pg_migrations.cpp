@@ -17,8 +17,7 @@ constexpr const char* kMigrationLock = "SELECT pg_advisory_xact_lock(45216612875
 // wrote (not jsonb, which would reorder keys: records round-trip exactly). Text compares
 // bytewise (COLLATE "C"), as SQLite's does, whatever the database's locale: listings sort
 // the same on both. row_order numbers rows in insertion order where a listing is "in
-// creation order" (SQLite's rowid). Ownership of
-// executions by instances (leases, fencing) comes as a migration of its own.
+// creation order" (SQLite's rowid).
 constexpr const char* kSchemaV1 = R"sql(
 CREATE TABLE workflows (
   ns TEXT COLLATE "C" NOT NULL,
@@ -291,8 +290,76 @@ CREATE TABLE pools (
 );
 )sql";
 
+// Migration 2: ownership of executions by server instances (--instance), for several
+// servers on one database.
+//
+// A lease row per execution that an instance took: `owner` holds it until `lease_until`
+// (the database's clock, so instances' clocks need not agree) unless it renews it.
+// `fence` is set anew, to a value unique to that taking, each time an instance takes the
+// execution; every commit that writes the execution checks, under the row's lock, that
+// the row still names the committing instance with the fence it set, so a commit of an
+// instance that lost the execution applies nothing. `released`: the execution finished;
+// nobody holds it until it runs again.
+//
+// `leaders`: one row per role that one instance at a time performs (the cron scheduler),
+// held like a lease.
+constexpr const char* kSchemaV2 = R"sql(
+CREATE FUNCTION baton_now_ms() RETURNS BIGINT LANGUAGE sql VOLATILE AS
+  $$ SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint $$;
+CREATE SEQUENCE baton_fence_epochs;
+CREATE TABLE execution_leases (
+  execution_id TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+  owner TEXT COLLATE "C" NOT NULL,
+  fence BIGINT NOT NULL,
+  lease_until BIGINT NOT NULL,
+  released BOOLEAN NOT NULL DEFAULT false
+);
+CREATE INDEX execution_leases_expiry ON execution_leases (lease_until) WHERE NOT released;
+CREATE INDEX execution_leases_owner ON execution_leases (owner) WHERE NOT released;
+CREATE TABLE leaders (
+  role TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+  owner TEXT COLLATE "C" NOT NULL,
+  lease_until BIGINT NOT NULL
+);
+-- Run first in every commit of an instance. held/fences: the executions the commit
+-- writes that the instance holds, each with the fence it set; others: the ones it writes
+-- without holding them (nobody may hold those); fresh/fresh_fences: of those, the ones
+-- the commit starts or runs again (taken with a new fence); done: the ones that finish.
+CREATE FUNCTION baton_check_leases(me TEXT, lease_ms BIGINT, held TEXT[], fences BIGINT[],
+                                   others TEXT[], fresh TEXT[], fresh_fences BIGINT[],
+                                   done TEXT[]) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  bad TEXT;
+  holder TEXT;
+  now_ms BIGINT := baton_now_ms();
+BEGIN
+  PERFORM 1 FROM execution_leases
+    WHERE execution_id = ANY(held) OR execution_id = ANY(others)
+    ORDER BY execution_id FOR UPDATE;
+  SELECT h.id INTO bad FROM unnest(held, fences) AS h(id, fence)
+    WHERE NOT EXISTS (SELECT 1 FROM execution_leases l
+                      WHERE l.execution_id = h.id AND l.owner = me AND l.fence = h.fence
+                        AND NOT l.released AND l.lease_until > now_ms)
+    LIMIT 1;
+  IF bad IS NOT NULL THEN
+    RAISE EXCEPTION 'this instance lost its lease of execution % (it expired, or another instance took it)', bad
+      USING ERRCODE = 'BT001';
+  END IF;
+  SELECT l.execution_id, l.owner INTO bad, holder FROM execution_leases l
+    WHERE l.execution_id = ANY(others) AND NOT l.released LIMIT 1;
+  IF bad IS NOT NULL THEN
+    RAISE EXCEPTION 'execution % is held by instance %', bad, holder USING ERRCODE = 'BT001';
+  END IF;
+  INSERT INTO execution_leases (execution_id, owner, fence, lease_until)
+    SELECT f.id, me, f.fence, now_ms + lease_ms FROM unnest(fresh, fresh_fences) AS f(id, fence)
+    ON CONFLICT (execution_id) DO UPDATE SET owner = EXCLUDED.owner, fence = EXCLUDED.fence,
+      lease_until = EXCLUDED.lease_until, released = false;
+  UPDATE execution_leases SET released = true WHERE execution_id = ANY(done);
+END $$;
+)sql";
+
 const std::vector<const char*>& Migrations() {
-  static const std::vector<const char*> kAll = {kSchemaV1};
+  static const std::vector<const char*> kAll = {kSchemaV1, kSchemaV2};
   return kAll;
 }
 

@@ -13,10 +13,16 @@
 namespace baton::pg {
 
 // What a store runs to take the session advisory lock it holds on its schema while it
-// runs (one server per schema until executions are leased to instances); answers t or f.
+// runs as the only server of the schema; answers t or f.
 // Keyed by the schema, so databases shared by several schemas hold one server in each.
 inline constexpr const char* kTakeOwnerLock =
     "SELECT pg_try_advisory_lock(452166128, hashtext(current_schema()))";
+// Instances (servers with an instance name) share the owner lock, so none runs beside a
+// single server, and each holds its name's lock ($1: the name), so no two run as one.
+inline constexpr const char* kShareOwnerLock =
+    "SELECT pg_try_advisory_lock_shared(452166128, hashtext(current_schema()))";
+inline constexpr const char* kTakeInstanceLock =
+    "SELECT pg_try_advisory_lock(452166129, hashtext(current_schema() || '/' || $1))";
 
 // The version this build writes: the number of the last migration.
 int LatestSchemaVersion();

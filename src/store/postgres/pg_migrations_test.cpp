@@ -33,13 +33,28 @@ TEST_F(PgMigrations, AFreshDatabaseGetsTheWholeSchemaOnce) {
   EXPECT_EQ(*SchemaVersion(*c), 0);
   ASSERT_TRUE(Migrate(*c).ok());
   EXPECT_EQ(*SchemaVersion(*c), LatestSchemaVersion());
-  // The record kinds of <baton/store.h>, each in its table.
-  const std::set<std::string> want = {
-      "schema_migrations", "workflows",     "executions",    "steps",
-      "attempts",          "events",        "dead_letters",  "tokens",
-      "schedules",         "hooks",         "triggers",      "deliveries",
-      "workers",           "assignments",   "reassignments", "signals",
-      "breakers",          "cache_entries", "pools"};
+  // The record kinds of <baton/store.h>, each in its table, and the instances' leases.
+  const std::set<std::string> want = {"schema_migrations",
+                                      "workflows",
+                                      "executions",
+                                      "steps",
+                                      "attempts",
+                                      "events",
+                                      "dead_letters",
+                                      "tokens",
+                                      "schedules",
+                                      "hooks",
+                                      "triggers",
+                                      "deliveries",
+                                      "workers",
+                                      "assignments",
+                                      "reassignments",
+                                      "signals",
+                                      "breakers",
+                                      "cache_entries",
+                                      "pools",
+                                      "execution_leases",
+                                      "leaders"};
   EXPECT_EQ(Tables(*c), want);
   // Again: nothing to do, nothing recorded twice.
   ASSERT_TRUE(Migrate(*c).ok());

@@ -98,13 +98,29 @@ bool RowOfRows::Int(int col, int64_t* out) const {
   return ec == std::errc() && p == end;
 }
 
-Status TakeOwnerLock(Connection& c, const std::string& url) {
-  auto owned = c.Exec(kTakeOwnerLock, {}, "taking the database's owner lock");
-  if (!owned.ok()) return owned.status();
-  if (owned->size() != 1 || owned->at(0, 0) != "t") {
+Status TakeOwnerLock(Connection& c, const std::string& url, const std::string& instance) {
+  if (instance.empty()) {
+    auto owned = c.Exec(kTakeOwnerLock, {}, "taking the database's owner lock");
+    if (!owned.ok()) return owned.status();
+    if (owned->size() != 1 || owned->at(0, 0) != "t") {
+      return Status(errc::kStore, "PostgreSQL database " + RedactedUrl(url) +
+                                      " is in use by another baton server (or by instances "
+                                      "started with --instance)");
+    }
+    return Status::Ok();
+  }
+  auto shared = c.Exec(kShareOwnerLock, {}, "taking a share of the database's owner lock");
+  if (!shared.ok()) return shared.status();
+  if (shared->size() != 1 || shared->at(0, 0) != "t") {
     return Status(errc::kStore, "PostgreSQL database " + RedactedUrl(url) +
-                                    " is in use by another baton server; one server per "
-                                    "database is supported so far");
+                                    " is in use by a baton server started without --instance");
+  }
+  auto named = c.Exec(kTakeInstanceLock, {instance}, "taking the instance name's lock");
+  if (!named.ok()) return named.status();
+  if (named->size() != 1 || named->at(0, 0) != "t") {
+    return Status(errc::kStore, "another baton server on PostgreSQL database " + RedactedUrl(url) +
+                                    " runs as instance \"" + instance +
+                                    "\"; give each instance its own name");
   }
   return Status::Ok();
 }
@@ -118,7 +134,7 @@ Status PgStore::Reconnected(Connection& c, Reconnect& r, bool writer) {
   }
   auto again = Connection::Open(url_, options_);
   Status s = again.ok() ? Status::Ok() : again.status();
-  if (s.ok() && writer) s = TakeOwnerLock(*again, url_);
+  if (s.ok() && writer) s = TakeOwnerLock(*again, url_, instance_);
   if (!s.ok()) {
     r.next = now + r.delay;
     r.delay = std::min(r.delay * 2, std::chrono::milliseconds(5000));
@@ -304,7 +320,9 @@ Status PgStore::Commit(std::span<const WriteBatch* const> batches) {
   sent_.clear();
   synced_ = 0;
   values_.clear();
+  LeaseChanges changes;
   Status s = Send(nullptr, "BEGIN", nullptr, nullptr);
+  if (s.ok() && !instance_.empty()) s = SendLeaseCheck(batches, &changes);
   if (s.ok()) s = SendGroup(batches);
   if (s.ok()) {
     CrashPoint("store.before_commit");  // recovery tests: rows sent, not committed
@@ -318,6 +336,11 @@ Status PgStore::Commit(std::span<const WriteBatch* const> batches) {
     // COMMIT it is gone already. Either way nothing was applied.
     writer_.Script("ROLLBACK", "commit: rollback");
     return Context(s, "commit");
+  }
+  if (!instance_.empty()) {
+    std::lock_guard held(lease_mu_);
+    for (auto& [id, fence] : changes.fresh) held_[std::move(id)] = fence;
+    for (const std::string& id : changes.done) held_.erase(id);
   }
   return Status::Ok();
 }
@@ -338,7 +361,7 @@ Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url,
   // the connection closed, which takes a moment under load. Wait that long, no longer.
   const auto give_up = std::chrono::steady_clock::now() + options.owner_lock_wait;
   for (;;) {
-    Status s = pg::TakeOwnerLock(*writer, url);
+    Status s = pg::TakeOwnerLock(*writer, url, options.instance);
     if (s.ok()) break;
     if (!writer->ok() || std::chrono::steady_clock::now() >= give_up) return s;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -349,8 +372,16 @@ Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url,
     if (!reader.ok()) return reader.status();
     readers.push_back(std::move(reader).value());
   }
-  return std::unique_ptr<Store>(
-      std::make_unique<pg::PgStore>(url, o, std::move(writer).value(), std::move(readers)));
+  int64_t fence_epoch = 0;
+  if (!options.instance.empty()) {
+    auto epoch = writer->Exec("SELECT nextval('baton_fence_epochs')", {},
+                              "numbering this instance's leases");
+    if (!epoch.ok()) return epoch.status();
+    fence_epoch = std::stoll(epoch->at(0, 0).value_or("0"));
+  }
+  return std::unique_ptr<Store>(std::make_unique<pg::PgStore>(
+      url, o, std::move(writer).value(), std::move(readers), options.instance,
+      std::max(options.lease, Duration(100)), fence_epoch));
 }
 
 std::string RedactedPostgresUrl(const std::string& url) {

@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace baton::pg {
@@ -63,16 +64,43 @@ class RowOfRows final : public rows::RowIn {
   size_t row_;
 };
 
-class PgStore final : public Store {
+// The locks the writing connection holds for the store's life (released with the
+// connection, or the process): without an instance name, the schema's owner lock (one
+// server); with one, a share of it (instances, never beside a single server) and the
+// lock of the name (no two processes with one name).
+Status TakeOwnerLock(Connection& c, const std::string& url, const std::string& instance);
+
+class PgStore final : public Store, public ExecutionLeases {
  public:
-  // `readers`: at least one connection.
+  // `readers`: at least one connection. `instance`: empty for one server per database;
+  // otherwise this instance's name, and executions are leased (ExecutionLeases).
+  // `fence_epoch`: a number no other store of the database got (baton_fence_epochs).
   PgStore(std::string url, Connection::Options options, Connection writer,
-          std::vector<Connection> readers)
-      : url_(std::move(url)), options_(options), writer_(std::move(writer)) {
+          std::vector<Connection> readers, std::string instance = "",
+          Duration lease = Duration(10'000), int64_t fence_epoch = 0)
+      : url_(std::move(url)),
+        options_(options),
+        writer_(std::move(writer)),
+        instance_(std::move(instance)),
+        lease_(lease),
+        next_fence_(fence_epoch << 32) {
     for (Connection& c : readers) readers_.push_back(std::make_unique<Reader>(std::move(c)));
   }
 
   Status Commit(std::span<const WriteBatch* const> batches) override;
+  ExecutionLeases* leases() override { return instance_.empty() ? nullptr : this; }
+
+  // ExecutionLeases (pg_leases.cpp).
+  const std::string& instance() const override { return instance_; }
+  Duration lease() const override { return lease_; }
+  Result<std::vector<std::string>> Renew() override;
+  Result<std::vector<std::string>> Claim(size_t limit, bool mine) override;
+  Status Release(const std::string& execution_id) override;
+  void Forget(const std::vector<std::string>& execution_ids) override;
+  bool Holds(const std::string& execution_id) const override;
+  std::vector<std::string> Held() const override;
+  bool Trusted() const override;
+  Result<bool> Lead(const std::string& role) override;
 
   Result<ExecutionRecord> GetExecution(const std::string& id) override;
   Result<std::vector<ExecutionRecord>> ListExecutions(const ExecutionFilter& f) override;
@@ -143,6 +171,15 @@ class PgStore final : public Store {
   template <class R>
   Status SendBulk(std::span<const WriteBatch* const> batches, std::vector<R> WriteBatch::*member);
   Status SendGroup(std::span<const WriteBatch* const> batches);
+  // With an instance name, the first statement of a commit: the leases of the
+  // executions the batches write (baton_check_leases), or a refusal without a round trip
+  // when one is known lost or the leases are not trusted. What the commit changes in the
+  // held set once it succeeded goes to `fresh` and `done`.
+  struct LeaseChanges {
+    std::vector<std::pair<std::string, int64_t>> fresh;
+    std::vector<std::string> done;
+  };
+  Status SendLeaseCheck(std::span<const WriteBatch* const> batches, LeaseChanges* changes);
   // A record's key columns as one string.
   template <class R>
   std::string KeyOf(const rows::Table<R>& table, const R& r);
@@ -186,6 +223,16 @@ class PgStore final : public Store {
   std::unordered_map<std::string, size_t> keys_;  // SendBulk's: where each key's row is
   std::vector<ArrayLiteral> arrays_;              // SendBulk's columns
   static constexpr size_t kSyncEvery = 1024;
+
+  // Leases (with an instance name). held_ changes only under write_mu_ (commits, Renew,
+  // Claim, Release), so a commit sees it stable; lease_mu_ guards it for readers.
+  const std::string instance_;
+  const Duration lease_;
+  mutable std::mutex lease_mu_;
+  std::unordered_map<std::string, int64_t> held_;  // execution -> the fence this instance set
+  std::unordered_set<std::string> lost_;           // reported by Renew, not yet forgotten
+  std::chrono::steady_clock::time_point trusted_until_{};
+  int64_t next_fence_;  // the fence epoch in the high half, a count in the low
 };
 
 }  // namespace baton::pg
