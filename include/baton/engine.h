@@ -337,7 +337,7 @@ class Engine {
   // engine may no longer act on: another server instance took its lease
   // (ExecutionLeases in <baton/store.h>), which continues it from the store. Batches
   // already submitted for it are not recalled; the store refuses them. NOT_FOUND when it
-  // is not in memory.
+  // is not in memory. Its child workflows in memory (and theirs) are dropped with it.
   Status Evict(const std::string& execution_id);
 
  private:

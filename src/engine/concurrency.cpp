@@ -204,12 +204,21 @@ Status Engine::Impl::Evict(const std::string& id) {
   if (it == executions_.end()) {
     return Status(errc::kNotFound, "execution " + id + " is not running here");
   }
-  ExecPtr ex = it->second;
+  // Its child workflows go with it: they are held with it (leased through their root).
+  std::vector<ExecPtr> family = {it->second};
+  for (size_t i = 0; i < family.size(); ++i) {
+    for (const std::string& child : RunningChildren(family[i]->rec.id)) {
+      if (ExecPtr c = Find(child)) family.push_back(std::move(c));
+    }
+  }
   std::vector<std::pair<Runner*, std::string>> cancels;
   {
     TurnGuard turn(this);  // its end dispatches what the freed slots allow
-    ReleaseSlots(ex);
-    DropFromMemory(ex, &cancels);
+    for (const ExecPtr& ex : family) {
+      ReleaseSlots(ex);
+      DropFromMemory(ex, &cancels);
+      children_.erase(ex->rec.id);
+    }
   }
   for (const auto& [runner, assignment] : cancels) runner->Cancel(assignment);
   return Status::Ok();

@@ -44,13 +44,13 @@ const std::string kClaim =
     "  lease_until = baton_now_ms() + $5 "
     "FROM c WHERE l.execution_id = c.execution_id RETURNING l.execution_id, l.fence";
 
-// Unfinished executions with no lease row: written before instances leased them (by a
-// single server). Taken like expired ones.
+// Unfinished top-level executions with no lease row: written before instances leased
+// them (by a single server). Taken like expired ones; their children come with them.
 const std::string kClaimUnleased =
     "INSERT INTO execution_leases (execution_id, owner, fence, lease_until) "
     "SELECT id, $1, $3::bigint + row_number() OVER (), baton_now_ms() + $4 FROM ("
     "  SELECT e.id FROM executions e"
-    "  WHERE e.status IN ('pending', 'running', 'paused', 'queued')"
+    "  WHERE e.status IN ('pending', 'running', 'paused', 'queued') AND e.parent_id = ''"
     "    AND NOT EXISTS (SELECT 1 FROM execution_leases l WHERE l.execution_id = e.id)"
     "  ORDER BY e.created_at LIMIT $2) s "
     "ON CONFLICT (execution_id) DO NOTHING RETURNING execution_id, fence";
@@ -83,9 +83,14 @@ Status PgStore::SendLeaseCheck(std::span<const WriteBatch* const> batches, Lease
   // Every execution the batches write, with the status its last record gives it (none
   // when they write only its steps, events, ...). Assignments and reassignments are the
   // coordinator's and not fenced: it may settle one of an execution it no longer holds.
-  std::map<std::string, std::optional<ExecutionStatus>> touched;
+  // A child workflow is held with its root: it never takes a lease of its own.
+  struct Touch {
+    std::optional<ExecutionStatus> status;
+    bool child = false;
+  };
+  std::map<std::string, Touch> touched;
   for (const WriteBatch* b : batches) {
-    for (const ExecutionRecord& e : b->executions) touched[e.id] = e.status;
+    for (const ExecutionRecord& e : b->executions) touched[e.id] = {e.status, !e.parent_id.empty()};
     for (const StepRecord& r : b->steps) touched.try_emplace(r.execution_id);
     for (const AttemptRecord& r : b->attempts) touched.try_emplace(r.execution_id);
     for (const EventRecord& r : b->events) touched.try_emplace(r.execution_id);
@@ -97,7 +102,8 @@ Status PgStore::SendLeaseCheck(std::span<const WriteBatch* const> batches, Lease
   std::vector<int64_t> fences, fresh_fences;
   {
     std::lock_guard lock(lease_mu_);
-    for (const auto& [id, status] : touched) {
+    for (const auto& [id, touch] : touched) {
+      const std::optional<ExecutionStatus>& status = touch.status;
       if (lost_.count(id) > 0) {
         return Status(errc::kStore, "this instance lost its lease of execution " + id +
                                         " (another instance took it); not writing it");
@@ -110,7 +116,7 @@ Status PgStore::SendLeaseCheck(std::span<const WriteBatch* const> batches, Lease
         continue;
       }
       others.push_back(id);
-      if (status && !ends) {
+      if (status && !ends && !touch.child) {
         fresh.push_back(id);
         fresh_fences.push_back(++next_fence_);
       }

@@ -324,7 +324,8 @@ CREATE TABLE leaders (
 -- Run first in every commit of an instance. held/fences: the executions the commit
 -- writes that the instance holds, each with the fence it set; others: the ones it writes
 -- without holding them (nobody may hold those); fresh/fresh_fences: of those, the ones
--- the commit starts or runs again (taken with a new fence); done: the ones that finish.
+-- the commit starts or runs again (taken with a new fence; never a child workflow, held
+-- with its root); done: the ones that finish.
 CREATE FUNCTION baton_check_leases(me TEXT, lease_ms BIGINT, held TEXT[], fences BIGINT[],
                                    others TEXT[], fresh TEXT[], fresh_fences BIGINT[],
                                    done TEXT[]) RETURNS void LANGUAGE plpgsql AS $$
@@ -349,6 +350,21 @@ BEGIN
     WHERE l.execution_id = ANY(others) AND NOT l.released LIMIT 1;
   IF bad IS NOT NULL THEN
     RAISE EXCEPTION 'execution % is held by instance %', bad, holder USING ERRCODE = 'BT001';
+  END IF;
+  -- A child workflow has no lease of its own: it is held with its root execution, and
+  -- runs where its root does.
+  WITH RECURSIVE up(id, cur, depth) AS (
+    SELECT e.id, e.parent_id, 1 FROM executions e WHERE e.id = ANY(others) AND e.parent_id <> ''
+    UNION ALL
+    SELECT up.id, p.parent_id, up.depth + 1 FROM up JOIN executions p ON p.id = up.cur
+      WHERE p.parent_id <> '' AND up.depth < 64)
+  SELECT up.id, l.owner INTO bad, holder FROM up
+    JOIN executions r ON r.id = up.cur AND r.parent_id = ''
+    JOIN execution_leases l ON l.execution_id = r.id
+    WHERE NOT l.released AND l.owner <> me LIMIT 1;
+  IF bad IS NOT NULL THEN
+    RAISE EXCEPTION 'execution % (a child workflow) is held by instance % with its root', bad, holder
+      USING ERRCODE = 'BT001';
   END IF;
   INSERT INTO execution_leases (execution_id, owner, fence, lease_until)
     SELECT f.id, me, f.fence, now_ms + lease_ms FROM unnest(fresh, fresh_fences) AS f(id, fence)
