@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -205,6 +206,55 @@ TEST_F(PgLeases, ExecutionsWrittenBeforeLeasesAreClaimedByTheFirstInstance) {
   auto claimed = a->leases()->Claim(10, true);
   ASSERT_TRUE(claimed.ok()) << claimed.status().ToString();
   EXPECT_EQ(*claimed, std::vector<std::string>{"old"});
+}
+
+// Seed 001's scenario: two instances racing to claim the same expired leases never both
+// take one, so never both advance one execution.
+TEST_F(PgLeases, InstancesRacingToClaimTakeEachExecutionOnce) {
+  const std::string url = NewDatabase();
+  auto dead = Open(url, "dead");
+  ASSERT_TRUE(dead);
+  WriteBatch many;
+  for (int i = 0; i < 500; ++i) {
+    many.executions.push_back(
+        Execution("x" + std::to_string(i), ExecutionStatus::kRunning).executions[0]);
+  }
+  ASSERT_TRUE(dead->Commit(many).ok());
+  ASSERT_TRUE(dead->leases()->Renew().ok());  // it trusts its leases: only the fence stops it
+  auto c = Connection::Open(url);
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(c->Exec("UPDATE execution_leases SET lease_until = 0", {}, "expiring").ok());
+  auto a = Open(url, "a");
+  auto b = Open(url, "b");
+  ASSERT_TRUE(a && b);
+  std::vector<std::string> by_a, by_b;
+  auto claim_all = [](Store* s, std::vector<std::string>* out) {
+    for (;;) {
+      auto claimed = s->leases()->Claim(25, false);
+      ASSERT_TRUE(claimed.ok()) << claimed.status().ToString();
+      if (claimed->empty()) return;
+      out->insert(out->end(), claimed->begin(), claimed->end());
+    }
+  };
+  std::thread ta(claim_all, a.get(), &by_a);
+  std::thread tb(claim_all, b.get(), &by_b);
+  ta.join();
+  tb.join();
+  std::set<std::string> all(by_a.begin(), by_a.end());
+  for (const std::string& id : by_b) EXPECT_TRUE(all.insert(id).second) << id << " taken twice";
+  EXPECT_EQ(all.size(), 500u);
+  EXPECT_EQ(by_a.size() + by_b.size(), 500u);
+  // Each writes what it took and is refused what the other took.
+  ASSERT_TRUE(a->leases()->Renew().ok());
+  ASSERT_TRUE(b->leases()->Renew().ok());
+  if (!by_a.empty() && !by_b.empty()) {
+    EXPECT_TRUE(a->Commit(Event(by_a.front(), 1)).ok());
+    EXPECT_FALSE(a->Commit(Event(by_b.front(), 1)).ok());
+    Status stale = dead->Commit(Event(by_a.front(), 2));
+    EXPECT_NE(stale.message().find("lost its lease of execution " + by_a.front()),
+              std::string::npos)
+        << stale.ToString();
+  }
 }
 
 TEST_F(PgLeases, ARoleIsHeldByOneInstanceAtATime) {
