@@ -670,6 +670,9 @@ class ExecutionLeases {
   virtual bool Holds(const std::string& execution_id) const = 0;
   // The executions held now.
   virtual std::vector<std::string> Held() const = 0;
+  // The instance that holds `execution_id` now (a child workflow's: its root's holder),
+  // read from the database; empty when nobody does (finished, or its lease released).
+  virtual Result<std::string> HolderOf(const std::string& execution_id) = 0;
   // Whether the last successful renewal is recent enough that no lease held can have
   // expired.
   virtual bool Trusted() const = 0;

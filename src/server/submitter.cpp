@@ -125,6 +125,16 @@ void Submitter::Submit(SubmitRequest request, std::function<void(Result<SubmitOu
   });
 }
 
+Status Submitter::RunsElsewhere(const std::string& execution_id, const std::string& what) {
+  ExecutionLeases* leases = host_->store()->leases();
+  if (leases == nullptr) return Status::Ok();
+  auto holder = leases->HolderOf(execution_id);
+  if (!holder.ok() || holder->empty() || *holder == leases->instance()) return Status::Ok();
+  return Status(errc::kConflict, "execution '" + execution_id + "' runs on instance " + *holder +
+                                     " (this is " + leases->instance() + "): send the " + what +
+                                     " to that instance");
+}
+
 void Submitter::Control(const std::string& execution_id, ControlOp op, std::string reason,
                         std::function<void(Status)> done) {
   host_->Post([this, execution_id, op, reason = std::move(reason),
@@ -143,12 +153,15 @@ void Submitter::Control(const std::string& execution_id, ControlOp op, std::stri
     }
     if (!st.ok()) {
       if (st.code() == errc::kNotFound) {
-        // Not in the engine: finished (or never recovered). Say which.
+        // Not in the engine: finished, or run by another instance. Say which.
         auto stored = host_->store()->GetExecution(execution_id);
         if (stored.ok() && IsTerminal(stored->status)) {
           return done(Status(errc::kConflict,
                              std::string("cannot ") + ToString(op) + " execution '" + execution_id +
                                  "': it is already " + baton::ToString(stored->status)));
+        }
+        if (Status elsewhere = RunsElsewhere(execution_id, ToString(op)); !elsewhere.ok()) {
+          return done(elsewhere);
         }
       }
       return done(st);
@@ -202,6 +215,9 @@ void Submitter::Signal(const std::string& execution_id, const std::string& name,
           return done(Status(errc::kConflict, "execution '" + execution_id + "' is already " +
                                                   baton::ToString(stored->status) +
                                                   "; signals go to running executions"));
+        }
+        if (Status elsewhere = RunsElsewhere(execution_id, "signal"); !elsewhere.ok()) {
+          return done(elsewhere);
         }
       }
       return done(sent.status());

@@ -73,6 +73,10 @@ class Submitter {
               std::function<void(Result<SignalRecord>)> done);
 
  private:
+  // Several instances: CONFLICT naming the instance that runs the execution, when it is
+  // another (`what`: the request, "cancel"); OK otherwise.
+  Status RunsElsewhere(const std::string& execution_id, const std::string& what);
+
   EngineHost* host_;
   WorkflowCache* workflows_;
   // Engine thread only: keys whose start is not yet durable, so not yet in the store.

@@ -213,6 +213,17 @@ steps:
       << in.servers[0]->log();
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // what it might still write
   for (const std::string& id : ids) ExpectCompletedOnce(api, id, {"a", "b"});
+  // Control requests name the instance that runs an execution.
+  const std::string held = in.Submit(0, "long");
+  ASSERT_FALSE(held.empty());
+  auto elsewhere = in.Api(1).Send("POST", "/api/v1/executions/" + held + "/pause", "");
+  ASSERT_TRUE(elsewhere.ok());
+  EXPECT_EQ(elsewhere->status, 409);
+  EXPECT_NE(elsewhere->body.find("runs on instance i1 (this is i2): send the pause to that "
+                                 "instance"),
+            std::string::npos)
+      << elsewhere->body;
+  WaitForExecutionStatus(in.Api(0), held, "completed");
   // And it goes on serving: new work submitted to it completes.
   const std::string after = in.Submit(0, "long");
   ASSERT_FALSE(after.empty());

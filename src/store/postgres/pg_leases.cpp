@@ -55,6 +55,16 @@ const std::string kClaimUnleased =
     "  ORDER BY e.created_at LIMIT $2) s "
     "ON CONFLICT (execution_id) DO NOTHING RETURNING execution_id, fence";
 
+// The holder of an execution's root (itself, when it has no parent).
+const std::string kHolderOf =
+    "WITH RECURSIVE up(id, parent, depth) AS ("
+    "  SELECT id, parent_id, 0 FROM executions WHERE id = $1"
+    "  UNION ALL"
+    "  SELECT p.id, p.parent_id, up.depth + 1 FROM up JOIN executions p ON p.id = up.parent"
+    "  WHERE up.parent <> '' AND up.depth < 64) "
+    "SELECT l.owner FROM up JOIN execution_leases l ON l.execution_id = up.id "
+    "WHERE up.parent = '' AND NOT l.released";
+
 const std::string kRelease =
     "UPDATE execution_leases SET lease_until = 0 "
     "WHERE execution_id = $1 AND owner = $2 AND fence = $3";
@@ -256,6 +266,13 @@ std::vector<std::string> PgStore::Held() const {
   for (const auto& [id, fence] : held_) out.push_back(id);
   std::sort(out.begin(), out.end());
   return out;
+}
+
+Result<std::string> PgStore::HolderOf(const std::string& execution_id) {
+  auto rows = Read(kHolderOf, {execution_id}, "reading which instance holds an execution");
+  if (!rows.ok()) return rows.status();
+  if (rows->size() == 0) return std::string();
+  return rows->at(0, 0).value_or("");
 }
 
 bool PgStore::Trusted() const {

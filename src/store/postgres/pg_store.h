@@ -99,6 +99,7 @@ class PgStore final : public Store, public ExecutionLeases {
   void Forget(const std::vector<std::string>& execution_ids) override;
   bool Holds(const std::string& execution_id) const override;
   std::vector<std::string> Held() const override;
+  Result<std::string> HolderOf(const std::string& execution_id) override;
   bool Trusted() const override;
   Result<bool> Lead(const std::string& role) override;
 
