@@ -17,7 +17,7 @@ const median = (xs) => {
 };
 
 const SHAPES = ['flows', 'jobs', 'latency', 'worker-jobs', 'worker-latency'];
-const isBaton = (s) => s === 'baton' || s === 'baton-pg';
+const isBaton = (s) => s.startsWith('baton');
 const systems = [...new Set(rows.map((r) => r.system))].sort((a, b) =>
   (isBaton(a) !== isBaton(b) ? (isBaton(a) ? -1 : 1) : a.localeCompare(b)));
 const batons = systems.filter(isBaton);

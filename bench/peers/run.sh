@@ -39,7 +39,7 @@ IFS=, read -r -a shape_list <<<"$shapes"
 IFS=, read -r -a system_list <<<"$systems"
 for s in "${shape_list[@]}"; do [[ -n "${N[$s]:-}" ]] || { echo "run.sh: unknown shape '$s'" >&2; exit 2; }; done
 for s in "${system_list[@]}"; do
-  case "$s" in baton|baton-pg|bullmq-always|bullmq-everysec|graphile) ;; *) echo "run.sh: unknown system '$s'" >&2; exit 2 ;; esac
+  case "$s" in baton|baton-pg|baton-pg-instance|bullmq-always|bullmq-everysec|graphile) ;; *) echo "run.sh: unknown system '$s'" >&2; exit 2 ;; esac
 done
 [[ " ${system_list[*]} " == *" baton"* ]] && { [ -x "$BATON" ] || { echo "run.sh: no baton binary at $BATON (set BATON=...)" >&2; exit 2; }; }
 [ -d "$here/node_modules/bullmq" ] || { echo "run.sh: run bench/peers/setup.sh first" >&2; exit 2; }
@@ -80,12 +80,13 @@ drive() {
 }
 load() { uptime | sed 's/.*load average: //'; }
 
-start_baton() {  # $1 key [$2 PostgreSQL URL]; sets baton_url, baton_token
+start_baton() {  # $1 key [$2 PostgreSQL URL [$3 instance name]]; sets baton_url, baton_token
   local dir=$tmp/baton-$1 port store
   mkdir -p "$dir"
   port=$(freeport)
   store=(--db "$dir/baton.db")
   [ -n "${2:-}" ] && store=(--postgres "$2")
+  [ -n "${3:-}" ] && store+=(--instance "$3")
   "$BATON" server --listen "127.0.0.1:$port" "${store[@]}" --credentials "$dir/creds.json" \
     --io-threads 2 --rate-limit 0 >"$dir/server.log" 2>&1 &
   baton_pid=$!
@@ -131,10 +132,12 @@ measure() {
       start_baton "$key"
       drive "$here/baton.js" --shape "$shape" --n "$n" --url "$baton_url" --token "$baton_token" || rc=$?
       stop_baton "$key" ;;
-    baton-pg)  # the same server on the run's PostgreSQL, a fresh database each time
+    baton-pg|baton-pg-instance)  # on the run's PostgreSQL, a fresh database each time;
+      # -instance: as one of several instances, every commit checking its leases
       local db=baton_${round}_${shape//-/_}
       psql_ -c "create database $db"
-      start_baton "$key" "postgresql://postgres@127.0.0.1:$pg_port/$db"
+      start_baton "$key" "postgresql://postgres@127.0.0.1:$pg_port/$db" \
+        "$([ "$system" = baton-pg-instance ] && echo bench-a)"
       drive "$here/baton.js" --shape "$shape" --n "$n" --url "$baton_url" --token "$baton_token" || rc=$?
       stop_baton "$key"
       psql_ -c "drop database $db" ;;
@@ -165,7 +168,7 @@ measure() {
 echo "baton: $BATON"
 echo "redis: $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'), postgres: $(basename "$(dirname "$pgbin")"), node $(node --version), bullmq $(node -p 'require("'"$here"'/node_modules/bullmq/package.json").version'), graphile-worker $(node -p 'require("'"$here"'/node_modules/graphile-worker/package.json").version')"
 echo "rounds $rounds, shapes $shapes, systems $systems, $(nproc) cores, load $(load)"
-[[ " ${system_list[*]} " == *" graphile "* || " ${system_list[*]} " == *" baton-pg "* ]] && start_pg
+[[ " ${system_list[*]} " =~ " "(graphile|baton-pg|baton-pg-instance)" " ]] && start_pg
 for ((round = 1; round <= rounds; round++)); do
   order=("${system_list[@]}")
   if ((round % 2 == 0)); then  # alternate: B before A on even rounds

@@ -413,9 +413,13 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   DeliveryFilter pending;
   pending.status = DeliveryStatus::kPending;
   pending.limit = 0;
-  auto unsent = impl->store->ListDeliveries(pending);
-  if (!unsent.ok()) return unsent.status();
   ExecutionLeases* leases = impl->store->leases();
+  // Several instances: the one that takes the cron role sends what is pending instead
+  // (below), once, not every instance at its start.
+  auto unsent = leases == nullptr
+                    ? impl->store->ListDeliveries(pending)
+                    : Result<std::vector<DeliveryRecord>>(std::vector<DeliveryRecord>{});
+  if (!unsent.ok()) return unsent.status();
   auto recovered = impl->engine->Start(/*recover=*/leases == nullptr);
   if (!recovered.ok()) return recovered.status();
   if (*recovered > 0) {
@@ -423,24 +427,26 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   }
   EngineHost* host = impl->engine.get();
   Scheduler* scheduler = impl->scheduler.get();
+  // Made before anything posted to the engine thread reads it (the scheduler asks it
+  // whether this instance fires schedules).
+  if (leases != nullptr) impl->keeper = std::make_unique<LeaseKeeper>(leases, host);
   host->Post([scheduler](Engine&) {
     if (Status s = scheduler->Load(); !s.ok()) {
       std::fprintf(stderr, "baton: loading schedules: %s\n", s.message().c_str());
     }
   });
-  if (leases != nullptr) {
-    // Several instances: this one takes back what its name held before a restart and
-    // what others stopped renewing; the one that holds the cron role fires schedules,
-    // reloading them from the store when it takes the role.
-    impl->keeper = std::make_unique<LeaseKeeper>(leases, host);
-    impl->keeper->Start();
-    std::fprintf(stderr, "baton: instance %s of a shared PostgreSQL database (lease %lld ms)\n",
-                 leases->instance().c_str(), static_cast<long long>(leases->lease().count()));
-  }
   Deliverer* deliverer = impl->deliverer.get();
   host->Post([deliverer, unsent = std::move(unsent.value())](Engine&) mutable {
     deliverer->Add(std::move(unsent));
   });
+  if (leases != nullptr) {
+    // Several instances: this one takes back what its name held before a restart and
+    // what others stopped renewing; the one that holds the cron role fires schedules,
+    // reloading them from the store when it takes the role.
+    impl->keeper->Start();
+    std::fprintf(stderr, "baton: instance %s of a shared PostgreSQL database (lease %lld ms)\n",
+                 leases->instance().c_str(), static_cast<long long>(leases->lease().count()));
+  }
   ServerMetrics* metrics = &impl->metrics;
   workers::Coordinator* coordinator = impl->coordinator.get();
   // Executions a refused batch dropped, not read back yet (the store may be unreadable
@@ -452,13 +458,34 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   auto readoption = std::make_shared<Readoption>();
   LeaseKeeper* keeper = impl->keeper.get();
   auto was_leading = std::make_shared<bool>(false);
+  auto since_reload = std::make_shared<int>(0);
   host->Every(Duration(500), [host, metrics, deliverer, coordinator, readoption, leases, keeper,
-                              scheduler, was_leading](Engine& engine) {
+                              scheduler, was_leading, since_reload](Engine& engine) {
+    if (keeper != nullptr && keeper->leading() && ++*since_reload >= 10) {
+      // Schedules created, changed or deleted through other instances, every 5 s.
+      *since_reload = 0;
+      if (Status s = scheduler->Load(); !s.ok()) {
+        std::fprintf(stderr, "baton: reloading schedules: %s\n", s.message().c_str());
+      }
+    }
     if (keeper != nullptr && keeper->leading() != *was_leading) {
       *was_leading = keeper->leading();
       if (*was_leading) {
+        *since_reload = 0;
         if (Status s = scheduler->Load(); !s.ok()) {
           std::fprintf(stderr, "baton: reloading schedules: %s\n", s.message().c_str());
+        }
+        // Notifications an instance that died left pending (at least once: one it was
+        // sending may go twice).
+        DeliveryFilter left;
+        left.status = DeliveryStatus::kPending;
+        left.limit = 0;
+        auto left_unsent = host->store()->ListDeliveries(left);
+        if (left_unsent.ok()) {
+          deliverer->Add(std::move(left_unsent).value());
+        } else {
+          std::fprintf(stderr, "baton: reading pending deliveries: %s\n",
+                       left_unsent.status().message().c_str());
         }
       }
     }

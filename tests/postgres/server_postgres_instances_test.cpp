@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -59,6 +60,13 @@ struct Instances {
   }
   client::ApiClient Api(size_t i) const { return servers[i]->As(token); }
 
+  // Registers a workflow through instance `i`.
+  void Create(size_t i, const char* yaml) {
+    auto r = Api(i).Send("POST", "/api/v1/workflows", yaml, "application/yaml");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_EQ(r->status, 201) << r->body;
+  }
+
   // Submits `workflow` to instance `i`; its id, or "" when refused.
   std::string Submit(size_t i, const std::string& workflow) {
     auto r = Api(i).Send("POST", "/api/v1/executions", Json{{"workflow", workflow}}.dump());
@@ -96,8 +104,7 @@ size_t Takeovers(const ServerProcess& s) {
 TEST(PostgresInstances, KilledInstancesExecutionsContinueOnTheOthers) {
   Instances in;
   in.Start(3, "1s");
-  ASSERT_EQ(in.Api(0).Send("POST", "/api/v1/workflows", kSlowWorkflow, "application/yaml")->status,
-            201);
+  in.Create(0, kSlowWorkflow);
   std::vector<std::string> ids;
   std::vector<std::string> on_first;
   auto submit_to = [&](std::vector<size_t> to, int rounds) {
@@ -159,11 +166,10 @@ TEST(PostgresInstances, TheDatabaseGoneLongerThanALeaseLosesNothing) {
     ASSERT_TRUE(servers.back()->ok()) << servers.back()->log();
   }
   const std::string token = servers[0]->admin_token();
-  ASSERT_EQ(servers[0]
-                ->As(token)
-                .Send("POST", "/api/v1/workflows", kSlowWorkflow, "application/yaml")
-                ->status,
-            201);
+  auto created =
+      servers[0]->As(token).Send("POST", "/api/v1/workflows", kSlowWorkflow, "application/yaml");
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  ASSERT_EQ(created->status, 201) << created->body;
   std::vector<std::string> ids;
   for (int i = 0; i < 20; ++i) {
     auto r = servers[i % 2]->As(token).Send("POST", "/api/v1/executions",
@@ -192,7 +198,7 @@ steps:
   - {id: a, type: shell, run: "sleep 1.5; echo 1"}
   - {id: b, type: noop, depends_on: [a]}
 )";
-  ASSERT_EQ(in.Api(0).Send("POST", "/api/v1/workflows", kLong, "application/yaml")->status, 201);
+  in.Create(0, kLong);
   std::vector<std::string> ids;
   for (int i = 0; i < 5; ++i) {
     ids.push_back(in.Submit(0, "long"));
@@ -229,6 +235,47 @@ steps:
   ASSERT_FALSE(after.empty());
   WaitForExecutionStatus(in.Api(0), after, "completed");
   ExpectCompletedOnce(in.Api(0), after, {"a", "b"});
+}
+
+// A schedule created through any instance fires once per fire time: only the instance
+// holding the cron role fires, and when it dies another takes the role and goes on.
+TEST(PostgresInstances, ASchedulesFiresOnceEachWhileTheCronRoleMoves) {
+  PgCluster cluster;
+  ASSERT_EQ(cluster.Start(), "");
+  const std::string url = cluster.NewSchema("cron" + std::to_string(getpid()));
+  std::vector<std::unique_ptr<ServerProcess>> servers;
+  for (const char* name : {"i1", "i2"}) {
+    servers.push_back(std::make_unique<ServerProcess>(
+        MakeTempDir(), std::vector<std::string>{"--postgres", url, "--instance", name, "--lease",
+                                                "1s", "--test-clock-start", "2030-01-01T00:00:00Z",
+                                                "--test-clock-rate", "60"}));
+    ASSERT_TRUE(servers.back()->ok()) << servers.back()->log();
+  }
+  const std::string token = servers[0]->admin_token();
+  auto created = servers[1]->As(token).Send("POST", "/api/v1/workflows",
+                                            "name: tick\nsteps:\n  - {id: t, type: noop}\n",
+                                            "application/yaml");
+  ASSERT_TRUE(created.ok() && created->status == 201);
+  auto schedule = servers[1]->As(token).Call(
+      "POST", "/api/v1/schedules",
+      {{"name", "minutely"}, {"workflow", "tick"}, {"cron", "* * * * *"}});
+  ASSERT_TRUE(schedule.ok()) << schedule.status().ToString();
+  // Fire times by idempotency key, each of which must name one execution.
+  auto fires = [&](const ServerProcess& via) {
+    std::map<std::string, int> keys;
+    auto all = via.As(token).Call("GET", "/api/v1/executions?workflow=tick&limit=1000");
+    if (!all.ok()) return keys;
+    for (const Json& e : (*all)["executions"]) {
+      if (e["idempotency_key"].is_string()) ++keys[e["idempotency_key"].get<std::string>()];
+    }
+    return keys;
+  };
+  ASSERT_TRUE(WaitUntil([&] { return fires(*servers[1]).size() >= 3; })) << servers[0]->log();
+  servers[0]->Kill9();  // i1, which started first, held the role
+  const size_t before = fires(*servers[1]).size();
+  ASSERT_TRUE(WaitUntil([&] { return fires(*servers[1]).size() >= before + 3; }))
+      << servers[1]->log();
+  for (const auto& [key, n] : fires(*servers[1])) EXPECT_EQ(n, 1) << key << " fired twice";
 }
 
 TEST(PostgresInstances, TwoInstancesOfOneNameAndAnInstanceBesideASingleServerAreRefused) {
