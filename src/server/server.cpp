@@ -111,6 +111,16 @@ static void LogStaleResult(EngineHost* host, const std::string& execution, const
     Result<ExecutionRecord> e = store->GetExecution(execution);
     Result<int64_t> last = LastEventSeq(store, execution);
     if (!e.ok() || !last.ok()) return;  // unknown execution: nothing to log
+    if (store->leases() != nullptr && !IsTerminal(e->status)) {
+      // Several instances: it runs on another (or will, once claimed), whose log it is;
+      // a write of it from here would be refused, and with it everything committed
+      // alongside.
+      std::fprintf(stderr,
+                   "baton: a worker's stale result for execution %s (step %s), which runs on "
+                   "another instance, was ignored\n",
+                   execution.c_str(), step.c_str());
+      return;
+    }
     auto batch = std::make_shared<WriteBatch>();
     EventRecord ev;
     ev.execution_id = execution;

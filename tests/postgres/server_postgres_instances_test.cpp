@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -276,6 +277,54 @@ TEST(PostgresInstances, ASchedulesFiresOnceEachWhileTheCronRoleMoves) {
   ASSERT_TRUE(WaitUntil([&] { return fires(*servers[1]).size() >= before + 3; }))
       << servers[1]->log();
   for (const auto& [key, n] : fires(*servers[1])) EXPECT_EQ(n, 1) << key << " fired twice";
+}
+
+// A worker connected to an instance that dies moves to the next (--server A,B); the
+// instance that takes the executions over dispatches their command steps to it there.
+TEST(PostgresInstances, AWorkerFollowsTheExecutionsToTheInstanceThatTakesThemOver) {
+  Instances in;
+  in.Start(2, "1s");
+  const std::string dir = MakeTempDir();
+  WriteFile(dir + "/slow.sh", "#!/bin/sh\ncat >/dev/null\nsleep 0.3\necho '{\"ok\": true}'\n");
+  chmod((dir + "/slow.sh").c_str(), 0755);
+  in.Create(0, R"(
+name: remote
+defaults:
+  retry: {max_attempts: 5, initial_delay: 100ms}
+steps:
+  - {id: a, type: command, command: slow}
+  - {id: b, type: command, command: slow, depends_on: [a]}
+)");
+  auto token = in.Api(0).Call("POST", "/api/v1/tokens", {{"name", "w"}, {"scopes", {"worker"}}});
+  ASSERT_TRUE(token.ok()) << token.status().ToString();
+  pid_t worker = StartProcess(
+      {BatonBin(), "worker", "--server", in.servers[0]->url() + "," + in.servers[1]->url(),
+       "--token", (*token)["token"].get<std::string>(), "--id", "w-1", "--capacity", "8",
+       "--handler", "slow=" + dir + "/slow.sh"},
+      dir + "/worker.log");
+  ASSERT_GT(worker, 0);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 6; ++i) {
+    ids.push_back(in.Submit(0, "remote"));
+    ASSERT_FALSE(ids.back().empty());
+  }
+  auto api = in.Api(1);
+  WaitForExecutionStatus(api, ids.back(), "running");
+  in.servers[0]->Kill9();
+  for (const std::string& id : ids) {
+    WaitForExecutionStatus(api, id, "completed");
+    ExpectCompletedOnce(api, id, {"a", "b"});
+  }
+  // The results the worker still had for the dead instance's assignments are stale for
+  // the survivor: ignored, never written into executions it does not hold (such a write
+  // would be refused together with everything committed alongside it).
+  EXPECT_EQ(in.servers[1]->log().find("held by instance"), std::string::npos)
+      << in.servers[1]->log();
+  kill(worker, SIGTERM);
+  WaitProcess(worker);
+  EXPECT_NE(ReadFile(dir + "/worker.log").find("connected to " + in.servers[1]->url()),
+            std::string::npos)
+      << ReadFile(dir + "/worker.log");
 }
 
 TEST(PostgresInstances, TwoInstancesOfOneNameAndAnInstanceBesideASingleServerAreRefused) {
