@@ -3,7 +3,8 @@
 # the same shapes, alternating rounds, a median table with the ratios. See README.md.
 #
 #   bench/peers/run.sh [--rounds N] [--shapes flows,jobs,latency,worker-jobs,worker-latency]
-#                      [--systems baton,baton-pg,bullmq-always,bullmq-everysec,graphile] [--quick]
+#                      [--systems baton,baton-pg,baton-pg-instance,bullmq-always,bullmq-everysec,graphile]
+#                      [--quick]
 #                      [--baton PATH] [--out FILE]
 #
 # BATON (or --baton) is the baton binary (default: build-release/baton of this checkout).
