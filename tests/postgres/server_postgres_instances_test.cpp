@@ -76,22 +76,7 @@ struct Instances {
   }
 };
 
-// Seconds from now until an instance's log says it took executions over.
-double SecondsUntilTakeover(const ServerProcess& survivor, size_t takeovers_before) {
-  const auto start = std::chrono::steady_clock::now();
-  auto count = [&] {
-    const std::string log = survivor.log();
-    size_t n = 0;
-    for (size_t at = log.find("took over"); at != std::string::npos;
-         at = log.find("took over", at + 1)) {
-      ++n;
-    }
-    return n;
-  };
-  WaitUntil([&] { return count() > takeovers_before; }, 30'000);
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
+// How many times an instance's log says it took executions over.
 size_t Takeovers(const ServerProcess& s) {
   const std::string log = s.log();
   size_t n = 0;
@@ -101,6 +86,22 @@ size_t Takeovers(const ServerProcess& s) {
   }
   return n;
 }
+
+// Seconds from now until `survivor` takes executions over once more than `before` times.
+double SecondsUntilTakeover(const ServerProcess& survivor, size_t before) {
+  const auto start = std::chrono::steady_clock::now();
+  WaitUntil([&] { return Takeovers(survivor) > before; }, 30'000);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// A lease (1 s), a renewal period (0.25 s) and a second: the bound on a takeover. Under a
+// sanitizer every process runs several times slower, so the bound is scaled; the
+// mechanism, not the machine, is what such a build checks.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr double kTakeoverBound = 3 * 2.25;
+#else
+constexpr double kTakeoverBound = 2.25;
+#endif
 
 TEST(PostgresInstances, KilledInstancesExecutionsContinueOnTheOthers) {
   Instances in;
@@ -130,14 +131,14 @@ TEST(PostgresInstances, KilledInstancesExecutionsContinueOnTheOthers) {
       [&] { return Takeovers(*in.servers[1]) + Takeovers(*in.servers[2]) > before; }, 30'000));
   const double first_takeover =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
-  EXPECT_LE(first_takeover, 2.25) << "seconds from kill -9 to takeover";
+  EXPECT_LE(first_takeover, kTakeoverBound) << "seconds from kill -9 to takeover";
   ::testing::Test::RecordProperty("first_takeover_ms", static_cast<int>(first_takeover * 1000));
   // Then the second of three: the last one takes everything.
   submit_to({1, 2}, 20);
   const size_t last_before = Takeovers(*in.servers[2]);
   in.servers[1]->Kill9();
   const double second_takeover = SecondsUntilTakeover(*in.servers[2], last_before);
-  EXPECT_LE(second_takeover, 2.25) << "seconds from kill -9 to takeover";
+  EXPECT_LE(second_takeover, kTakeoverBound) << "seconds from kill -9 to takeover";
   ::testing::Test::RecordProperty("second_takeover_ms", static_cast<int>(second_takeover * 1000));
   submit_to({2}, 10);
   std::printf("takeover after kill -9: %.2f s, then %.2f s (lease 1 s)\n", first_takeover,
