@@ -14,6 +14,7 @@
 #include <map>
 #include <string>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 namespace baton::pg {
@@ -154,6 +155,20 @@ Status PgStore::SendLeaseCheck(std::span<const WriteBatch* const> batches, Lease
   return Send("check_leases", kCheckLeases, nullptr, nullptr);
 }
 
+void PgStore::NoteLostLease(const Status& refused) {
+  // baton_check_leases names it: "this instance lost its lease of execution ID (...".
+  static constexpr std::string_view kLost = "lost its lease of execution ";
+  const std::string& m = refused.message();
+  const size_t at = m.find(kLost);
+  if (at == std::string::npos) return;
+  const size_t from = at + kLost.size();
+  const std::string id = m.substr(from, m.find(' ', from) - from);
+  std::lock_guard lock(lease_mu_);
+  if (held_.erase(id) == 0) return;
+  lost_.insert(id);
+  lost_in_commit_.push_back(id);
+}
+
 Result<std::vector<std::string>> PgStore::Renew() {
   std::lock_guard lock(write_mu_);
   if (Status s = WriterReady(); !s.ok()) return Context(s, "renewing leases");
@@ -173,8 +188,8 @@ Result<std::vector<std::string>> PgStore::Renew() {
   if (!renewed.ok()) return renewed.status();
   std::unordered_set<std::string> kept;
   for (size_t i = 0; i < renewed->size(); ++i) kept.insert(renewed->at(i, 0).value_or(""));
-  std::vector<std::string> lost;
   std::lock_guard held(lease_mu_);
+  std::vector<std::string> lost = std::exchange(lost_in_commit_, {});
   for (const std::string& id : ids) {
     if (kept.count(id) > 0) continue;
     held_.erase(id);

@@ -107,6 +107,8 @@ TEST_F(PgLeases, AnExpiredLeaseIsClaimedAndTheInstanceThatLostItIsFenced) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("lost its lease of execution x"), std::string::npos) << s.ToString();
   EXPECT_EQ(Events(*a, "x"), 0u);
+  // Known lost at once (not read back and written again before the next renewal).
+  EXPECT_FALSE(a->leases()->Holds("x"));
   // Its renewal says so, and until Forget() its writes of x are refused without a trip.
   auto lost = a->leases()->Renew();
   ASSERT_TRUE(lost.ok()) << lost.status().ToString();

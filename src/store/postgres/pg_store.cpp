@@ -335,6 +335,7 @@ Status PgStore::Commit(std::span<const WriteBatch* const> batches) {
     // After a failed statement the transaction can only be rolled back; after a failed
     // COMMIT it is gone already. Either way nothing was applied.
     writer_.Script("ROLLBACK", "commit: rollback");
+    if (!instance_.empty()) NoteLostLease(s);
     return Context(s, "commit");
   }
   if (!instance_.empty()) {

@@ -181,6 +181,10 @@ class PgStore final : public Store, public ExecutionLeases {
     std::vector<std::string> done;
   };
   Status SendLeaseCheck(std::span<const WriteBatch* const> batches, LeaseChanges* changes);
+  // A commit the database refused because a lease held was lost (taken since the last
+  // renewal): that execution counts as lost at once, so it is not read back and written
+  // again before the next renewal; the next Renew() reports it.
+  void NoteLostLease(const Status& refused);
   // A record's key columns as one string.
   template <class R>
   std::string KeyOf(const rows::Table<R>& table, const R& r);
@@ -232,6 +236,7 @@ class PgStore final : public Store, public ExecutionLeases {
   mutable std::mutex lease_mu_;
   std::unordered_map<std::string, int64_t> held_;  // execution -> the fence this instance set
   std::unordered_set<std::string> lost_;           // reported by Renew, not yet forgotten
+  std::vector<std::string> lost_in_commit_;        // NoteLostLease's, for the next Renew
   std::chrono::steady_clock::time_point trusted_until_{};
   int64_t next_fence_;  // the fence epoch in the high half, a count in the low
 };
