@@ -241,7 +241,7 @@ steps:
 
 // A schedule created through any instance fires once per fire time: only the instance
 // holding the cron role fires, and when it dies another takes the role and goes on.
-TEST(PostgresInstances, ASchedulesFiresOnceEachWhileTheCronRoleMoves) {
+TEST(PostgresInstances, AScheduleFiresOnceEachTimeWhileTheCronRoleMoves) {
   PgCluster cluster;
   ASSERT_EQ(cluster.Start(), "");
   const std::string url = cluster.NewSchema("cron" + std::to_string(getpid()));
