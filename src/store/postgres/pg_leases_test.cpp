@@ -31,6 +31,25 @@ class PgLeases : public PgTest {
     return std::move(store).value();
   }
 
+  // Two instances, "a" and "b", on a new database; each renewed (trusted) once when
+  // `renewed`.
+  struct Two {
+    std::string url;
+    std::unique_ptr<Store> a, b;
+  };
+  Two OpenTwo(bool renewed) {
+    Two t;
+    t.url = NewDatabase();
+    t.a = Open(t.url, "a");
+    t.b = Open(t.url, "b");
+    EXPECT_TRUE(t.a && t.b);
+    if (renewed && t.a && t.b) {
+      EXPECT_TRUE(t.a->leases()->Renew().ok());
+      EXPECT_TRUE(t.b->leases()->Renew().ok());
+    }
+    return t;
+  }
+
   static WriteBatch Execution(const std::string& id, ExecutionStatus status,
                               const std::string& parent = "") {
     WriteBatch b;
@@ -67,11 +86,8 @@ class PgLeases : public PgTest {
 };
 
 TEST_F(PgLeases, AStartedExecutionIsHeldAndAnotherInstanceCannotWriteIt) {
-  const std::string url = NewDatabase();
-  auto a = Open(url, "a");
-  auto b = Open(url, "b");
+  auto [url, a, b] = OpenTwo(/*renewed=*/true);
   ASSERT_TRUE(a && b);
-  ASSERT_TRUE(a->leases()->Renew().ok());
   ASSERT_TRUE(a->Commit(Execution("x", ExecutionStatus::kRunning)).ok());
   EXPECT_TRUE(a->leases()->Holds("x"));
   EXPECT_FALSE(b->leases()->Holds("x"));
@@ -85,12 +101,8 @@ TEST_F(PgLeases, AStartedExecutionIsHeldAndAnotherInstanceCannotWriteIt) {
 }
 
 TEST_F(PgLeases, AnExpiredLeaseIsClaimedAndTheInstanceThatLostItIsFenced) {
-  const std::string url = NewDatabase();
-  auto a = Open(url, "a");
-  auto b = Open(url, "b");
+  auto [url, a, b] = OpenTwo(/*renewed=*/true);
   ASSERT_TRUE(a && b);
-  ASSERT_TRUE(a->leases()->Renew().ok());
-  ASSERT_TRUE(b->leases()->Renew().ok());
   ASSERT_TRUE(a->Commit(Execution("x", ExecutionStatus::kRunning)).ok());
   // Nothing expired yet: nothing to claim.
   auto none = b->leases()->Claim(10, false);
@@ -148,12 +160,8 @@ TEST_F(PgLeases, LeasesNotRenewedInTimeRefuseCommitsUntilARenewal) {
 }
 
 TEST_F(PgLeases, FinishingReleasesAndRunningAgainTakesIt) {
-  const std::string url = NewDatabase();
-  auto a = Open(url, "a");
-  auto b = Open(url, "b");
+  auto [url, a, b] = OpenTwo(/*renewed=*/true);
   ASSERT_TRUE(a && b);
-  ASSERT_TRUE(a->leases()->Renew().ok());
-  ASSERT_TRUE(b->leases()->Renew().ok());
   ASSERT_TRUE(a->Commit(Execution("x", ExecutionStatus::kRunning)).ok());
   ASSERT_TRUE(a->Commit(Execution("x", ExecutionStatus::kFailed)).ok());
   EXPECT_FALSE(a->leases()->Holds("x"));
@@ -168,11 +176,8 @@ TEST_F(PgLeases, FinishingReleasesAndRunningAgainTakesIt) {
 }
 
 TEST_F(PgLeases, AChildWorkflowIsHeldWithItsRoot) {
-  const std::string url = NewDatabase();
-  auto a = Open(url, "a");
-  auto b = Open(url, "b");
+  auto [url, a, b] = OpenTwo(/*renewed=*/true);
   ASSERT_TRUE(a && b);
-  ASSERT_TRUE(a->leases()->Renew().ok());
   WriteBatch family = Execution("root", ExecutionStatus::kRunning);
   family.executions.push_back(Execution("child", ExecutionStatus::kRunning, "root").executions[0]);
   ASSERT_TRUE(a->Commit(family).ok());
@@ -260,14 +265,15 @@ TEST_F(PgLeases, InstancesRacingToClaimTakeEachExecutionOnce) {
 }
 
 TEST_F(PgLeases, ARoleIsHeldByOneInstanceAtATime) {
-  const std::string url = NewDatabase();
-  auto a = Open(url, "a", Duration(300));
-  auto b = Open(url, "b", Duration(300));
+  auto [url, a, b] = OpenTwo(/*renewed=*/false);
   ASSERT_TRUE(a && b);
   EXPECT_TRUE(*a->leases()->Lead("cron"));
   EXPECT_FALSE(*b->leases()->Lead("cron"));
   EXPECT_TRUE(*a->leases()->Lead("cron"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // a stopped renewing it
+  // As if `a` had stopped renewing it: its lease runs out (by the database's clock).
+  auto c = Connection::Open(url);
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(c->Exec("UPDATE leaders SET lease_until = 0", {}, "expiring the role").ok());
   EXPECT_TRUE(*b->leases()->Lead("cron"));
   EXPECT_FALSE(*a->leases()->Lead("cron"));
 }
