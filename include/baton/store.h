@@ -681,8 +681,71 @@ class ExecutionLeases {
   virtual Result<bool> Lead(const std::string& role) = 0;
 };
 
+// Work offered between server instances on one database (PostgreSQL with an instance
+// name): a worker connected to any instance runs steps of executions held by any other.
+//
+// An instance offers a dispatch (a `command` step's attempt) that no worker connected to
+// it can take; an instance whose workers can take it takes it, runs it as its own, and
+// reports its start and its result; the owner collects them and ends the attempt. A
+// taker holds what it took by a lease it renews: one that stops renewing loses it and
+// the dispatch is open again, and every report names the taking (`take`), so a taker
+// that lost it changes nothing. A new owner of the execution (a takeover) offers it
+// again with the same id, which makes it that dispatch's owner in whatever state it is.
+// At least once: a dispatch whose taker died runs again elsewhere.
+//
+// Threading: one thread at a time, except Wake(). Errors: errc::kStore.
+struct OfferedDispatch {
+  std::string id;      // the dispatch id (RunRequest::assignment_id)
+  std::string owner;   // the instance that holds the execution
+  int64_t take = 0;    // which taking: a report names it
+  std::string status;  // open | taken | running | done
+  Json request;        // the RunRequest, as the owner offered it
+  Json result;         // done: {ok, output, error{code, message, details}}
+};
+
+class OfferBoard {
+ public:
+  virtual ~OfferBoard() = default;
+  // Offers these (id, namespace, priority, request) as this instance's. An id offered
+  // before (by an instance that stopped) keeps its state and becomes this instance's.
+  struct Offer {
+    std::string id, ns;
+    int priority = 1;
+    Json request;
+  };
+  virtual Status Publish(const std::vector<Offer>& offers) = 0;
+  // This instance no longer wants them (cancelled): gone; a taker finds out at its next
+  // renewal.
+  virtual Status Withdraw(const std::vector<std::string>& ids) = 0;
+  // Up to `limit` open offers of any instance, highest priority first, then oldest; takes
+  // whose taker stopped renewing are open again first.
+  virtual Result<std::vector<OfferedDispatch>> Open(size_t limit) = 0;
+  // Takes those of `ids` still open: what this instance got.
+  virtual Result<std::vector<OfferedDispatch>> Take(const std::vector<std::string>& ids) = 0;
+  // The taker's report: `running`, or `done` with the result. False when the take is no
+  // longer this instance's (it lost it, or the owner withdrew it).
+  virtual Result<bool> Report(const std::string& id, int64_t take, const std::string& status,
+                              const Json& result) = 0;
+  // The taker lets go: open again for anyone (no worker here can run it any more).
+  virtual Status GiveBack(const std::string& id, int64_t take) = 0;
+  // The taker is also the owner and runs it itself: the offer is gone.
+  virtual Status Drop(const std::string& id, int64_t take) = 0;
+  // Renews this instance's takes: (id, take) of those it still holds.
+  virtual Result<std::vector<std::pair<std::string, int64_t>>> Renew() = 0;
+  // The owner's news of these offers of this instance: those started since the last call
+  // (status running), and those done, which are removed as they are returned.
+  virtual Result<std::vector<OfferedDispatch>> Collect(const std::vector<std::string>& ids) = 0;
+  // Waits up to `timeout` for a change on the board (a hint: a change may also come
+  // without one) or for Wake(). True when woken that way.
+  virtual Result<bool> Wait(Duration timeout) = 0;
+  // Ends a Wait() now. Any thread.
+  virtual void Wake() = 0;
+};
+
 class Store : public ExecutionStore, public CatalogStore, public WorkerStore {
  public:
+  // The board of work offered between instances; null unless leases() is not.
+  virtual OfferBoard* offers() { return nullptr; }
   // The leases of executions when the store is shared by several server instances; null
   // when one process owns the store (SQLite, memory, PostgreSQL without an instance name).
   virtual ExecutionLeases* leases() { return nullptr; }
@@ -709,6 +772,7 @@ class StoreWrapper : public Store {
   }
   Status CommitOwned(WriteBatch&& batch) override { return target_->CommitOwned(std::move(batch)); }
   ExecutionLeases* leases() override { return target_->leases(); }
+  OfferBoard* offers() override { return target_->offers(); }
   Result<ExecutionRecord> GetExecution(const std::string& id) override {
     return target_->GetExecution(id);
   }

@@ -10,6 +10,7 @@
 #include "server/lease_keeper.h"
 #include "server/listener.h"
 #include "server/metrics.h"
+#include "server/offer_exchange.h"
 #include "server/submitter.h"
 #include "server/triggers/deliverer.h"
 #include "server/triggers/follow_ups.h"
@@ -153,6 +154,9 @@ struct Server::Impl {
   std::unique_ptr<Deliverer> deliverer;   // engine thread; destroyed after the engine stops
   std::unique_ptr<Scheduler> scheduler;   // engine thread; destroyed after the engine stops
   std::unique_ptr<DlqReplayer> replayer;  // its timers run on the engine thread
+  // Several instances: before the coordinator, which may call it until it is destroyed;
+  // its thread is stopped with the keeper's.
+  std::unique_ptr<OfferExchange> exchange;
   std::unique_ptr<workers::Coordinator>
       coordinator;                      // engine thread; destroyed after the engine stops
   std::unique_ptr<LeaseKeeper> keeper;  // several instances: stopped before the engine
@@ -260,6 +264,7 @@ Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Server::~Server() {
   Stop();
   if (impl_->keeper) impl_->keeper->Stop();
+  if (impl_->exchange) impl_->exchange->Stop();
   if (impl_->engine) impl_->engine->Stop();
 }
 
@@ -325,6 +330,13 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   impl->coordinator = std::make_unique<workers::Coordinator>(
       impl->engine->loop(), impl->engine->committer(), options.coordinator);
   if (Status s = impl->coordinator->Load(impl->store.get()); !s.ok()) return s;
+  if (OfferBoard* board = impl->store->offers(); board != nullptr) {
+    // Several instances: a step no worker connected here can take is offered to the
+    // others, and this instance's workers take theirs.
+    impl->exchange = std::make_unique<OfferExchange>(
+        board, impl->engine.get(), impl->coordinator.get(), impl->store->leases()->lease());
+    impl->coordinator->SetExchange(impl->exchange.get());
+  }
   EngineHost* engine_host = impl->engine.get();
   // A worker that keeps sending for work it lost must not grow the event log without
   // bound: a step's log shows its first few stale messages; the metric counts them all.
@@ -454,6 +466,7 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
     // what others stopped renewing; the one that holds the cron role fires schedules,
     // reloading them from the store when it takes the role.
     impl->keeper->Start();
+    if (impl->exchange) impl->exchange->Start();
     std::fprintf(stderr, "baton: instance %s of a shared PostgreSQL database (lease %lld ms)\n",
                  leases->instance().c_str(), static_cast<long long>(leases->lease().count()));
   }
@@ -583,6 +596,7 @@ void Server::Run() {
   impl_->ioc.run();
   for (auto& t : threads) t.join();
   if (impl_->keeper) impl_->keeper->Stop();
+  if (impl_->exchange) impl_->exchange->Stop();
   impl_->engine->Stop();
 }
 

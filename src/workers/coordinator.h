@@ -80,6 +80,30 @@ class WorkerChannel {
   virtual void Close() = 0;
 };
 
+// Several server instances on one database: where a dispatch goes that no worker
+// connected to this instance can take, and where another instance's comes from
+// (server/offer_exchange.h drives it through the store's OfferBoard).
+//
+// A dispatch waiting here with no ONLINE worker that could ever take it (none connected
+// handles its command, node and tags) is offered: it leaves the queue, stays a dispatch
+// of this coordinator (shown waiting), and its start and result come back through
+// OfferStarted() and OfferDone(). Cancel withdraws it. A step re-attached after a
+// takeover is offered at once under its id, which makes this instance the owner of
+// whatever the previous owner offered. The other way, TakeForeign() runs another
+// instance's dispatch on a worker here: it is placed like any other but never offered
+// on, and given back when no worker here can take it any more.
+class DispatchExchange {
+ public:
+  virtual ~DispatchExchange() = default;
+  // Engine thread; none of them blocks.
+  virtual void Offer(const RunRequest& request) = 0;
+  virtual void Withdraw(const std::string& dispatch_id) = 0;
+  virtual void GiveBack(const std::string& dispatch_id) = 0;
+  // A foreign dispatch became this instance's own (it took the execution over): the
+  // board's copy goes.
+  virtual void Adopted(const std::string& dispatch_id) = 0;
+};
+
 // The in-process local worker.
 struct LocalWorkerOptions {
   std::string id = "local";  // reserved: a remote worker cannot register with it
@@ -186,6 +210,28 @@ class Coordinator {
   // The Runner of the local worker's step types (shell, http).
   Runner* local_runner();
 
+  // ---- other instances (DispatchExchange) ----
+  // Before the engine starts; not owned, outlives the coordinator's use of it.
+  void SetExchange(DispatchExchange* exchange) { exchange_ = exchange; }
+  // An offered dispatch's taker started it / it ended with `result`. Ignored for an id
+  // this coordinator does not have on offer (cancelled meanwhile, or never offered).
+  void OfferStarted(const std::string& dispatch_id);
+  void OfferDone(const std::string& dispatch_id, RunResult result);
+  // Of these requests (another instance's, or this one's on offer), the ones workers here
+  // have room for now, as many as there are free slots.
+  std::vector<size_t> Takeable(const std::vector<RunRequest>& requests) const;
+  // Runs a taken dispatch here. This instance's own offer comes home (false: the exchange
+  // drops the offer); another's runs with `callbacks` reporting back (true).
+  bool TakeForeign(const RunRequest& request, RunCallbacks callbacks);
+  // A taken dispatch this instance lost (its take expired, or the owner withdrew it):
+  // cancelled here, without a result.
+  void DropForeign(const std::string& dispatch_id);
+  // Offers what waits with no worker here able to take it; gives back foreign ones.
+  void OfferStranded();
+  // Dispatches on offer to the other instances: how many, and their ids.
+  size_t OfferedCount() const { return offered_; }
+  std::vector<std::string> OfferedIds() const;
+
   // ---- the API ----
   const Registry& registry() const { return registry_; }
   // Active assignments (waiting, dispatched, accepted, running) of `ns` (empty = all),
@@ -243,6 +289,12 @@ class Coordinator {
   Dispatch* Current(const std::string& assignment_id, const std::string& worker_id);
   void Stale(const std::string& worker_id, const std::string& assignment_id, const char* what);
 
+  // coordinator_exchange.cpp
+  static Placement PlacementOf(const RunRequest& request);
+  // Offers `d` if an exchange is set and no worker here can ever take it; true if it did.
+  bool OfferIfStranded(Dispatch& d);
+  void OfferOut(Dispatch& d);
+
   // coordinator_health.cpp
   void ArmDeadline(WorkerEntry& w);
   void OnDeadline(const std::string& worker_id);
@@ -294,6 +346,8 @@ class Coordinator {
   // Prepared dispatches the coordinator ended before their Start() (WORKER_LOST, a failed
   // write): their result, for Start() to deliver.
   std::unordered_map<std::string, RunResult> ended_before_start_;
+  DispatchExchange* exchange_ = nullptr;
+  size_t offered_ = 0;  // dispatches on offer
   CoordinatorStats stats_;
   LatencyWindow latency_window_, prepared_latency_window_;
   uint64_t next_reassignment_ = 0;

@@ -63,23 +63,14 @@ void Coordinator::Enqueue(const std::string& dispatch_id, bool front) {
 }
 
 Placement Coordinator::PlacementFor(const Dispatch& d) const {
-  Placement p;
-  p.ns = d.request.ns;
   if (d.local != nullptr) {
+    Placement p;
+    p.ns = d.request.ns;
     p.local = true;
     p.command = ToString(d.request.type);
     return p;
   }
-  p.command = d.request.spec.value("command", "");
-  const Json target = d.request.spec.value("target", Json::object());
-  if (target.is_object()) {
-    p.node = target.value("node", "");
-    if (auto tags = target.find("tags"); tags != target.end() && tags->is_array()) {
-      for (const Json& t : *tags) {
-        if (t.is_string()) p.tags.push_back(t.get<std::string>());
-      }
-    }
-  }
+  Placement p = PlacementOf(d.request);
   p.exclude = d.refused_by;
   return p;
 }
@@ -235,6 +226,15 @@ void Coordinator::Stale(const std::string& worker_id, const std::string& assignm
 }
 
 void Coordinator::Finish(Dispatch& d, RunResult result, const std::string& final_status) {
+  if (d.offered) {
+    // Out of the queue; its taker's records are the assignment's.
+    --offered_;
+    d.status = final_status;
+    auto callbacks = std::move(d.callbacks);
+    dispatches_.erase(d.request.assignment_id);  // `d` is gone from here on
+    if (callbacks.on_done) callbacks.on_done(std::move(result));
+    return;
+  }
   // Only a dispatch still waiting for a worker is in a queue (Assign takes it out): the
   // scan stays off the path of every completion, where it was O(backlog).
   if (d.status == "waiting") {
@@ -264,6 +264,7 @@ void Coordinator::CancelDispatch(const std::string& dispatch_id, const std::stri
   auto it = dispatches_.find(dispatch_id);
   if (it == dispatches_.end()) return;
   Dispatch& d = *it->second;
+  if (d.offered) exchange_->Withdraw(dispatch_id);
   if (d.local != nullptr && !d.worker_id.empty()) {
     // Its slot is free once the process is gone, not before: the runner's on_done ends it.
     return d.local->Cancel(d.current_id);
@@ -308,6 +309,19 @@ void Coordinator::WriteAssignment(const Dispatch& d, std::function<void(const St
 }
 
 void Coordinator::Reattach(const RunRequest& request, RunCallbacks callbacks) {
+  if (auto here = dispatches_.find(request.assignment_id);
+      here != dispatches_.end() && here->second->foreign) {
+    // Taken from the instance that held the execution, which this one has taken over:
+    // it runs on here, reporting to the engine now.
+    Dispatch& d = *here->second;
+    d.foreign = false;
+    d.callbacks = std::move(callbacks);
+    exchange_->Adopted(request.assignment_id);
+    if ((d.status == "accepted" || d.status == "running") && d.callbacks.on_started) {
+      d.callbacks.on_started();
+    }
+    return;
+  }
   auto stored = loaded_.find(request.assignment_id);
   auto d = std::make_unique<Dispatch>();
   d->request = request;
@@ -315,6 +329,13 @@ void Coordinator::Reattach(const RunRequest& request, RunCallbacks callbacks) {
   d->created_at = d->updated_at = loop_->Now();
   d->started = std::chrono::steady_clock::now();
   const std::string id = request.assignment_id;
+  if (stored == loaded_.end() && exchange_ != nullptr) {
+    // Another instance held this execution (a takeover): wherever its step went, the
+    // board says; offering it under its id makes this instance the owner of that offer,
+    // or offers it anew.
+    OfferOut(*(dispatches_[id] = std::move(d)));
+    return;
+  }
   if (stored == loaded_.end()) {
     // Never placed before the restart (or placed and finished unrecorded): from scratch.
     dispatches_[id] = std::move(d);
@@ -382,6 +403,15 @@ std::string Coordinator::WaitingReason(const std::string& execution_id) const {
 std::map<std::string, std::string> Coordinator::WaitingReasons(
     const std::string& execution_id) const {
   std::map<std::string, std::string> out;
+  if (offered_ > 0) {
+    for (const auto& [id, d] : dispatches_) {
+      if (d->offered && d->status == "waiting" && d->request.execution_id == execution_id) {
+        out.emplace(d->request.step_id,
+                    "offered to the other instances: " + registry_.Explain(PlacementFor(*d)) +
+                        " connected to this one");
+      }
+    }
+  }
   for (const auto* queue : {&queue_, &local_queue_}) {
     for (const std::string& id : *queue) {
       auto it = dispatches_.find(id);

@@ -35,6 +35,10 @@ struct Coordinator::Dispatch {
   bool prepared = false;                          // given to Prepare() (the second metric)
   std::chrono::steady_clock::time_point prepared_at;
   bool latency_recorded = false;
+  // On offer to the other instances (DispatchExchange): out of the queue, no worker here.
+  bool offered = false;
+  // Another instance's, taken from the board: never offered on; its callbacks report back.
+  bool foreign = false;
 };
 
 // The Runner of the local worker's step types (coordinator_local.cpp).

@@ -66,6 +66,7 @@ void Coordinator::Start(const RunRequest& request, RunCallbacks callbacks) {
   dispatches_[id] = std::move(d);
   Enqueue(id, /*front=*/false);
   Place();
+  if (auto it = dispatches_.find(id); it != dispatches_.end()) OfferIfStranded(*it->second);
 }
 
 void Coordinator::CancelFromEngine(const std::string& dispatch_id) {

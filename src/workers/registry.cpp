@@ -85,6 +85,23 @@ bool Registry::Fits(const WorkerEntry& w, const Placement& p) {
   return w.Handles(p.command) && (p.node.empty() || w.node == p.node) && w.HasTags(p.tags);
 }
 
+bool Registry::AnyOnline(const Placement& p) const {
+  for (const auto& [id, w] : workers_) {
+    if (w.state == WorkerState::kOnline && Fits(w, p) && !p.exclude.count(id)) return true;
+  }
+  return false;
+}
+
+std::map<std::string, int> Registry::Room(const Placement& p) const {
+  std::map<std::string, int> out;
+  for (const auto& [id, w] : workers_) {
+    if (w.state == WorkerState::kOnline && Fits(w, p) && !p.exclude.count(id) && w.free() > 0) {
+      out[id] = w.free();
+    }
+  }
+  return out;
+}
+
 std::string Registry::Explain(const Placement& p) const {
   if (p.local) {
     for (const auto& [id, w] : workers_) {

@@ -76,6 +76,11 @@ class Registry {
 
   // The worker for `p`, or nullptr with the reason in `why`.
   WorkerEntry* Select(const Placement& p, std::string* why);
+  // Whether an ONLINE worker fits `p`, with room or not: false means the dispatch can
+  // only wait here until a worker for it connects (another instance may have one).
+  bool AnyOnline(const Placement& p) const;
+  // Free slots of ONLINE workers that fit `p` (none excluded), by worker id.
+  std::map<std::string, int> Room(const Placement& p) const;
   // Why nobody fits `p` (as Select says it).
   std::string Explain(const Placement& p) const;
   // Select() calls so far: how the tests see that a backlog is not scanned again.

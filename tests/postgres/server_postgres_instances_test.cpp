@@ -3,6 +3,7 @@
 // frozen past its lease (SIGSTOP), has its executions taken over by the others, which
 // continue them from the store. Nothing accepted is lost, no step completes twice, and a
 // frozen instance that wakes up writes nothing for what it lost.
+#include "postgres/instances.h"
 #include "support/execution_checks.h"
 #include "support/pg_cluster.h"
 #include "support/process_util.h"
@@ -37,44 +38,6 @@ steps:
   - {id: c, type: noop, depends_on: [a]}
   - {id: d, type: shell, run: "echo 3", depends_on: [b, c]}
 )";
-
-struct Instances {
-  PgCluster cluster;
-  std::string url;
-  std::vector<std::unique_ptr<ServerProcess>> servers;
-  std::string token;  // the first instance's admin token: the database's
-
-  // `n` instances named i1, i2, ... with `lease`.
-  void Start(int n, const std::string& lease) {
-    ASSERT_EQ(cluster.Start(), "");
-    url = cluster.NewSchema("instances" + std::to_string(getpid()));
-    ASSERT_FALSE(url.empty());
-    for (int i = 1; i <= n; ++i) {
-      servers.push_back(std::make_unique<ServerProcess>(
-          MakeTempDir(),
-          std::vector<std::string>{"--postgres", url, "--instance", "i" + std::to_string(i),
-                                   "--lease", lease, "--parallel", "8"}));
-      ASSERT_TRUE(servers.back()->ok()) << servers.back()->log();
-    }
-    token = servers[0]->admin_token();
-    ASSERT_FALSE(token.empty());
-  }
-  client::ApiClient Api(size_t i) const { return servers[i]->As(token); }
-
-  // Registers a workflow through instance `i`.
-  void Create(size_t i, const char* yaml) {
-    auto r = Api(i).Send("POST", "/api/v1/workflows", yaml, "application/yaml");
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-    ASSERT_EQ(r->status, 201) << r->body;
-  }
-
-  // Submits `workflow` to instance `i`; its id, or "" when refused.
-  std::string Submit(size_t i, const std::string& workflow) {
-    auto r = Api(i).Send("POST", "/api/v1/executions", Json{{"workflow", workflow}}.dump());
-    if (!r.ok() || r->status != 201) return "";
-    return Json::parse(r->body)["id"];
-  }
-};
 
 // How many times an instance's log says it took executions over.
 size_t Takeovers(const ServerProcess& s) {

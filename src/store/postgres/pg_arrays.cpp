@@ -18,4 +18,16 @@ void ArrayLiteral::AddText(std::string_view s) {
   out.push_back('"');
 }
 
+std::string TextArray(const std::vector<std::string>& values) {
+  ArrayLiteral a;
+  for (const std::string& v : values) a.AddText(v);
+  return a.Finish();
+}
+
+std::string IntArray(const std::vector<int64_t>& values) {
+  ArrayLiteral a;
+  for (int64_t v : values) a.AddInt(v);
+  return a.Finish();
+}
+
 }  // namespace baton::pg

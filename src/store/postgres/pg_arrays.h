@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace baton::pg {
 
@@ -34,5 +35,9 @@ class ArrayLiteral {
   std::string text_ = "{";
   bool empty_ = true;
 };
+
+// Whole literals of names (ids are validated names: storable text) and of numbers.
+std::string TextArray(const std::vector<std::string>& values);
+std::string IntArray(const std::vector<int64_t>& values);
 
 }  // namespace baton::pg

@@ -97,6 +97,23 @@ int Connection::server_version() const {
   return conn_ ? PQserverVersion(conn_.get()) : 0;
 }
 
+int Connection::socket() const {
+  return conn_ ? PQsocket(conn_.get()) : -1;
+}
+
+Result<size_t> Connection::TakeNotifications(std::string_view what) {
+  if (!conn_ || PQconsumeInput(conn_.get()) == 0) {
+    return Status(errc::kStore, std::string(what) + ": " +
+                                    OneLine(conn_ ? PQerrorMessage(conn_.get()) : "no connection"));
+  }
+  size_t n = 0;
+  while (PGnotify* note = PQnotifies(conn_.get())) {
+    PQfreemem(note);
+    ++n;
+  }
+  return n;
+}
+
 Status Connection::Failure(pg_result* r, std::string_view what) const {
   std::string message = OneLine(r != nullptr ? PQresultErrorMessage(r) : "");
   if (message.empty()) message = OneLine(PQerrorMessage(conn_.get()));

@@ -92,6 +92,11 @@ class Connection {
   bool ok() const;
   // The server's version as a number (150018 for 15.18).
   int server_version() const;
+  // The socket, for poll() while waiting for a notification (LISTEN); -1 when closed.
+  int socket() const;
+  // Reads what the server sent and drops the notifications received (after LISTEN): how
+  // many there were. Never blocks.
+  Result<size_t> TakeNotifications(std::string_view what);
 
  private:
   struct Closer {

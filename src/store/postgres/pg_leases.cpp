@@ -76,18 +76,6 @@ const std::string kLead =
     "WHERE leaders.owner = EXCLUDED.owner OR leaders.lease_until < baton_now_ms() "
     "RETURNING owner";
 
-std::string TextArray(const std::vector<std::string>& values) {
-  ArrayLiteral a;
-  for (const std::string& v : values) a.AddText(v);  // ids are validated names
-  return a.Finish();
-}
-
-std::string IntArray(const std::vector<int64_t>& values) {
-  ArrayLiteral a;
-  for (int64_t v : values) a.AddInt(v);
-  return a.Finish();
-}
-
 }  // namespace
 
 Status PgStore::SendLeaseCheck(std::span<const WriteBatch* const> batches, LeaseChanges* changes) {

@@ -20,15 +20,9 @@ namespace {
 
 class PgLeases : public PgTest {
  protected:
-  std::unique_ptr<Store> Open(const std::string& url, const std::string& instance,
-                              Duration lease = Duration(60'000)) {
-    PostgresOptions o;
-    o.instance = instance;
-    o.lease = lease;
-    auto store = OpenPostgresStore(url, o);
-    EXPECT_TRUE(store.ok()) << store.status().ToString();
-    if (!store.ok()) return nullptr;
-    return std::move(store).value();
+  static std::unique_ptr<Store> Open(const std::string& url, const std::string& instance,
+                                     Duration lease = Duration(60'000)) {
+    return OpenInstance(url, instance, lease);
   }
 
   // Two instances, "a" and "b", on a new database; each renewed (trusted) once when

@@ -54,7 +54,8 @@ TEST_F(PgMigrations, AFreshDatabaseGetsTheWholeSchemaOnce) {
                                       "cache_entries",
                                       "pools",
                                       "execution_leases",
-                                      "leaders"};
+                                      "leaders",
+                                      "offered_dispatches"};
   EXPECT_EQ(Tables(*c), want);
   // Again: nothing to do, nothing recorded twice.
   ASSERT_TRUE(Migrate(*c).ok());

@@ -14,6 +14,7 @@
 
 #include "store/postgres/pg_arrays.h"
 #include "store/postgres/pg_connection.h"
+#include "store/postgres/pg_offer_board.h"
 #include "store/record_tables.h"
 
 #include <atomic>
@@ -85,10 +86,13 @@ class PgStore final : public Store, public ExecutionLeases {
         lease_(lease),
         next_fence_(fence_epoch << 32) {
     for (Connection& c : readers) readers_.push_back(std::make_unique<Reader>(std::move(c)));
+    if (!instance_.empty())
+      board_ = std::make_unique<PgOfferBoard>(url_, options_, instance_, lease_);
   }
 
   Status Commit(std::span<const WriteBatch* const> batches) override;
   ExecutionLeases* leases() override { return instance_.empty() ? nullptr : this; }
+  OfferBoard* offers() override { return board_.get(); }
 
   // ExecutionLeases (pg_leases.cpp).
   const std::string& instance() const override { return instance_; }
@@ -238,7 +242,8 @@ class PgStore final : public Store, public ExecutionLeases {
   std::unordered_set<std::string> lost_;           // reported by Renew, not yet forgotten
   std::vector<std::string> lost_in_commit_;        // NoteLostLease's, for the next Renew
   std::chrono::steady_clock::time_point trusted_until_{};
-  int64_t next_fence_;  // the fence epoch in the high half, a count in the low
+  int64_t next_fence_;                   // the fence epoch in the high half, a count in the low
+  std::unique_ptr<PgOfferBoard> board_;  // with an instance name
 };
 
 }  // namespace baton::pg

@@ -2,12 +2,15 @@
 // first use, stopped at exit), and a fresh database per test.
 #pragma once
 
+#include <baton/postgres_store.h>
+
 #include "store/postgres/pg_connection.h"
 
 #include "support/pg_cluster.h"
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 
 namespace baton::pg {
@@ -39,6 +42,18 @@ class PgTest : public ::testing::Test {
     EXPECT_TRUE(s.ok()) << s.ToString();
     return "postgresql://baton:" + cluster_->password() +
            "@127.0.0.1:" + std::to_string(cluster_->port()) + "/" + name;
+  }
+
+  // A store of `url` for the server instance `instance` (leases and the offer board).
+  static std::unique_ptr<Store> OpenInstance(const std::string& url, const std::string& instance,
+                                             Duration lease = Duration(60'000)) {
+    PostgresOptions o;
+    o.instance = instance;
+    o.lease = lease;
+    auto store = OpenPostgresStore(url, o);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    if (!store.ok()) return nullptr;
+    return std::move(store).value();
   }
 
   static inline testing::PgCluster* cluster_ = nullptr;

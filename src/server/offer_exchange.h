@@ -1,0 +1,102 @@
+// Workers connected to any instance run steps of executions held by any other (several
+// instances on one database): the coordinator's DispatchExchange, carried out on the
+// store's OfferBoard (<baton/store.h>).
+//
+// A thread talks to the database. Each turn it publishes what the coordinator offered,
+// withdraws what it cancelled, reports the start and result of dispatches taken from
+// other instances, renews those takes (dropping here the ones it lost), collects the
+// news of this instance's offers, and takes open offers that workers here have room
+// for. It waits between turns for a notification from the board (LISTEN), a request of
+// the coordinator, or the poll interval: a lost notification costs latency, nothing else.
+// A turn whose database calls fail keeps what it had to send for the next one.
+//
+// Threading: Offer, Withdraw and GiveBack run on the engine thread and only queue;
+// everything that touches the coordinator is posted to the engine thread.
+#pragma once
+
+#include <baton/store.h>
+
+#include "server/engine_host.h"
+#include "workers/coordinator.h"
+
+#include <chrono>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace baton::server {
+
+class OfferExchange final : public workers::DispatchExchange {
+ public:
+  // How often the board is read without a notification.
+  static constexpr Duration kPoll{500};
+  // Offers read (and at most taken) per turn.
+  static constexpr size_t kTakeBatch = 64;
+
+  // None is owned; all outlive the exchange. `lease`: how long a take lasts.
+  OfferExchange(OfferBoard* board, EngineHost* host, workers::Coordinator* coordinator,
+                Duration lease)
+      : board_(board), host_(host), coordinator_(coordinator), lease_(lease) {}
+  ~OfferExchange() override { Stop(); }
+  OfferExchange(const OfferExchange&) = delete;
+  OfferExchange& operator=(const OfferExchange&) = delete;
+
+  void Start();
+  void Stop();
+
+  void Offer(const RunRequest& request) override;
+  void Withdraw(const std::string& dispatch_id) override;
+  void GiveBack(const std::string& dispatch_id) override;
+  void Adopted(const std::string& dispatch_id) override;
+
+  // A RunRequest and a RunResult as the board carries them.
+  static Json RequestJson(const RunRequest& r);
+  static RunRequest RequestFrom(const Json& j);
+  static Json ResultJson(const RunResult& r);
+  static RunResult ResultFrom(const Json& j);
+
+ private:
+  struct Report {
+    std::string id;
+    std::string status;  // running | done
+    Json result;
+  };
+  void Run();
+  // One turn; false when it should run again at once (a full batch taken).
+  bool Turn();
+  // Sends what the engine thread queued; what fails stays for the next turn.
+  void Flush();
+  void Renew();
+  void Collect();
+  bool TakeOpen();
+  // Posts to the engine thread and waits for it (the board's turn is not urgent).
+  template <class F>
+  auto OnEngine(F f) -> decltype(f());
+  void Complain(const std::string& what, const Status& s);
+  void Queue(std::function<void(std::unique_lock<std::mutex>&)> add);
+
+  OfferBoard* board_;
+  EngineHost* host_;
+  workers::Coordinator* coordinator_;
+  Duration lease_;
+
+  std::mutex mu_;
+  bool stopping_ = false;
+  std::vector<OfferBoard::Offer> offers_;
+  std::vector<std::string> withdrawals_;
+  std::vector<std::string> give_backs_;  // ... and drops: taken home (see drops_)
+  std::vector<std::string> drops_;
+  std::deque<Report> reports_;
+
+  // The thread's own.
+  std::map<std::string, int64_t> taken_;  // dispatch id -> take, for what runs here
+  std::chrono::steady_clock::time_point next_renewal_{};
+  std::chrono::steady_clock::time_point next_sweep_{};
+  std::chrono::steady_clock::time_point quiet_until_{};  // of complaints
+  std::thread thread_;
+};
+
+}  // namespace baton::server

@@ -1,0 +1,246 @@
+#include "store/postgres/pg_offer_board.h"
+
+#include "store/postgres/pg_arrays.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace baton::pg {
+
+namespace {
+
+// An offer made again (after a takeover) keeps its state: only the owner changes, and
+// the new owner has not seen it start.
+const std::string kPublish =
+    "INSERT INTO offered_dispatches (id, ns, owner, priority, offered_at, request, status) "
+    "VALUES ($1, $2, $3, $4, baton_now_ms(), $5, 'open') "
+    "ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner, started_seen = false";
+
+const std::string kWithdraw =
+    "DELETE FROM offered_dispatches WHERE id = ANY($1::text[]) AND owner = $2";
+
+const std::string kReopenExpired =
+    "UPDATE offered_dispatches SET status = 'open', taker = NULL, lease_until = NULL "
+    "WHERE status IN ('taken', 'running') AND lease_until < baton_now_ms()";
+
+const std::string kOpen =
+    "SELECT id, owner, take, status, request FROM offered_dispatches WHERE status = 'open' "
+    "ORDER BY priority DESC, offered_at LIMIT $1";
+
+// Row locks make two takers of one row wait for each other; the second finds it no
+// longer open (READ COMMITTED evaluates the condition again on the new row).
+const std::string kTake =
+    "UPDATE offered_dispatches SET status = 'taken', taker = $1, take = take + 1, "
+    "lease_until = baton_now_ms() + $2 WHERE id = ANY($3::text[]) AND status = 'open' "
+    "RETURNING id, owner, take, status, request";
+
+const std::string kReport =
+    "UPDATE offered_dispatches SET status = $4, result = $5, lease_until = baton_now_ms() + $6 "
+    "WHERE id = $1 AND taker = $2 AND take = $3 AND status IN ('taken', 'running')";
+
+const std::string kGiveBack =
+    "UPDATE offered_dispatches SET status = 'open', taker = NULL, lease_until = NULL "
+    "WHERE id = $1 AND taker = $2 AND take = $3 AND status IN ('taken', 'running')";
+
+const std::string kDrop =
+    "DELETE FROM offered_dispatches WHERE id = $1 AND taker = $2 AND take = $3";
+
+const std::string kRenew =
+    "UPDATE offered_dispatches SET lease_until = baton_now_ms() + $2 "
+    "WHERE taker = $1 AND status IN ('taken', 'running') RETURNING id, take";
+
+const std::string kStarted =
+    "UPDATE offered_dispatches SET started_seen = true "
+    "WHERE owner = $1 AND id = ANY($2::text[]) AND status = 'running' AND NOT started_seen "
+    "RETURNING id, take";
+
+const std::string kCollectDone =
+    "DELETE FROM offered_dispatches WHERE owner = $1 AND id = ANY($2::text[]) AND status = 'done' "
+    "RETURNING id, take, result";
+
+Json ParsedOrNull(const std::optional<std::string>& text) {
+  if (!text) return Json();
+  Json j = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  return j.is_discarded() ? Json() : j;
+}
+
+std::string Dumped(const Json& j) {
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+// Rows of (id, owner, take, status, request).
+std::vector<OfferedDispatch> Offers(const Rows& rows) {
+  std::vector<OfferedDispatch> out;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    OfferedDispatch d;
+    d.id = rows.at(i, 0).value_or("");
+    d.owner = rows.at(i, 1).value_or("");
+    d.take = std::stoll(rows.at(i, 2).value_or("0"));
+    d.status = rows.at(i, 3).value_or("");
+    d.request = ParsedOrNull(rows.at(i, 4));
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+}  // namespace
+
+PgOfferBoard::PgOfferBoard(std::string url, Connection::Options options, std::string instance,
+                           Duration lease)
+    : url_(std::move(url)), options_(options), instance_(std::move(instance)), lease_(lease) {
+  if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) wake_[0] = wake_[1] = -1;
+}
+
+PgOfferBoard::~PgOfferBoard() {
+  for (int fd : wake_) {
+    if (fd >= 0) close(fd);
+  }
+}
+
+Result<Connection*> PgOfferBoard::Ready() {
+  if (conn_ && conn_->ok()) return &*conn_;
+  conn_.reset();
+  auto c = Connection::Open(url_, options_);
+  if (!c.ok()) return c.status();
+  if (Status s = c->Script("LISTEN baton_offers", "listening for offered work"); !s.ok()) return s;
+  conn_.emplace(std::move(c).value());
+  return &*conn_;
+}
+
+Result<Rows> PgOfferBoard::Exec(const std::string& sql,
+                                const std::vector<std::optional<std::string>>& params,
+                                const char* what) {
+  auto c = Ready();
+  if (!c.ok()) return c.status();
+  return (*c)->Exec(sql, params, what);
+}
+
+Status PgOfferBoard::Publish(const std::vector<Offer>& offers) {
+  for (const Offer& o : offers) {
+    auto done =
+        Exec(kPublish, {o.id, o.ns, instance_, std::to_string(o.priority), Dumped(o.request)},
+             "offering a dispatch to the other instances");
+    if (!done.ok()) return done.status();
+  }
+  return Status::Ok();
+}
+
+Status PgOfferBoard::Withdraw(const std::vector<std::string>& ids) {
+  if (ids.empty()) return Status::Ok();
+  auto done = Exec(kWithdraw, {TextArray(ids), instance_}, "withdrawing offered dispatches");
+  return done.ok() ? Status::Ok() : done.status();
+}
+
+Result<std::vector<OfferedDispatch>> PgOfferBoard::Open(size_t limit) {
+  auto reopened = Exec(kReopenExpired, {}, "reopening offers whose taker stopped");
+  if (!reopened.ok()) return reopened.status();
+  auto rows = Exec(kOpen, {std::to_string(limit)}, "reading open offers");
+  if (!rows.ok()) return rows.status();
+  return Offers(*rows);
+}
+
+Result<std::vector<OfferedDispatch>> PgOfferBoard::Take(const std::vector<std::string>& ids) {
+  if (ids.empty()) return std::vector<OfferedDispatch>{};
+  auto rows = Exec(kTake, {instance_, std::to_string(lease_.count()), TextArray(ids)},
+                   "taking offered dispatches");
+  if (!rows.ok()) return rows.status();
+  return Offers(*rows);
+}
+
+Result<bool> PgOfferBoard::Report(const std::string& id, int64_t take, const std::string& status,
+                                  const Json& result) {
+  auto rows = Exec(kReport,
+                   {id, instance_, std::to_string(take), status,
+                    result.is_null() ? std::nullopt : std::optional<std::string>(Dumped(result)),
+                    std::to_string(lease_.count())},
+                   "reporting on a taken dispatch");
+  if (!rows.ok()) return rows.status();
+  return rows->affected() == 1;
+}
+
+Status PgOfferBoard::GiveBack(const std::string& id, int64_t take) {
+  auto rows = Exec(kGiveBack, {id, instance_, std::to_string(take)}, "giving a dispatch back");
+  return rows.ok() ? Status::Ok() : rows.status();
+}
+
+Status PgOfferBoard::Drop(const std::string& id, int64_t take) {
+  auto rows = Exec(kDrop, {id, instance_, std::to_string(take)}, "dropping a taken offer");
+  return rows.ok() ? Status::Ok() : rows.status();
+}
+
+Result<std::vector<std::pair<std::string, int64_t>>> PgOfferBoard::Renew() {
+  auto rows = Exec(kRenew, {instance_, std::to_string(lease_.count())},
+                   "renewing the dispatches this instance took");
+  if (!rows.ok()) return rows.status();
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (size_t i = 0; i < rows->size(); ++i) {
+    out.emplace_back(rows->at(i, 0).value_or(""), std::stoll(rows->at(i, 1).value_or("0")));
+  }
+  return out;
+}
+
+Result<std::vector<OfferedDispatch>> PgOfferBoard::Collect(const std::vector<std::string>& ids) {
+  std::vector<OfferedDispatch> out;
+  if (ids.empty()) return out;
+  const std::string listed = TextArray(ids);
+  auto started = Exec(kStarted, {instance_, listed}, "reading offers that started");
+  if (!started.ok()) return started.status();
+  for (size_t i = 0; i < started->size(); ++i) {
+    OfferedDispatch d;
+    d.id = started->at(i, 0).value_or("");
+    d.take = std::stoll(started->at(i, 1).value_or("0"));
+    d.owner = instance_;
+    d.status = "running";
+    out.push_back(std::move(d));
+  }
+  auto done = Exec(kCollectDone, {instance_, listed}, "collecting results of offers");
+  if (!done.ok()) return done.status();
+  for (size_t i = 0; i < done->size(); ++i) {
+    OfferedDispatch d;
+    d.id = done->at(i, 0).value_or("");
+    d.take = std::stoll(done->at(i, 1).value_or("0"));
+    d.owner = instance_;
+    d.status = "done";
+    d.result = ParsedOrNull(done->at(i, 2));
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+Result<bool> PgOfferBoard::Wait(Duration timeout) {
+  auto c = Ready();
+  if (!c.ok()) return c.status();
+  // A notification that arrived with an earlier answer is already read: news now.
+  auto early = (*c)->TakeNotifications("reading notifications");
+  if (!early.ok()) return early.status();
+  if (*early > 0) return false;
+  pollfd fds[2] = {{(*c)->socket(), POLLIN, 0}, {wake_[0], POLLIN, 0}};
+  const int n = poll(fds, wake_[0] >= 0 ? 2 : 1, static_cast<int>(timeout.count()));
+  if (n < 0 && errno != EINTR) return Status(errc::kStore, "waiting for offered work failed");
+  bool woken = false;
+  if (wake_[0] >= 0 && (fds[1].revents & POLLIN) != 0) {
+    char buf[64];
+    while (read(wake_[0], buf, sizeof buf) > 0) {
+    }
+    woken = true;
+  }
+  if ((fds[0].revents & (POLLIN | POLLERR | POLLHUP)) != 0) {
+    auto notes = (*c)->TakeNotifications("reading notifications");
+    if (!notes.ok()) return notes.status();
+  }
+  return woken;
+}
+
+void PgOfferBoard::Wake() {
+  if (wake_[1] < 0) return;
+  const char one = 1;
+  [[maybe_unused]] ssize_t n = write(wake_[1], &one, 1);  // full pipe: already woken
+}
+
+}  // namespace baton::pg

@@ -1,0 +1,132 @@
+// Work shared with other server instances (DispatchExchange in coordinator.h): offering a
+// dispatch no worker here can take, the news of an offered one, and running another
+// instance's.
+#include "workers/coordinator_internal.h"
+
+#include <algorithm>
+
+namespace baton::workers {
+
+Placement Coordinator::PlacementOf(const RunRequest& request) {
+  Placement p;
+  p.ns = request.ns;
+  p.command = request.spec.value("command", "");
+  const Json target = request.spec.value("target", Json::object());
+  if (target.is_object()) {
+    p.node = target.value("node", "");
+    if (auto tags = target.find("tags"); tags != target.end() && tags->is_array()) {
+      for (const Json& t : *tags) {
+        if (t.is_string()) p.tags.push_back(t.get<std::string>());
+      }
+    }
+  }
+  return p;
+}
+
+bool Coordinator::OfferIfStranded(Dispatch& d) {
+  if (exchange_ == nullptr || d.local != nullptr || d.awaiting_start || d.offered ||
+      d.status != "waiting" || registry_.AnyOnline(PlacementFor(d))) {
+    return false;
+  }
+  std::erase(queue_, d.request.assignment_id);
+  if (d.foreign) {
+    // Not ours to offer on: back on the board, where its owner's offer still is.
+    const std::string id = d.request.assignment_id;
+    dispatches_.erase(id);
+    exchange_->GiveBack(id);
+    return true;
+  }
+  OfferOut(d);
+  return true;
+}
+
+void Coordinator::OfferOut(Dispatch& d) {
+  d.offered = true;
+  ++offered_;
+  d.updated_at = loop_->Now();
+  exchange_->Offer(d.request);
+}
+
+void Coordinator::OfferStranded() {
+  if (exchange_ == nullptr) return;
+  std::vector<std::string> waiting(queue_.begin(), queue_.end());
+  for (const std::string& id : waiting) {
+    auto it = dispatches_.find(id);
+    if (it != dispatches_.end()) OfferIfStranded(*it->second);
+  }
+}
+
+void Coordinator::OfferStarted(const std::string& dispatch_id) {
+  auto it = dispatches_.find(dispatch_id);
+  if (it == dispatches_.end() || !it->second->offered) return;
+  Dispatch& d = *it->second;
+  if (d.status == "running") return;
+  d.status = "running";
+  d.updated_at = loop_->Now();
+  RecordLatency(d);
+  if (d.callbacks.on_started) d.callbacks.on_started();
+}
+
+void Coordinator::OfferDone(const std::string& dispatch_id, RunResult result) {
+  auto it = dispatches_.find(dispatch_id);
+  if (it == dispatches_.end() || !it->second->offered) return;
+  const bool ok = result.status.ok();
+  Finish(*it->second, std::move(result), ok ? "completed" : "failed");
+}
+
+std::vector<std::string> Coordinator::OfferedIds() const {
+  std::vector<std::string> out;
+  if (offered_ == 0) return out;
+  for (const auto& [id, d] : dispatches_) {
+    if (d->offered) out.push_back(id);
+  }
+  return out;
+}
+
+std::vector<size_t> Coordinator::Takeable(const std::vector<RunRequest>& requests) const {
+  std::map<std::string, int> used;  // worker id -> slots given in this call
+  std::vector<size_t> out;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    for (const auto& [worker, free] : registry_.Room(PlacementOf(requests[i]))) {
+      if (used[worker] < free) {
+        ++used[worker];
+        out.push_back(i);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+bool Coordinator::TakeForeign(const RunRequest& request, RunCallbacks callbacks) {
+  const std::string id = request.assignment_id;
+  if (auto mine = dispatches_.find(id); mine != dispatches_.end()) {
+    Dispatch& d = *mine->second;
+    if (d.offered) {  // this instance's own offer, now that a worker here can take it
+      d.offered = false;
+      --offered_;
+      Enqueue(id, /*front=*/true);
+      Place();
+    }
+    return false;
+  }
+  auto d = std::make_unique<Dispatch>();
+  d->request = request;
+  d->callbacks = std::move(callbacks);
+  d->foreign = true;
+  d->created_at = d->updated_at = loop_->Now();
+  d->started = std::chrono::steady_clock::now();
+  dispatches_[id] = std::move(d);
+  Enqueue(id, /*front=*/false);
+  Place();
+  return true;
+}
+
+void Coordinator::DropForeign(const std::string& dispatch_id) {
+  auto it = dispatches_.find(dispatch_id);
+  if (it == dispatches_.end() || !it->second->foreign) return;
+  it->second->callbacks = {};  // its owner no longer listens: nothing to report
+  CancelDispatch(dispatch_id, "another instance took this dispatch over");
+}
+
+}  // namespace baton::workers
