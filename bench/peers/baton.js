@@ -2,6 +2,7 @@
 // Baton's side of the comparison, against a running `baton server`.
 //
 //   node baton.js --shape flows|jobs|latency|worker-jobs|worker-latency --url URL --token T [--n N]
+//   (flows and jobs also with --url URL1,URL2,...: instances of one database, submitted to in turn)
 //   node baton.js --role worker --url URL --token WORKER_TOKEN [--capacity 50] [--batching on|off]
 //                 (child process; --batching off sends and asks for one message per frame)
 //   --worker baton-persistent --baton PATH: the worker shapes through a real
@@ -81,6 +82,35 @@ class Api {
   async hasBatch() {
     const r = await this.request('GET', '/api/v1/openapi.json');
     return r.status === 200 && r.text.includes('/api/v1/executions/batch');
+  }
+}
+
+// Several instances of one database (--url URL1,URL2,...): submissions go to each in turn,
+// the finished counts are summed over their /metrics (an execution runs, and is counted,
+// on the instance that accepted it); everything else goes to the first.
+class Spread {
+  constructor(urls, token, sockets) {
+    this.apis = urls.map((u) => new Api(u, token, sockets));
+    this.token = token;
+    this.next = 0;
+  }
+
+  request(method, path, body, contentType) {
+    const spread = method === 'POST' && path.startsWith('/api/v1/executions');
+    const api = spread ? this.apis[this.next++ % this.apis.length] : this.apis[0];
+    return api.request(method, path, body, contentType);
+  }
+
+  json(method, path, body, okStatuses) { return Api.prototype.json.call(this, method, path, body, okStatuses); }
+  createWorkflow(name) { return this.apis[0].createWorkflow(name); }
+  hasBatch() { return this.apis[0].hasBatch(); }
+
+  async finished() {
+    const out = {};
+    for (const counts of await Promise.all(this.apis.map((a) => a.finished()))) {
+      for (const [k, v] of Object.entries(counts)) out[k] = (out[k] || 0) + v;
+    }
+    return out;
   }
 }
 
@@ -244,7 +274,13 @@ async function latency(api, args, workflow, n, shape) {
 
 async function driver(args) {
   const shape = L.need(args, 'shape');
-  const api = new Api(L.need(args, 'url'), L.need(args, 'token'), L.num(args, 'in-flight', 64));
+  const urls = L.need(args, 'url').split(',');
+  if (urls.length > 1 && !['flows', 'jobs'].includes(shape)) {
+    throw new Error(`shape ${shape} runs against one server, not ${urls.length}`);
+  }
+  const api = urls.length > 1
+    ? new Spread(urls, L.need(args, 'token'), L.num(args, 'in-flight', 64))
+    : new Api(urls[0], L.need(args, 'token'), L.num(args, 'in-flight', 64));
   let child = null;
   try {
     switch (shape) {

@@ -3,7 +3,7 @@
 # the same shapes, alternating rounds, a median table with the ratios. See README.md.
 #
 #   bench/peers/run.sh [--rounds N] [--shapes flows,jobs,latency,worker-jobs,worker-latency]
-#                      [--systems baton,baton-pg,baton-pg-instance,bullmq-always,bullmq-everysec,graphile]
+#                      [--systems baton,baton-pg,baton-pg-instance,baton-pg-2i,baton-pg-3i,bullmq-always,bullmq-everysec,graphile]
 #                      [--quick]
 #                      [--baton PATH] [--out FILE]
 #
@@ -40,7 +40,7 @@ IFS=, read -r -a shape_list <<<"$shapes"
 IFS=, read -r -a system_list <<<"$systems"
 for s in "${shape_list[@]}"; do [[ -n "${N[$s]:-}" ]] || { echo "run.sh: unknown shape '$s'" >&2; exit 2; }; done
 for s in "${system_list[@]}"; do
-  case "$s" in baton|baton-pg|baton-pg-instance|bullmq-always|bullmq-everysec|graphile) ;; *) echo "run.sh: unknown system '$s'" >&2; exit 2 ;; esac
+  case "$s" in baton|baton-pg|baton-pg-instance|baton-pg-2i|baton-pg-3i|bullmq-always|bullmq-everysec|graphile) ;; *) echo "run.sh: unknown system '$s'" >&2; exit 2 ;; esac
 done
 [[ " ${system_list[*]} " == *" baton"* ]] && { [ -x "$BATON" ] || { echo "run.sh: no baton binary at $BATON (set BATON=...)" >&2; exit 2; }; }
 [ -d "$here/node_modules/bullmq" ] || { echo "run.sh: run bench/peers/setup.sh first" >&2; exit 2; }
@@ -49,7 +49,7 @@ tmp=$(mktemp -d /tmp/baton-peers.XXXXXX)
 chmod 755 "$tmp"
 results=${out:-$tmp/results.jsonl}
 : >"$results"
-baton_pid="" redis_pid="" driver_pid="" pg_started=0
+baton_pids=() redis_pid="" driver_pid="" pg_started=0
 pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 as_pg=()
 [ "$(id -u)" -eq 0 ] && as_pg=(runuser -u postgres --)
@@ -57,7 +57,7 @@ as_pg=()
 cleanup() {
   set +e
   [ -n "$driver_pid" ] && kill "$driver_pid" 2>/dev/null && wait "$driver_pid" 2>/dev/null
-  [ -n "$baton_pid" ] && kill "$baton_pid" 2>/dev/null && wait "$baton_pid" 2>/dev/null
+  for p in "${baton_pids[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
   [ -n "$redis_pid" ] && kill "$redis_pid" 2>/dev/null
   ((pg_started)) && "${as_pg[@]}" "$pgbin/pg_ctl" -D "$tmp/pg/data" -m immediate -w stop >/dev/null 2>&1
   if [ -z "$out" ] && [ -s "$results" ]; then cp "$results" "$here/last-results.jsonl"; fi
@@ -82,7 +82,7 @@ drive() {
 load() { uptime | sed 's/.*load average: //'; }
 
 start_baton() {  # $1 key [$2 PostgreSQL URL [$3 instance name]]; sets baton_url, baton_token
-  local dir=$tmp/baton-$1 port store
+  local dir=$tmp/baton-$1${3:+-$3} port store
   mkdir -p "$dir"
   port=$(freeport)
   store=(--db "$dir/baton.db")
@@ -90,13 +90,28 @@ start_baton() {  # $1 key [$2 PostgreSQL URL [$3 instance name]]; sets baton_url
   [ -n "${3:-}" ] && store+=(--instance "$3")
   "$BATON" server --listen "127.0.0.1:$port" "${store[@]}" --credentials "$dir/creds.json" \
     --io-threads 2 --rate-limit 0 >"$dir/server.log" 2>&1 &
-  baton_pid=$!
+  baton_pids+=($!)
   for _ in $(seq 200); do grep -q serving "$dir/server.log" 2>/dev/null && break; sleep 0.05; done
   grep -q serving "$dir/server.log" || { cat "$dir/server.log" >&2; return 1; }
-  baton_url=$(node -p 'require(process.argv[1]).server' "$dir/creds.json")
-  baton_token=$(node -p 'require(process.argv[1]).token' "$dir/creds.json")
+  baton_url=http://127.0.0.1:$port
+  # Only the first server of a database creates the admin token and writes it here.
+  [ -f "$dir/creds.json" ] && baton_token=$(node -p 'require(process.argv[1]).token' "$dir/creds.json")
+  return 0
 }
-stop_baton() { kill "$baton_pid"; wait "$baton_pid" 2>/dev/null || true; baton_pid=""; rm -rf "$tmp/baton-$1"; }
+# $1 key, $2 PostgreSQL URL, $3 how many: instances bench-1..N; baton_url lists them all.
+start_instances() {
+  local urls=() i
+  for ((i = 1; i <= $3; i++)); do
+    start_baton "$1" "$2" "bench-$i" || return 1
+    urls+=("$baton_url")
+  done
+  baton_url=$(IFS=,; echo "${urls[*]}")
+}
+stop_baton() {
+  for p in "${baton_pids[@]}"; do kill "$p"; wait "$p" 2>/dev/null || true; done
+  baton_pids=()
+  rm -rf "$tmp/baton-$1"*
+}
 
 start_redis() {  # $1 key, $2 appendfsync; sets redis_port
   local dir=$tmp/redis-$1
@@ -142,6 +157,13 @@ measure() {
       drive "$here/baton.js" --shape "$shape" --n "$n" --url "$baton_url" --token "$baton_token" || rc=$?
       stop_baton "$key"
       psql_ -c "drop database $db" ;;
+    baton-pg-2i|baton-pg-3i)  # 2 or 3 instances of one database, submitted to in turn
+      local db=baton_${round}_${shape//-/_}
+      psql_ -c "create database $db"
+      start_instances "$key" "postgresql://postgres@127.0.0.1:$pg_port/$db" "${system:9:1}"
+      drive "$here/baton.js" --shape "$shape" --n "$n" --url "$baton_url" --token "$baton_token" || rc=$?
+      stop_baton "$key"
+      psql_ -c "drop database $db" ;;
     bullmq-always|bullmq-everysec)
       start_redis "$key" "${system#bullmq-}"
       drive "$here/bullmq.js" --shape "$shape" --n "$n" --redis-port "$redis_port" --variant "${system#bullmq-}" || rc=$?
@@ -169,7 +191,7 @@ measure() {
 echo "baton: $BATON"
 echo "redis: $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'), postgres: $(basename "$(dirname "$pgbin")"), node $(node --version), bullmq $(node -p 'require("'"$here"'/node_modules/bullmq/package.json").version'), graphile-worker $(node -p 'require("'"$here"'/node_modules/graphile-worker/package.json").version')"
 echo "rounds $rounds, shapes $shapes, systems $systems, $(nproc) cores, load $(load)"
-[[ " ${system_list[*]} " =~ " "(graphile|baton-pg|baton-pg-instance)" " ]] && start_pg
+[[ " ${system_list[*]} " =~ " "(graphile|baton-pg|baton-pg-instance|baton-pg-2i|baton-pg-3i)" " ]] && start_pg
 for ((round = 1; round <= rounds; round++)); do
   order=("${system_list[@]}")
   if ((round % 2 == 0)); then  # alternate: B before A on even rounds

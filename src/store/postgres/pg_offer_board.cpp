@@ -51,7 +51,7 @@ const std::string kGiveBack =
 const std::string kDrop =
     "DELETE FROM offered_dispatches WHERE id = $1 AND taker = $2 AND take = $3";
 
-const std::string kRenew =
+const std::string kRenewTakes =
     "UPDATE offered_dispatches SET lease_until = baton_now_ms() + $2 "
     "WHERE taker = $1 AND status IN ('taken', 'running') RETURNING id, take";
 
@@ -175,7 +175,7 @@ Status PgOfferBoard::Drop(const std::string& id, int64_t take) {
 }
 
 Result<std::vector<std::pair<std::string, int64_t>>> PgOfferBoard::Renew() {
-  auto rows = Exec(kRenew, {instance_, std::to_string(lease_.count())},
+  auto rows = Exec(kRenewTakes, {instance_, std::to_string(lease_.count())},
                    "renewing the dispatches this instance took");
   if (!rows.ok()) return rows.status();
   std::vector<std::pair<std::string, int64_t>> out;
