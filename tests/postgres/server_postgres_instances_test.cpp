@@ -3,6 +3,7 @@
 // frozen past its lease (SIGSTOP), has its executions taken over by the others, which
 // continue them from the store. Nothing accepted is lost, no step completes twice, and a
 // frozen instance that wakes up writes nothing for what it lost.
+#include "client/event_stream.h"
 #include "postgres/instances.h"
 #include "support/execution_checks.h"
 #include "support/pg_cluster.h"
@@ -289,6 +290,47 @@ steps:
   EXPECT_NE(ReadFile(dir + "/worker.log").find("connected to " + in.servers[1]->url()),
             std::string::npos)
       << ReadFile(dir + "/worker.log");
+}
+
+// Reads a feed until the execution ends: the seq numbers of its events, in order.
+std::vector<int64_t> FeedUntilDone(client::EventStream& s, bool* ended) {
+  std::vector<int64_t> seqs;
+  *ended = false;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!*ended && std::chrono::steady_clock::now() < give_up) {
+    auto m = s.Next(1000);
+    if (!m.ok()) break;
+    if (!m->has_value() || !(**m).contains("seq")) continue;
+    seqs.push_back((**m)["seq"].get<int64_t>());
+    *ended = (**m)["type"] == "execution.completed";
+  }
+  return seqs;
+}
+
+TEST(PostgresInstances, TheFeedOfAnExecutionHeldByAnotherInstanceShowsAllItsEventsInOrder) {
+  Instances in;
+  in.Start(2, "1s");
+  in.Create(0, kSlowWorkflow);
+  const std::string id = in.Submit(0, "slow");
+  ASSERT_FALSE(id.empty());
+  // Through i2, which does not hold it: from its first event, and live from now.
+  auto from_start =
+      client::EventStream::Open({in.servers[1]->url(), in.token}, "execution=" + id + "&since=0");
+  ASSERT_TRUE(from_start.ok()) << from_start.status().ToString();
+  auto live = client::EventStream::Open({in.servers[1]->url(), in.token}, "execution=" + id);
+  ASSERT_TRUE(live.ok()) << live.status().ToString();
+  bool ended = false;
+  const std::vector<int64_t> all = FeedUntilDone(**from_start, &ended);
+  ASSERT_TRUE(ended) << "no execution.completed from the feed of i2";
+  auto stored = in.Api(1).Call("GET", "/api/v1/executions/" + id + "/events?limit=1000");
+  ASSERT_TRUE(stored.ok());
+  ASSERT_EQ(all.size(), (*stored)["events"].size());
+  for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i], static_cast<int64_t>(i + 1));
+  const std::vector<int64_t> tail = FeedUntilDone(**live, &ended);
+  ASSERT_TRUE(ended) << "no execution.completed from the live feed of i2";
+  ASSERT_FALSE(tail.empty());
+  for (size_t i = 1; i < tail.size(); ++i) EXPECT_EQ(tail[i], tail[i - 1] + 1);
+  EXPECT_EQ(tail.back(), all.back());
 }
 
 TEST(PostgresInstances, TwoInstancesOfOneNameAndAnInstanceBesideASingleServerAreRefused) {
