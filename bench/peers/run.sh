@@ -4,7 +4,7 @@
 #
 #   bench/peers/run.sh [--rounds N] [--shapes flows,jobs,latency,worker-jobs,worker-latency]
 #                      [--systems baton,baton-pg,baton-pg-instance,baton-pg-2i,baton-pg-3i,bullmq-always,bullmq-everysec,graphile]
-#                      [--quick]
+#                      [--quick] [--scale K (K times the work per measurement)]
 #                      [--baton PATH] [--out FILE]
 #
 # BATON (or --baton) is the baton binary (default: build-release/baton of this checkout).
@@ -17,6 +17,7 @@ rounds=3
 shapes=flows,jobs,latency,worker-jobs,worker-latency
 systems=baton,baton-pg,bullmq-always,bullmq-everysec,graphile
 quick=0
+scale=1
 out=""
 while (($#)); do
   case "$1" in
@@ -24,6 +25,7 @@ while (($#)); do
     --shapes) shapes=$2; shift 2 ;;
     --systems) systems=$2; shift 2 ;;
     --quick) quick=1; shift ;;
+    --scale) scale=$2; shift 2 ;;
     --baton) BATON=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
@@ -36,6 +38,7 @@ if ((quick)); then
 else
   declare -A N=([flows]=1000 [jobs]=20000 [latency]=1000 [worker-jobs]=20000 [worker-latency]=1000)
 fi
+for k in "${!N[@]}"; do N[$k]=$((N[$k] * scale)); done  # --scale K: K times the work per measurement
 IFS=, read -r -a shape_list <<<"$shapes"
 IFS=, read -r -a system_list <<<"$systems"
 for s in "${shape_list[@]}"; do [[ -n "${N[$s]:-}" ]] || { echo "run.sh: unknown shape '$s'" >&2; exit 2; }; done

@@ -742,10 +742,45 @@ class OfferBoard {
   virtual void Wake() = 0;
 };
 
+// Control requests between instances on one database: a cancel, pause, resume or signal
+// that reaches an instance which does not hold the execution is relayed, through the
+// database, to the instance that does; it applies it and answers. The asker waits for
+// the answer (a notification wakes it) and gives up after a while.
+//
+// Threading: one thread at a time. Errors: errc::kStore.
+struct ControlRequest {
+  int64_t id = 0;  // set by Ask()
+  std::string execution_id;
+  std::string op;              // cancel | pause | resume | signal
+  Json args = Json::object();  // cancel: {reason}; signal: {name, payload}
+};
+
+struct ControlAnswer {
+  int64_t id = 0;
+  Status status;  // the holder's outcome
+  Json result;    // signal: {seq}
+};
+
+class ControlRelay {
+ public:
+  virtual ~ControlRelay() = default;
+  // Asks `instance` to apply `request`: the request's id.
+  virtual Result<int64_t> Ask(const std::string& instance, const ControlRequest& request) = 0;
+  // Requests to this instance not taken yet; each is taken as it is returned.
+  virtual Result<std::vector<ControlRequest>> Asked() = 0;
+  virtual Status Answer(int64_t id, const Status& status, const Json& result) = 0;
+  // The answers to these requests that came, each returned (and removed) once.
+  virtual Result<std::vector<ControlAnswer>> Answers(const std::vector<int64_t>& ids) = 0;
+  // Drops requests nobody will read: never answered, or answered to an asker that gave up.
+  virtual Status Forget(const std::vector<int64_t>& ids) = 0;
+};
+
 class Store : public ExecutionStore, public CatalogStore, public WorkerStore {
  public:
   // The board of work offered between instances; null unless leases() is not.
   virtual OfferBoard* offers() { return nullptr; }
+  // Control requests relayed between instances; null unless leases() is not.
+  virtual ControlRelay* relay() { return nullptr; }
   // The leases of executions when the store is shared by several server instances; null
   // when one process owns the store (SQLite, memory, PostgreSQL without an instance name).
   virtual ExecutionLeases* leases() { return nullptr; }
@@ -773,6 +808,7 @@ class StoreWrapper : public Store {
   Status CommitOwned(WriteBatch&& batch) override { return target_->CommitOwned(std::move(batch)); }
   ExecutionLeases* leases() override { return target_->leases(); }
   OfferBoard* offers() override { return target_->offers(); }
+  ControlRelay* relay() override { return target_->relay(); }
   Result<ExecutionRecord> GetExecution(const std::string& id) override {
     return target_->GetExecution(id);
   }

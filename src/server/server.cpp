@@ -7,10 +7,10 @@
 
 #include "runners/refusing_runner.h"
 #include "server/dlq_replayer.h"
+#include "server/instance_exchange.h"
 #include "server/lease_keeper.h"
 #include "server/listener.h"
 #include "server/metrics.h"
-#include "server/offer_exchange.h"
 #include "server/submitter.h"
 #include "server/triggers/deliverer.h"
 #include "server/triggers/follow_ups.h"
@@ -156,7 +156,7 @@ struct Server::Impl {
   std::unique_ptr<DlqReplayer> replayer;  // its timers run on the engine thread
   // Several instances: before the coordinator, which may call it until it is destroyed;
   // its thread is stopped with the keeper's.
-  std::unique_ptr<OfferExchange> exchange;
+  std::unique_ptr<InstanceExchange> exchange;
   std::unique_ptr<workers::Coordinator>
       coordinator;                      // engine thread; destroyed after the engine stops
   std::unique_ptr<LeaseKeeper> keeper;  // several instances: stopped before the engine
@@ -169,6 +169,35 @@ struct Server::Impl {
   std::shared_ptr<Listener> listener;
   std::string host;
 };
+
+// A control request another instance relayed to this one (it holds the execution).
+static void ApplyRelayed(Submitter* submitter, const ControlRequest& r,
+                         std::function<void(Status, Json)> answer) {
+  const Json& args = r.args.is_object() ? r.args : Json::object();
+  if (r.op == "signal") {
+    const Json payload = args.contains("payload") ? args["payload"] : Json();
+    return submitter->Signal(
+        r.execution_id, args.value("name", ""), payload,
+        [answer](Result<SignalRecord> sent) {
+          if (!sent.ok()) return answer(sent.status(), Json());
+          answer(Status::Ok(), Json{{"seq", sent->seq}});
+        },
+        /*relayed=*/true);
+  }
+  ControlOp op;
+  if (r.op == "cancel") {
+    op = ControlOp::kCancel;
+  } else if (r.op == "pause") {
+    op = ControlOp::kPause;
+  } else if (r.op == "resume") {
+    op = ControlOp::kResume;
+  } else {
+    return answer(Status(errc::kInvalidArgument, "unknown control request '" + r.op + "'"), Json());
+  }
+  submitter->Control(
+      r.execution_id, op, args.value("reason", "cancelled through another instance"),
+      [answer](Status st) { answer(std::move(st), Json()); }, /*relayed=*/true);
+}
 
 // How the scheduler starts, inspects and cancels executions. Called on the engine thread.
 static Scheduler::Hooks ScheduleHooks(Server::Impl& impl) {
@@ -333,9 +362,21 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   if (OfferBoard* board = impl->store->offers(); board != nullptr) {
     // Several instances: a step no worker connected here can take is offered to the
     // others, and this instance's workers take theirs.
-    impl->exchange = std::make_unique<OfferExchange>(
-        board, impl->engine.get(), impl->coordinator.get(), impl->store->leases()->lease());
+    // A control request for an execution another instance holds goes to that one.
+    impl->exchange =
+        std::make_unique<InstanceExchange>(board, impl->store->relay(), impl->engine.get(),
+                                           impl->coordinator.get(), impl->store->leases()->lease());
     impl->coordinator->SetExchange(impl->exchange.get());
+    InstanceExchange* exchange = impl->exchange.get();
+    impl->submitter->SetForward([exchange](const std::string& holder, ControlRequest request,
+                                           std::function<void(Status, Json)> done) {
+      exchange->Ask(holder, std::move(request), std::move(done));
+    });
+    impl->exchange->SetApply(
+        [submitter = impl->submitter.get()](const ControlRequest& r,
+                                            std::function<void(Status, Json)> answer) {
+          ApplyRelayed(submitter, r, std::move(answer));
+        });
   }
   EngineHost* engine_host = impl->engine.get();
   // A worker that keeps sending for work it lost must not grow the event log without

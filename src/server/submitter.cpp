@@ -125,20 +125,22 @@ void Submitter::Submit(SubmitRequest request, std::function<void(Result<SubmitOu
   });
 }
 
-Status Submitter::RunsElsewhere(const std::string& execution_id, const std::string& what) {
+Status Submitter::RunsElsewhere(const std::string& execution_id, const std::string& what,
+                                std::string* holder_name) {
   ExecutionLeases* leases = host_->store()->leases();
   if (leases == nullptr) return Status::Ok();
   auto holder = leases->HolderOf(execution_id);
   if (!holder.ok() || holder->empty() || *holder == leases->instance()) return Status::Ok();
+  if (holder_name != nullptr) *holder_name = *holder;
   return Status(errc::kConflict, "execution '" + execution_id + "' runs on instance " + *holder +
                                      " (this is " + leases->instance() + "): send the " + what +
                                      " to that instance");
 }
 
 void Submitter::Control(const std::string& execution_id, ControlOp op, std::string reason,
-                        std::function<void(Status)> done) {
-  host_->Post([this, execution_id, op, reason = std::move(reason),
-               done = std::move(done)](Engine& engine) {
+                        std::function<void(Status)> done, bool relayed) {
+  host_->Post([this, execution_id, op, reason = std::move(reason), done = std::move(done),
+               relayed](Engine& engine) {
     Status st;
     switch (op) {
       case ControlOp::kCancel:
@@ -160,8 +162,16 @@ void Submitter::Control(const std::string& execution_id, ControlOp op, std::stri
                              std::string("cannot ") + ToString(op) + " execution '" + execution_id +
                                  "': it is already " + baton::ToString(stored->status)));
         }
-        if (Status elsewhere = RunsElsewhere(execution_id, ToString(op)); !elsewhere.ok()) {
-          return done(elsewhere);
+        std::string holder;
+        if (Status elsewhere = RunsElsewhere(execution_id, ToString(op), &holder);
+            !elsewhere.ok()) {
+          if (relayed || !forward_) return done(elsewhere);
+          ControlRequest request;
+          request.execution_id = execution_id;
+          request.op = ToString(op);
+          if (op == ControlOp::kCancel) request.args = {{"reason", reason}};
+          return forward_(holder, std::move(request),
+                          [done](Status answer, const Json&) { done(std::move(answer)); });
         }
       }
       return done(st);
@@ -204,9 +214,10 @@ void Submitter::Retry(const std::string& execution_id, const std::string& from_s
 }
 
 void Submitter::Signal(const std::string& execution_id, const std::string& name, Json payload,
-                       std::function<void(Result<SignalRecord>)> done) {
-  host_->Post([this, execution_id, name, payload = std::move(payload),
-               done = std::move(done)](Engine& engine) mutable {
+                       std::function<void(Result<SignalRecord>)> done, bool relayed) {
+  host_->Post([this, execution_id, name, payload = std::move(payload), done = std::move(done),
+               relayed](Engine& engine) mutable {
+    Json kept = forward_ && !relayed ? payload : Json();  // for a forward
     Result<SignalRecord> sent = engine.Signal(execution_id, name, std::move(payload));
     if (!sent.ok()) {
       if (sent.status().code() == errc::kNotFound) {
@@ -216,8 +227,28 @@ void Submitter::Signal(const std::string& execution_id, const std::string& name,
                                                   baton::ToString(stored->status) +
                                                   "; signals go to running executions"));
         }
-        if (Status elsewhere = RunsElsewhere(execution_id, "signal"); !elsewhere.ok()) {
-          return done(elsewhere);
+        std::string holder;
+        if (Status elsewhere = RunsElsewhere(execution_id, "signal", &holder); !elsewhere.ok()) {
+          if (relayed || !forward_) return done(elsewhere);
+          ControlRequest request;
+          request.execution_id = execution_id;
+          request.op = "signal";
+          request.args = {{"name", name}, {"payload", std::move(kept)}};
+          // The holder answers with the signal's seq; the record is in the store by then.
+          return forward_(holder, std::move(request),
+                          [store = host_->store(), execution_id, holder, done](Status answer,
+                                                                               const Json& result) {
+                            if (!answer.ok()) return done(answer);
+                            const int64_t seq = result.is_object() ? result.value("seq", 0) : 0;
+                            auto signals = store->ListSignals(execution_id);
+                            if (!signals.ok()) return done(signals.status());
+                            for (const SignalRecord& s : *signals) {
+                              if (s.seq == seq) return done(s);
+                            }
+                            done(Status(errc::kStore, "instance " + holder + " took signal " +
+                                                          std::to_string(seq) +
+                                                          " but the store does not have it"));
+                          });
         }
       }
       return done(sent.status());

@@ -11,6 +11,8 @@
 
 #include <baton/workflow.h>
 
+#include <baton/store.h>
+
 #include <map>
 #include <memory>
 #include <string>
@@ -58,10 +60,19 @@ class Submitter {
   // through `done`, on the calling thread). Reads the store on the calling thread.
   void SubmitStored(const std::string& ns, const std::string& workflow, int version, Json input,
                     std::string idempotency_key, std::function<void(Result<SubmitOutcome>)> done);
-  // CONFLICT when the execution is already terminal, NOT_FOUND when the engine does not
-  // hold it. The caller checked that it exists in the caller's namespace.
+  // Several instances: how a request for an execution another instance holds reaches it
+  // (InstanceExchange::Ask); `done` gets the holder's answer. Unset: CONFLICT naming the
+  // holder.
+  using Forward = std::function<void(const std::string& holder, ControlRequest request,
+                                     std::function<void(Status, Json)> done)>;
+  void SetForward(Forward forward) { forward_ = std::move(forward); }
+
+  // CONFLICT when the execution is already terminal, NOT_FOUND when no instance holds it.
+  // The caller checked that it exists in the caller's namespace. Held by another
+  // instance: forwarded to it, unless `relayed` (it came from one: CONFLICT naming the
+  // holder, so that a request never goes round).
   void Control(const std::string& execution_id, ControlOp op, std::string reason,
-               std::function<void(Status)> done);
+               std::function<void(Status)> done, bool relayed = false);
   // Engine::Retry over the stored execution (read here, on the caller's thread);
   // `from_step` ("" = none) as there; the execution's open dead letters of the steps run
   // again become replayed.
@@ -70,12 +81,14 @@ class Submitter {
   // Engine::Signal; `done` gets the signal once it is durable (or the error). CONFLICT
   // when the execution is already terminal.
   void Signal(const std::string& execution_id, const std::string& name, Json payload,
-              std::function<void(Result<SignalRecord>)> done);
+              std::function<void(Result<SignalRecord>)> done, bool relayed = false);
 
  private:
   // Several instances: CONFLICT naming the instance that runs the execution, when it is
-  // another (`what`: the request, "cancel"); OK otherwise.
-  Status RunsElsewhere(const std::string& execution_id, const std::string& what);
+  // another (`what`: the request, "cancel"); OK otherwise. `holder` gets its name.
+  Status RunsElsewhere(const std::string& execution_id, const std::string& what,
+                       std::string* holder = nullptr);
+  Forward forward_;
 
   EngineHost* host_;
   WorkflowCache* workflows_;

@@ -82,7 +82,7 @@ class WorkerChannel {
 
 // Several server instances on one database: where a dispatch goes that no worker
 // connected to this instance can take, and where another instance's comes from
-// (server/offer_exchange.h drives it through the store's OfferBoard).
+// (server/instance_exchange.h drives it through the store's OfferBoard).
 //
 // A dispatch waiting here with no ONLINE worker that could ever take it (none connected
 // handles its command, node and tags) is offered: it leaves the queue, stays a dispatch

@@ -185,17 +185,6 @@ steps:
       << in.servers[0]->log();
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // what it might still write
   for (const std::string& id : ids) ExpectCompletedOnce(api, id, {"a", "b"});
-  // Control requests name the instance that runs an execution.
-  const std::string held = in.Submit(0, "long");
-  ASSERT_FALSE(held.empty());
-  auto elsewhere = in.Api(1).Send("POST", "/api/v1/executions/" + held + "/pause", "");
-  ASSERT_TRUE(elsewhere.ok());
-  EXPECT_EQ(elsewhere->status, 409);
-  EXPECT_NE(elsewhere->body.find("runs on instance i1 (this is i2): send the pause to that "
-                                 "instance"),
-            std::string::npos)
-      << elsewhere->body;
-  WaitForExecutionStatus(in.Api(0), held, "completed");
   // And it goes on serving: new work submitted to it completes.
   const std::string after = in.Submit(0, "long");
   ASSERT_FALSE(after.empty());
@@ -331,6 +320,47 @@ TEST(PostgresInstances, TheFeedOfAnExecutionHeldByAnotherInstanceShowsAllItsEven
   ASSERT_FALSE(tail.empty());
   for (size_t i = 1; i < tail.size(); ++i) EXPECT_EQ(tail[i], tail[i - 1] + 1);
   EXPECT_EQ(tail.back(), all.back());
+}
+
+// Pause, resume, signal and cancel sent to the instance that does not hold the execution
+// are relayed to the one that does, and answer as if sent there.
+TEST(PostgresInstances, ControlRequestsSentToAnyInstanceReachTheOneThatHoldsTheExecution) {
+  Instances in;
+  in.Start(2, "1s");
+  in.Create(0, R"(
+name: gated
+steps:
+  - {id: gate, type: wait, signal: go}
+  - {id: after, type: noop, depends_on: [gate]}
+)");
+  const std::string id = in.Submit(0, "gated");
+  ASSERT_FALSE(id.empty());
+  auto other = in.Api(1);
+  WaitForExecutionStatus(other, id, "running");
+  auto paused = other.Send("POST", "/api/v1/executions/" + id + "/pause", "");
+  ASSERT_TRUE(paused.ok());
+  EXPECT_EQ(paused->status, 200) << paused->body;
+  EXPECT_EQ(Json::parse(paused->body)["status"], "paused") << paused->body;
+  auto resumed = other.Send("POST", "/api/v1/executions/" + id + "/resume", "");
+  ASSERT_TRUE(resumed.ok());
+  EXPECT_EQ(resumed->status, 200) << resumed->body;
+  auto sent = other.Send("POST", "/api/v1/executions/" + id + "/signals/go", R"({"n": 7})");
+  ASSERT_TRUE(sent.ok());
+  EXPECT_EQ(sent->status, 202) << sent->body;
+  EXPECT_EQ(Json::parse(sent->body)["signal"]["payload"]["n"], 7) << sent->body;
+  WaitForExecutionStatus(other, id, "completed");
+  ExpectCompletedOnce(other, id, {"gate", "after"});
+  // Cancel, relayed too; and a finished execution's request is answered where it lands.
+  const std::string second = in.Submit(0, "gated");
+  WaitForExecutionStatus(other, second, "running");
+  auto cancelled = other.Send("POST", "/api/v1/executions/" + second + "/cancel", "");
+  ASSERT_TRUE(cancelled.ok());
+  EXPECT_EQ(cancelled->status, 200) << cancelled->body;
+  WaitForExecutionStatus(in.Api(0), second, "cancelled");
+  auto again = other.Send("POST", "/api/v1/executions/" + second + "/pause", "");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->status, 409) << again->body;
+  EXPECT_NE(again->body.find("already cancelled"), std::string::npos) << again->body;
 }
 
 TEST(PostgresInstances, TwoInstancesOfOneNameAndAnInstanceBesideASingleServerAreRefused) {

@@ -382,6 +382,10 @@ END $$;
 // result until the owner collects it. A row whose status changes notifies `baton_offers`
 // (per row: a statement that changes nothing must not wake every instance): the hint
 // that wakes the other instances (they poll as well).
+//
+// `control_requests` (ControlRelay): a cancel, pause, resume or signal for an execution
+// that `instance` holds, asked by another instance; taken by that instance, answered
+// with a status `code` ('' for ok) and `message`, and removed by the asker.
 constexpr const char* kSchemaV3 = R"sql(
 CREATE TABLE offered_dispatches (
   id TEXT COLLATE "C" PRIMARY KEY,
@@ -407,6 +411,22 @@ BEGIN
   RETURN NULL;
 END $$;
 CREATE TRIGGER offered_dispatches_notify AFTER INSERT OR UPDATE OF status ON offered_dispatches
+  FOR EACH ROW EXECUTE FUNCTION baton_offers_changed();
+CREATE TABLE control_requests (
+  id BIGSERIAL PRIMARY KEY,
+  instance TEXT COLLATE "C" NOT NULL,
+  execution_id TEXT COLLATE "C" NOT NULL,
+  op TEXT NOT NULL,
+  args TEXT NOT NULL,
+  asked_at BIGINT NOT NULL,
+  taken BOOLEAN NOT NULL DEFAULT false,
+  answered BOOLEAN NOT NULL DEFAULT false,
+  code TEXT,
+  message TEXT,
+  result TEXT
+);
+CREATE INDEX control_requests_asked ON control_requests (instance) WHERE NOT taken;
+CREATE TRIGGER control_requests_notify AFTER INSERT OR UPDATE OF answered ON control_requests
   FOR EACH ROW EXECUTE FUNCTION baton_offers_changed();
 )sql";
 

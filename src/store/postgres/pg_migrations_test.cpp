@@ -55,7 +55,8 @@ TEST_F(PgMigrations, AFreshDatabaseGetsTheWholeSchemaOnce) {
                                       "pools",
                                       "execution_leases",
                                       "leaders",
-                                      "offered_dispatches"};
+                                      "offered_dispatches",
+                                      "control_requests"};
   EXPECT_EQ(Tables(*c), want);
   // Again: nothing to do, nothing recorded twice.
   ASSERT_TRUE(Migrate(*c).ok());

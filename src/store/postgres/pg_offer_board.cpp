@@ -89,6 +89,24 @@ std::vector<OfferedDispatch> Offers(const Rows& rows) {
   return out;
 }
 
+const std::string kAsk =
+    "INSERT INTO control_requests (instance, execution_id, op, args, asked_at) "
+    "VALUES ($1, $2, $3, $4, baton_now_ms()) RETURNING id";
+
+const std::string kAsked =
+    "UPDATE control_requests SET taken = true WHERE instance = $1 AND NOT taken "
+    "RETURNING id, execution_id, op, args";
+
+const std::string kAnswer =
+    "UPDATE control_requests SET answered = true, code = $2, message = $3, result = $4 "
+    "WHERE id = $1";
+
+const std::string kAnswers =
+    "DELETE FROM control_requests WHERE id = ANY($1::bigint[]) AND answered "
+    "RETURNING id, code, message, result";
+
+const std::string kForget = "DELETE FROM control_requests WHERE id = ANY($1::bigint[])";
+
 }  // namespace
 
 PgOfferBoard::PgOfferBoard(std::string url, Connection::Options options, std::string instance,
@@ -241,6 +259,59 @@ void PgOfferBoard::Wake() {
   if (wake_[1] < 0) return;
   const char one = 1;
   [[maybe_unused]] ssize_t n = write(wake_[1], &one, 1);  // full pipe: already woken
+}
+
+Result<int64_t> PgOfferBoard::Ask(const std::string& instance, const ControlRequest& request) {
+  auto rows = Exec(kAsk, {instance, request.execution_id, request.op, Dumped(request.args)},
+                   "asking another instance");
+  if (!rows.ok()) return rows.status();
+  if (rows->size() != 1) return Status(errc::kStore, "asking another instance: no request id");
+  return std::stoll(rows->at(0, 0).value_or("0"));
+}
+
+Result<std::vector<ControlRequest>> PgOfferBoard::Asked() {
+  auto rows = Exec(kAsked, {instance_}, "reading requests of other instances");
+  if (!rows.ok()) return rows.status();
+  std::vector<ControlRequest> out;
+  for (size_t i = 0; i < rows->size(); ++i) {
+    ControlRequest r;
+    r.id = std::stoll(rows->at(i, 0).value_or("0"));
+    r.execution_id = rows->at(i, 1).value_or("");
+    r.op = rows->at(i, 2).value_or("");
+    r.args = ParsedOrNull(rows->at(i, 3));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+Status PgOfferBoard::Answer(int64_t id, const Status& status, const Json& result) {
+  auto rows = Exec(kAnswer,
+                   {std::to_string(id), status.code(), status.message(),
+                    result.is_null() ? std::nullopt : std::optional<std::string>(Dumped(result))},
+                   "answering another instance");
+  return rows.ok() ? Status::Ok() : rows.status();
+}
+
+Result<std::vector<ControlAnswer>> PgOfferBoard::Answers(const std::vector<int64_t>& ids) {
+  std::vector<ControlAnswer> out;
+  if (ids.empty()) return out;
+  auto rows = Exec(kAnswers, {IntArray(ids)}, "reading answers of other instances");
+  if (!rows.ok()) return rows.status();
+  for (size_t i = 0; i < rows->size(); ++i) {
+    ControlAnswer a;
+    a.id = std::stoll(rows->at(i, 0).value_or("0"));
+    const std::string code = rows->at(i, 1).value_or("");
+    if (!code.empty()) a.status = Status(code, rows->at(i, 2).value_or(""));
+    a.result = ParsedOrNull(rows->at(i, 3));
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+Status PgOfferBoard::Forget(const std::vector<int64_t>& ids) {
+  if (ids.empty()) return Status::Ok();
+  auto rows = Exec(kForget, {IntArray(ids)}, "dropping requests nobody reads");
+  return rows.ok() ? Status::Ok() : rows.status();
 }
 
 }  // namespace baton::pg

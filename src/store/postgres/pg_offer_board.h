@@ -18,7 +18,8 @@
 
 namespace baton::pg {
 
-class PgOfferBoard final : public OfferBoard {
+// Also the ControlRelay (table control_requests): the same connection and notifications.
+class PgOfferBoard final : public OfferBoard, public ControlRelay {
  public:
   // `instance`: this instance's name; `lease`: how long a take lasts unless renewed.
   PgOfferBoard(std::string url, Connection::Options options, std::string instance, Duration lease);
@@ -38,6 +39,12 @@ class PgOfferBoard final : public OfferBoard {
   Result<std::vector<OfferedDispatch>> Collect(const std::vector<std::string>& ids) override;
   Result<bool> Wait(Duration timeout) override;
   void Wake() override;
+
+  Result<int64_t> Ask(const std::string& instance, const ControlRequest& request) override;
+  Result<std::vector<ControlRequest>> Asked() override;
+  Status Answer(int64_t id, const Status& status, const Json& result) override;
+  Result<std::vector<ControlAnswer>> Answers(const std::vector<int64_t>& ids) override;
+  Status Forget(const std::vector<int64_t>& ids) override;
 
  private:
   // The connection, opened (and LISTENing) if it is not.

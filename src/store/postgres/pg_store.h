@@ -93,6 +93,7 @@ class PgStore final : public Store, public ExecutionLeases {
   Status Commit(std::span<const WriteBatch* const> batches) override;
   ExecutionLeases* leases() override { return instance_.empty() ? nullptr : this; }
   OfferBoard* offers() override { return board_.get(); }
+  ControlRelay* relay() override { return board_.get(); }
 
   // ExecutionLeases (pg_leases.cpp).
   const std::string& instance() const override { return instance_; }

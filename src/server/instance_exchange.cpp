@@ -1,4 +1,4 @@
-#include "server/offer_exchange.h"
+#include "server/instance_exchange.h"
 
 #include <cstdio>
 #include <future>
@@ -8,7 +8,7 @@
 
 namespace baton::server {
 
-Json OfferExchange::RequestJson(const RunRequest& r) {
+Json InstanceExchange::RequestJson(const RunRequest& r) {
   return Json{{"execution_id", r.execution_id},
               {"step_id", r.step_id},
               {"attempt", r.attempt},
@@ -21,7 +21,7 @@ Json OfferExchange::RequestJson(const RunRequest& r) {
               {"step_index", r.step_index}};
 }
 
-RunRequest OfferExchange::RequestFrom(const Json& j) {
+RunRequest InstanceExchange::RequestFrom(const Json& j) {
   RunRequest r;
   if (!j.is_object()) return r;
   r.execution_id = j.value("execution_id", "");
@@ -37,7 +37,7 @@ RunRequest OfferExchange::RequestFrom(const Json& j) {
   return r;
 }
 
-Json OfferExchange::ResultJson(const RunResult& r) {
+Json InstanceExchange::ResultJson(const RunResult& r) {
   Json j{{"ok", r.status.ok()}, {"output", r.output}, {"exit_code", r.exit_code}};
   if (!r.status.ok()) {
     j["error"] = {
@@ -46,7 +46,7 @@ Json OfferExchange::ResultJson(const RunResult& r) {
   return j;
 }
 
-RunResult OfferExchange::ResultFrom(const Json& j) {
+RunResult InstanceExchange::ResultFrom(const Json& j) {
   RunResult r;
   if (!j.is_object()) {
     r.status = Status(errc::kStore, "another instance reported an unreadable result");
@@ -64,11 +64,11 @@ RunResult OfferExchange::ResultFrom(const Json& j) {
   return r;
 }
 
-void OfferExchange::Start() {
+void InstanceExchange::Start() {
   thread_ = std::thread([this] { Run(); });
 }
 
-void OfferExchange::Stop() {
+void InstanceExchange::Stop() {
   {
     std::lock_guard lock(mu_);
     if (stopping_) return;
@@ -78,7 +78,7 @@ void OfferExchange::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-void OfferExchange::Queue(std::function<void(std::unique_lock<std::mutex>&)> add) {
+void InstanceExchange::Queue(std::function<void(std::unique_lock<std::mutex>&)> add) {
   {
     std::unique_lock lock(mu_);
     add(lock);
@@ -86,13 +86,13 @@ void OfferExchange::Queue(std::function<void(std::unique_lock<std::mutex>&)> add
   board_->Wake();
 }
 
-void OfferExchange::Offer(const RunRequest& request) {
+void InstanceExchange::Offer(const RunRequest& request) {
   Queue([&](auto&) {
     offers_.push_back({request.assignment_id, request.ns, request.priority, RequestJson(request)});
   });
 }
 
-void OfferExchange::Withdraw(const std::string& dispatch_id) {
+void InstanceExchange::Withdraw(const std::string& dispatch_id) {
   Queue([&](auto&) {
     // Not published yet: nothing to take back from the board.
     if (std::erase_if(offers_, [&](const auto& o) { return o.id == dispatch_id; }) > 0) return;
@@ -100,11 +100,88 @@ void OfferExchange::Withdraw(const std::string& dispatch_id) {
   });
 }
 
-void OfferExchange::GiveBack(const std::string& dispatch_id) {
+void InstanceExchange::GiveBack(const std::string& dispatch_id) {
   Queue([&](auto&) { give_backs_.push_back(dispatch_id); });
 }
 
-void OfferExchange::Adopted(const std::string& dispatch_id) {
+void InstanceExchange::Ask(const std::string& instance, ControlRequest request,
+                           std::function<void(Status, Json)> done) {
+  Queue([&](auto&) { asks_.push_back({instance, std::move(request), std::move(done)}); });
+}
+
+void InstanceExchange::Relay() {
+  std::vector<Asking> asks;
+  std::vector<Answering> answers;
+  {
+    std::lock_guard lock(mu_);
+    asks.swap(asks_);
+    answers.swap(answers_);
+  }
+  const auto now = std::chrono::steady_clock::now();
+  for (Asking& a : asks) {
+    auto id = relay_->Ask(a.instance, a.request);
+    if (!id.ok()) {
+      a.done(id.status(), Json());
+      continue;
+    }
+    waiting_[*id] = {std::move(a.done), now + kAskTimeout};
+  }
+  for (size_t i = 0; i < answers.size(); ++i) {
+    if (Status s = relay_->Answer(answers[i].id, answers[i].status, answers[i].result); !s.ok()) {
+      Complain("answering another instance", s);
+      std::lock_guard lock(mu_);
+      answers_.insert(answers_.end(), std::make_move_iterator(answers.begin() + i),
+                      std::make_move_iterator(answers.end()));
+      break;
+    }
+  }
+  if (apply_) {
+    auto asked = relay_->Asked();
+    if (!asked.ok()) {
+      Complain("reading the requests of other instances", asked.status());
+    } else if (!asked->empty()) {
+      host_->Post([this, asked = std::move(asked).value()](Engine&) {
+        for (const ControlRequest& r : asked) {
+          apply_(r, [this, id = r.id](Status status, Json result) {
+            Queue([&](auto&) { answers_.push_back({id, std::move(status), std::move(result)}); });
+          });
+        }
+      });
+    }
+  }
+  if (waiting_.empty()) return;
+  std::vector<int64_t> ids;
+  for (const auto& [id, w] : waiting_) ids.push_back(id);
+  auto came = relay_->Answers(ids);
+  if (!came.ok()) {
+    Complain("reading the answers of other instances", came.status());
+  } else {
+    for (ControlAnswer& a : *came) {
+      auto it = waiting_.find(a.id);
+      if (it == waiting_.end()) continue;
+      auto done = std::move(it->second.done);
+      waiting_.erase(it);
+      done(std::move(a.status), std::move(a.result));
+    }
+  }
+  std::vector<int64_t> late;
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    if (it->second.until > std::chrono::steady_clock::now()) {
+      ++it;
+      continue;
+    }
+    late.push_back(it->first);
+    it->second.done(Status("UNAVAILABLE",
+                           "the instance that holds the execution did not answer "
+                           "within 10 s (it may have stopped: try again once "
+                           "another instance has taken the execution over)"),
+                    Json());
+    it = waiting_.erase(it);
+  }
+  if (Status s = relay_->Forget(late); !s.ok()) Complain("dropping unanswered requests", s);
+}
+
+void InstanceExchange::Adopted(const std::string& dispatch_id) {
   Queue([&](auto&) {
     // Its reports queued before are for the board's copy, which goes.
     std::erase_if(reports_, [&](const Report& r) { return r.id == dispatch_id; });
@@ -113,7 +190,7 @@ void OfferExchange::Adopted(const std::string& dispatch_id) {
 }
 
 template <class F>
-auto OfferExchange::OnEngine(F f) -> decltype(f()) {
+auto InstanceExchange::OnEngine(F f) -> decltype(f()) {
   using R = decltype(f());
   auto promise = std::make_shared<std::promise<R>>();
   auto future = promise->get_future();
@@ -125,14 +202,14 @@ auto OfferExchange::OnEngine(F f) -> decltype(f()) {
   return future.get();
 }
 
-void OfferExchange::Complain(const std::string& what, const Status& s) {
+void InstanceExchange::Complain(const std::string& what, const Status& s) {
   const auto now = std::chrono::steady_clock::now();
   if (now < quiet_until_) return;
   quiet_until_ = now + std::chrono::seconds(5);
   std::fprintf(stderr, "baton: %s: %s (trying again)\n", what.c_str(), s.message().c_str());
 }
 
-void OfferExchange::Run() {
+void InstanceExchange::Run() {
   for (;;) {
     {
       std::lock_guard lock(mu_);
@@ -147,8 +224,9 @@ void OfferExchange::Run() {
   }
 }
 
-bool OfferExchange::Turn() {
+bool InstanceExchange::Turn() {
   Flush();
+  Relay();
   const auto now = std::chrono::steady_clock::now();
   if (now >= next_renewal_) {
     next_renewal_ = now + lease_ / 3;
@@ -163,7 +241,7 @@ bool OfferExchange::Turn() {
   return TakeOpen();
 }
 
-void OfferExchange::Flush() {
+void InstanceExchange::Flush() {
   std::vector<OfferBoard::Offer> offers;
   std::vector<std::string> withdrawals, give_backs, drops;
   std::deque<Report> reports;
@@ -231,7 +309,7 @@ void OfferExchange::Flush() {
   }
 }
 
-void OfferExchange::Renew() {
+void InstanceExchange::Renew() {
   if (taken_.empty()) return;
   auto held = board_->Renew();
   if (!held.ok())
@@ -248,7 +326,7 @@ void OfferExchange::Renew() {
   }
 }
 
-void OfferExchange::Collect() {
+void InstanceExchange::Collect() {
   // Only what the coordinator has on offer now: a result for a step not re-attached yet
   // (this instance is taking an execution over) stays on the board until it is.
   const std::vector<std::string> ids = OnEngine([c = coordinator_] { return c->OfferedIds(); });
@@ -267,7 +345,7 @@ void OfferExchange::Collect() {
   });
 }
 
-bool OfferExchange::TakeOpen() {
+bool InstanceExchange::TakeOpen() {
   auto open = board_->Open(kTakeBatch);
   if (!open.ok()) {
     Complain("reading work offered by the other instances", open.status());
