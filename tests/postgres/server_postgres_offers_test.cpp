@@ -11,8 +11,11 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cstdio>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace baton::testing {
@@ -174,6 +177,96 @@ TEST(PostgresOffers, TheOwnerDyingHandsItsOffersToTheInstanceThatTakesItsExecuti
     // The step running when its owner died was not run again: the new owner took over
     // the offer and collected the result the taker reported.
     EXPECT_EQ(Attempts(api, id, "a"), 1) << id;
+  }
+}
+
+// The failover of issue 14 in one run: three instances, two workers, a steady stream of
+// submissions spread over the instances that are up; kill -9 of one instance, a freeze
+// of another past its lease (SIGSTOP, then SIGCONT), then kill -9 of that one. Every
+// execution accepted ends completed on the last instance, no step completes twice, and
+// every event log is gap-free.
+TEST(PostgresOffers, ThreeInstancesAndTwoWorkersUnderAStreamOfSubmissionsSurviveKillsAndAFreeze) {
+  OfferFixture f;
+  f.Start(3, "0.1");
+  f.in.Create(0, R"(
+name: mixed
+defaults:
+  retry: {max_attempts: 10, initial_delay: 100ms}
+steps:
+  - {id: a, type: shell, run: "echo 1"}
+  - {id: b, type: command, command: work, depends_on: [a]}
+  - {id: c, type: shell, run: "sleep 0.1; echo 3", depends_on: [b]}
+)");
+  ASSERT_GT(f.Worker("w-1", {0, 2}), 0);
+  ASSERT_GT(f.Worker("w-2", {1, 2}), 0);
+  std::mutex mu;
+  std::vector<std::string> ids;
+  std::vector<size_t> up = {0, 1, 2};  // instances submitted to
+  std::atomic<bool> stop{false};
+  std::thread stream([&] {
+    for (size_t n = 0; !stop; ++n) {
+      size_t target;
+      {
+        std::lock_guard lock(mu);
+        target = up[n % up.size()];
+      }
+      const std::string id = f.in.Submit(target, "mixed");
+      if (!id.empty()) {
+        std::lock_guard lock(mu);
+        ids.push_back(id);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    }
+  });
+  auto take_down = [&](size_t i) {
+    std::lock_guard lock(mu);
+    std::erase(up, i);
+  };
+  auto submitted = [&] {
+    std::lock_guard lock(mu);
+    return ids.size();
+  };
+  WaitUntil([&] { return submitted() >= 20; }, 30'000);
+  take_down(0);
+  f.in.servers[0]->Kill9();
+  const size_t after_kill = submitted();
+  WaitUntil([&] { return submitted() >= after_kill + 20; }, 30'000);
+  take_down(1);
+  const auto takeovers = [&] {
+    const std::string log = f.in.servers[2]->log();
+    size_t n = 0;
+    for (size_t at = log.find("took over"); at != std::string::npos;
+         at = log.find("took over", at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  const size_t taken_before = takeovers();
+  f.in.servers[1]->Signal(SIGSTOP);
+  // Frozen past its lease: the last instance takes its executions.
+  EXPECT_TRUE(WaitUntil([&] { return takeovers() > taken_before; }, 30'000));
+  f.in.servers[1]->Signal(SIGCONT);
+  {
+    std::lock_guard lock(mu);
+    up.push_back(1);
+  }
+  const size_t after_freeze = submitted();
+  WaitUntil([&] { return submitted() >= after_freeze + 20; }, 30'000);
+  take_down(1);
+  f.in.servers[1]->Kill9();
+  const size_t after_second_kill = submitted();
+  WaitUntil([&] { return submitted() >= after_second_kill + 10; }, 30'000);
+  stop = true;
+  stream.join();
+  ASSERT_GE(ids.size(), 70u);
+  auto api = f.in.Api(2);
+  for (const std::string& id : ids) {
+    WaitForExecutionStatus(api, id, "completed");
+    if (::testing::Test::HasFailure()) {
+      std::fprintf(stderr, "%s\n", f.in.servers[2]->log().c_str());
+      return;
+    }
+    ExpectCompletedOnce(api, id, {"a", "b", "c"});
   }
 }
 
