@@ -78,6 +78,11 @@ void AddPoolRoutes(Router& router, ApiContext& ctx);        // pools of slots
 void AddWorkerRoutes(Router& router, ApiContext& ctx);
 void AddWorkerLongPollRoutes(Router& router, ApiContext& ctx);
 
+// What each open step of an execution this instance holds waits for (the `steps` of GET
+// /executions/{id}/why), from the engine and the coordinator. Engine thread; NOT_FOUND
+// when the engine does not hold it.
+Result<Json> WhySteps(Engine& engine, workers::Coordinator* coordinator, const std::string& id);
+
 // Shared by handlers: the body as a JSON object, or a 400 response naming the problem.
 Result<Json> ParseJsonBody(const HttpRequest& request);
 // 400 naming the first key of `body` not in `valid`, or nullopt when all are known.

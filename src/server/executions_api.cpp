@@ -328,22 +328,25 @@ void Why(ApiContext& ctx, const Call& call, const Responder& respond) {
   }
   ctx.engine->Post([&ctx, respond, head = std::move(head)](Engine& engine) mutable {
     const std::string id = head["execution_id"].get<std::string>();
-    auto waits = engine.Why(id);
-    if (!waits.ok() && waits.status().code() == errc::kNotFound) {
+    auto steps = WhySteps(engine, ctx.coordinator, id);
+    if (!steps.ok() && steps.status().code() == errc::kNotFound) {
+      // Another instance holds it: it answers.
+      ControlRequest why;
+      why.execution_id = id;
+      why.op = "why";
+      auto relayed = [respond, head](Status answer, const Json& result) mutable {
+        if (!answer.ok()) return respond(ErrorResponse(answer));
+        head["steps"] = result.value("steps", Json::array());
+        respond(JsonResponse(200, head));
+      };
+      if (ctx.submitter->ForwardIfElsewhere(std::move(why), relayed)) return;
       // It finished since the store was read.
       if (auto now = ctx.store->GetExecution(id); now.ok()) head["status"] = ToString(now->status);
       head["steps"] = Json::array();
       return respond(JsonResponse(200, head));
     }
-    if (!waits.ok()) return respond(ErrorResponse(waits.status()));
-    std::map<std::string, std::string> no_worker;
-    if (ctx.coordinator != nullptr) no_worker = ctx.coordinator->WaitingReasons(id);
-    Json steps = Json::array();
-    for (const StepWait& w : *waits) {
-      auto it = no_worker.find(w.step_id);
-      steps.push_back(StepWaitJson(w, id, it == no_worker.end() ? "" : it->second));
-    }
-    head["steps"] = std::move(steps);
+    if (!steps.ok()) return respond(ErrorResponse(steps.status()));
+    head["steps"] = std::move(steps).value();
     respond(JsonResponse(200, head));
   });
 }
@@ -377,6 +380,19 @@ void ListSignals(ApiContext& ctx, const Call& call, const Responder& respond) {
 
 }  // namespace
 }  // namespace executions_api
+
+Result<Json> WhySteps(Engine& engine, workers::Coordinator* coordinator, const std::string& id) {
+  auto waits = engine.Why(id);
+  if (!waits.ok()) return waits.status();
+  std::map<std::string, std::string> no_worker;
+  if (coordinator != nullptr) no_worker = coordinator->WaitingReasons(id);
+  Json steps = Json::array();
+  for (const StepWait& w : *waits) {
+    auto it = no_worker.find(w.step_id);
+    steps.push_back(StepWaitJson(w, id, it == no_worker.end() ? "" : it->second));
+  }
+  return steps;
+}
 
 void AddExecutionRoutes(Router& router, ApiContext& ctx) {
   using namespace executions_api;

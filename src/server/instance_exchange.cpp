@@ -140,9 +140,9 @@ void InstanceExchange::Relay() {
     if (!asked.ok()) {
       Complain("reading the requests of other instances", asked.status());
     } else if (!asked->empty()) {
-      host_->Post([this, asked = std::move(asked).value()](Engine&) {
+      host_->Post([this, asked = std::move(asked).value()](Engine& engine) {
         for (const ControlRequest& r : asked) {
-          apply_(r, [this, id = r.id](Status status, Json result) {
+          apply_(engine, r, [this, id = r.id](Status status, Json result) {
             Queue([&](auto&) { answers_.push_back({id, std::move(status), std::move(result)}); });
           });
         }

@@ -55,7 +55,8 @@ class InstanceExchange final : public workers::DispatchExchange {
 
   // Applies a request another instance asked of this one (engine thread) and reports
   // its outcome through the callback (any thread). Set before Start().
-  using Apply = std::function<void(const ControlRequest&, std::function<void(Status, Json)>)>;
+  using Apply =
+      std::function<void(Engine&, const ControlRequest&, std::function<void(Status, Json)>)>;
   void SetApply(Apply apply) { apply_ = std::move(apply); }
   void Start();
   void Stop();

@@ -6,6 +6,7 @@
 #include "common/thread_name.h"
 
 #include "runners/refusing_runner.h"
+#include "server/api.h"
 #include "server/dlq_replayer.h"
 #include "server/instance_exchange.h"
 #include "server/lease_keeper.h"
@@ -171,9 +172,17 @@ struct Server::Impl {
 };
 
 // A control request another instance relayed to this one (it holds the execution).
-static void ApplyRelayed(Submitter* submitter, const ControlRequest& r,
-                         std::function<void(Status, Json)> answer) {
+static void ApplyRelayed(Engine& engine, Submitter* submitter, workers::Coordinator* coordinator,
+                         const ControlRequest& r, std::function<void(Status, Json)> answer) {
   const Json& args = r.args.is_object() ? r.args : Json::object();
+  if (r.op == "why") {
+    // Not relayed again: an instance that no longer holds it says it does not wait.
+    auto steps = WhySteps(engine, coordinator, r.execution_id);
+    if (!steps.ok() && steps.status().code() != errc::kNotFound) {
+      return answer(steps.status(), Json());
+    }
+    return answer(Status::Ok(), Json{{"steps", steps.ok() ? *steps : Json::array()}});
+  }
   if (r.op == "signal") {
     const Json payload = args.contains("payload") ? args["payload"] : Json();
     return submitter->Signal(
@@ -361,8 +370,8 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   if (Status s = impl->coordinator->Load(impl->store.get()); !s.ok()) return s;
   if (OfferBoard* board = impl->store->offers(); board != nullptr) {
     // Several instances: a step no worker connected here can take is offered to the
-    // others, and this instance's workers take theirs.
-    // A control request for an execution another instance holds goes to that one.
+    // others, and this instance's workers take theirs; a control request (or a `why`)
+    // for an execution another instance holds goes to that one.
     impl->exchange =
         std::make_unique<InstanceExchange>(board, impl->store->relay(), impl->engine.get(),
                                            impl->coordinator.get(), impl->store->leases()->lease());
@@ -373,9 +382,9 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
       exchange->Ask(holder, std::move(request), std::move(done));
     });
     impl->exchange->SetApply(
-        [submitter = impl->submitter.get()](const ControlRequest& r,
-                                            std::function<void(Status, Json)> answer) {
-          ApplyRelayed(submitter, r, std::move(answer));
+        [submitter = impl->submitter.get(), coordinator = impl->coordinator.get()](
+            Engine& engine, const ControlRequest& r, std::function<void(Status, Json)> answer) {
+          ApplyRelayed(engine, submitter, coordinator, r, std::move(answer));
         });
   }
   EngineHost* engine_host = impl->engine.get();

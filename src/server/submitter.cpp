@@ -137,6 +137,13 @@ Status Submitter::RunsElsewhere(const std::string& execution_id, const std::stri
                                      " to that instance");
 }
 
+bool Submitter::ForwardIfElsewhere(ControlRequest request, std::function<void(Status, Json)> done) {
+  std::string holder;
+  if (!forward_ || RunsElsewhere(request.execution_id, request.op, &holder).ok()) return false;
+  forward_(holder, std::move(request), std::move(done));
+  return true;
+}
+
 void Submitter::Control(const std::string& execution_id, ControlOp op, std::string reason,
                         std::function<void(Status)> done, bool relayed) {
   host_->Post([this, execution_id, op, reason = std::move(reason), done = std::move(done),

@@ -66,6 +66,9 @@ class Submitter {
   using Forward = std::function<void(const std::string& holder, ControlRequest request,
                                      std::function<void(Status, Json)> done)>;
   void SetForward(Forward forward) { forward_ = std::move(forward); }
+  // Forwards `request` when another instance holds its execution (true: `done` gets the
+  // answer); false when none does or nothing forwards. Reads the store.
+  bool ForwardIfElsewhere(ControlRequest request, std::function<void(Status, Json)> done);
 
   // CONFLICT when the execution is already terminal, NOT_FOUND when no instance holds it.
   // The caller checked that it exists in the caller's namespace. Held by another

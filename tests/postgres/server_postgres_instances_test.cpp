@@ -322,8 +322,8 @@ TEST(PostgresInstances, TheFeedOfAnExecutionHeldByAnotherInstanceShowsAllItsEven
   EXPECT_EQ(tail.back(), all.back());
 }
 
-// Pause, resume, signal and cancel sent to the instance that does not hold the execution
-// are relayed to the one that does, and answer as if sent there.
+// Pause, resume, signal, cancel and `why` sent to the instance that does not hold the
+// execution are relayed to the one that does, and answer as if sent there.
 TEST(PostgresInstances, ControlRequestsSentToAnyInstanceReachTheOneThatHoldsTheExecution) {
   Instances in;
   in.Start(2, "1s");
@@ -344,6 +344,13 @@ steps:
   auto resumed = other.Send("POST", "/api/v1/executions/" + id + "/resume", "");
   ASSERT_TRUE(resumed.ok());
   EXPECT_EQ(resumed->status, 200) << resumed->body;
+  // `why` answers there too: the holder says what its step waits for.
+  auto why = other.Call("GET", "/api/v1/executions/" + id + "/why");
+  ASSERT_TRUE(why.ok()) << why.status().ToString();
+  ASSERT_EQ((*why)["steps"].size(), 2u) << why->dump();
+  EXPECT_EQ((*why)["steps"][0]["step_id"], "gate") << why->dump();
+  EXPECT_EQ((*why)["steps"][0]["signal"], "go") << why->dump();
+  EXPECT_EQ((*why)["steps"][1]["kind"], "upstream") << why->dump();
   auto sent = other.Send("POST", "/api/v1/executions/" + id + "/signals/go", R"({"n": 7})");
   ASSERT_TRUE(sent.ok());
   EXPECT_EQ(sent->status, 202) << sent->body;
