@@ -110,6 +110,15 @@ start_instances() {
   done
   baton_url=$(IFS=,; echo "${urls[*]}")
 }
+# The Baton servers' peak resident memory (VmHWM), summed over instances, in MiB -> $rss.
+peak_rss() {
+  local kib=0 p v
+  for p in "${baton_pids[@]}"; do
+    v=$(awk '/^VmHWM:/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0)
+    kib=$((kib + ${v:-0}))
+  done
+  rss=$((kib / 1024))
+}
 stop_baton() {
   for p in "${baton_pids[@]}"; do kill "$p"; wait "$p" 2>/dev/null || true; done
   baton_pids=()
@@ -144,12 +153,13 @@ psql_() { psql -X -q -h 127.0.0.1 -p "$pg_port" -U postgres -d postgres -v ON_ER
 
 # One measurement: system, shape, round. Prints a line and appends the result.
 measure() {
-  local system=$1 shape=$2 round=$3 key=$1-$2-$3 line="" n=${N[$2]} rc=0
+  local system=$1 shape=$2 round=$3 key=$1-$2-$3 line="" n=${N[$2]} rc=0 rss=""
   local before; before=$(load)
   case "$system" in
     baton)
       start_baton "$key"
       drive "$here/baton.js" --shape "$shape" --n "$n" --url "$baton_url" --token "$baton_token" || rc=$?
+      peak_rss
       stop_baton "$key" ;;
     baton-pg|baton-pg-instance)  # on the run's PostgreSQL, a fresh database each time;
       # -instance: as one of several instances, every commit checking its leases
@@ -158,6 +168,7 @@ measure() {
       start_baton "$key" "postgresql://postgres@127.0.0.1:$pg_port/$db" \
         "$([ "$system" = baton-pg-instance ] && echo bench-a)"
       drive "$here/baton.js" --shape "$shape" --n "$n" --url "$baton_url" --token "$baton_token" || rc=$?
+      peak_rss
       stop_baton "$key"
       psql_ -c "drop database $db" ;;
     baton-pg-2i|baton-pg-3i)  # 2 or 3 instances of one database, submitted to in turn
@@ -165,6 +176,7 @@ measure() {
       psql_ -c "create database $db"
       start_instances "$key" "postgresql://postgres@127.0.0.1:$pg_port/$db" "${system:9:1}"
       drive "$here/baton.js" --shape "$shape" --n "$n" --url "$baton_url" --token "$baton_token" || rc=$?
+      peak_rss
       stop_baton "$key"
       psql_ -c "drop database $db" ;;
     bullmq-always|bullmq-everysec)
@@ -182,13 +194,15 @@ measure() {
     return 0
   fi
   line=$(node -e 'const r = JSON.parse(process.argv[1]); r.round = +process.argv[2]; r.load = process.argv[3];
-    r.system = process.argv[4]; console.log(JSON.stringify(r))' "$line" "$round" "$before" "$system")
+    r.system = process.argv[4]; if (process.argv[5]) r.server_peak_rss_mib = +process.argv[5];
+    console.log(JSON.stringify(r))' "$line" "$round" "$before" "$system" "$rss")
   echo "$line" >>"$results"
   node -e 'const r = JSON.parse(process.argv[1]);
     const fig = r.value === null ? "n/a" : r.unit === "ms"
       ? `p50 ${r.p50_ms.toFixed(2)} ms  p99 ${r.p99_ms.toFixed(2)} ms`
       : `${Math.round(r.value).toLocaleString("en-US")} ${r.unit} (${r.seconds}s)`;
-    console.log(`round ${r.round}  ${r.shape.padEnd(15)} ${r.system.padEnd(16)} ${fig.padEnd(34)} n=${r.n}  load ${r.load}`)' "$line"
+    const rss = r.server_peak_rss_mib === undefined ? "" : `  server peak ${r.server_peak_rss_mib} MiB`;
+    console.log(`round ${r.round}  ${r.shape.padEnd(15)} ${r.system.padEnd(16)} ${fig.padEnd(34)} n=${r.n}  load ${r.load}${rss}`)' "$line"
 }
 
 echo "baton: $BATON"
