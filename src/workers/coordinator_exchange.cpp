@@ -102,6 +102,12 @@ bool Coordinator::TakeForeign(const RunRequest& request, RunCallbacks callbacks)
   const std::string id = request.assignment_id;
   if (auto mine = dispatches_.find(id); mine != dispatches_.end()) {
     Dispatch& d = *mine->second;
+    if (d.foreign) {
+      // Taken again after this instance lost its take (the drop not done yet): it runs
+      // on, reporting for the new take.
+      d.callbacks = std::move(callbacks);
+      return true;
+    }
     if (d.offered) {  // this instance's own offer, now that a worker here can take it
       d.offered = false;
       --offered_;
