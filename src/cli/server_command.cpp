@@ -171,7 +171,9 @@ void AddServerCommand(CLI::App& app, std::function<int()>* action) {
                   "With --postgres: this server's name among several sharing the database "
                   "(or $BATON_INSTANCE). Each unfinished execution is leased to one instance; "
                   "when an instance dies, the others take its executions over once their "
-                  "leases expire. Without it, one server per database")
+                  "leases expire. Workers, control requests and an execution's live feed "
+                  "work through any instance (docs/scaling.md). Without it, one server per "
+                  "database")
       ->envname("BATON_INSTANCE");
   cmd->add_option("--lease", args->lease,
                   "With --instance: how long a lease lasts unless renewed (renewed every "
