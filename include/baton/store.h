@@ -722,8 +722,9 @@ class OfferBoard {
   virtual Result<std::vector<OfferedDispatch>> Open(size_t limit) = 0;
   // Takes those of `ids` still open: what this instance got.
   virtual Result<std::vector<OfferedDispatch>> Take(const std::vector<std::string>& ids) = 0;
-  // The taker's report: `running`, or `done` with the result. False when the take is no
-  // longer this instance's (it lost it, or the owner withdrew it).
+  // The taker's report: `running` (again with each progress: `result` {progress, data}),
+  // or `done` with the result. False when the take is no longer this instance's (it lost
+  // it, or the owner withdrew it).
   virtual Result<bool> Report(const std::string& id, int64_t take, const std::string& status,
                               const Json& result) = 0;
   // The taker lets go: open again for anyone (no worker here can run it any more).
@@ -732,8 +733,9 @@ class OfferBoard {
   virtual Status Drop(const std::string& id, int64_t take) = 0;
   // Renews this instance's takes: (id, take) of those it still holds.
   virtual Result<std::vector<std::pair<std::string, int64_t>>> Renew() = 0;
-  // The owner's news of these offers of this instance: those started since the last call
-  // (status running), and those done, which are removed as they are returned.
+  // The owner's news of these offers of this instance: those started or that reported
+  // progress since the last call (status running, `result` the last progress or null),
+  // and those done, which are removed as they are returned.
   virtual Result<std::vector<OfferedDispatch>> Collect(const std::vector<std::string>& ids) = 0;
   // Waits up to `timeout` for a change on the board (a hint: a change may also come
   // without one) or for Wake(). True when woken that way.

@@ -338,6 +338,9 @@ void InstanceExchange::Collect() {
     for (const OfferedDispatch& d : news) {
       if (d.status == "running") {
         c->OfferStarted(d.id);
+        if (d.result.is_object() && d.result.contains("progress")) {
+          c->OfferProgress(d.id, d.result.value("progress", 0), d.result.value("data", Json()));
+        }
       } else {
         c->OfferDone(d.id, ResultFrom(d.result));
       }
@@ -375,6 +378,19 @@ bool InstanceExchange::TakeOpen() {
       const std::string id = r.assignment_id;
       cb.on_started = [this, id] {
         Queue([&](auto&) { reports_.push_back({id, "running", {}}); });
+      };
+      cb.on_progress = [this, id](int progress, Json data) {
+        Json report = {{"progress", progress}, {"data", std::move(data)}};
+        Queue([&](auto&) {
+          // Only the last progress not sent yet matters.
+          for (Report& queued : reports_) {
+            if (queued.id == id && queued.status == "running" && queued.result.is_object()) {
+              queued.result = std::move(report);
+              return;
+            }
+          }
+          reports_.push_back({id, "running", std::move(report)});
+        });
       };
       cb.on_done = [this, id](RunResult result) {
         Queue([&](auto&) { reports_.push_back({id, "done", ResultJson(result)}); });

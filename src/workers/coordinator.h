@@ -216,6 +216,9 @@ class Coordinator {
   // An offered dispatch's taker started it / it ended with `result`. Ignored for an id
   // this coordinator does not have on offer (cancelled meanwhile, or never offered).
   void OfferStarted(const std::string& dispatch_id);
+  // Its progress on the taker's worker (`data` may carry the checkpoint), as a worker's
+  // command.progress would report it.
+  void OfferProgress(const std::string& dispatch_id, int progress, Json data);
   void OfferDone(const std::string& dispatch_id, RunResult result);
   // Of these requests (another instance's, or this one's on offer), the ones workers here
   // have room for now, as many as there are free slots.

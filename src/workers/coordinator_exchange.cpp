@@ -67,6 +67,16 @@ void Coordinator::OfferStarted(const std::string& dispatch_id) {
   if (d.callbacks.on_started) d.callbacks.on_started();
 }
 
+void Coordinator::OfferProgress(const std::string& dispatch_id, int progress, Json data) {
+  auto it = dispatches_.find(dispatch_id);
+  if (it == dispatches_.end() || !it->second->offered) return;
+  Dispatch& d = *it->second;
+  d.progress = progress;
+  if (data.is_object() && data.contains("checkpoint")) d.checkpoint = data["checkpoint"];
+  d.updated_at = loop_->Now();
+  if (d.callbacks.on_progress) d.callbacks.on_progress(progress, std::move(data));
+}
+
 void Coordinator::OfferDone(const std::string& dispatch_id, RunResult result) {
   auto it = dispatches_.find(dispatch_id);
   if (it == dispatches_.end() || !it->second->offered) return;

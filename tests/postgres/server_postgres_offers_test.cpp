@@ -36,10 +36,11 @@ struct OfferFixture {
   std::string worker_token;
   std::vector<pid_t> workers;
 
-  // `n` instances with a 1 s lease; a handler `work` that sleeps `seconds`.
-  void Start(int n, const char* seconds) {
+  // `n` instances with a 1 s lease; a handler `work` that prints `first` (shell lines)
+  // and sleeps `seconds`.
+  void Start(int n, const char* seconds, const std::string& first = "") {
     in.Start(n, "1s");
-    WriteFile(dir + "/work.sh", std::string("#!/bin/sh\ncat >/dev/null\nsleep ") + seconds +
+    WriteFile(dir + "/work.sh", "#!/bin/sh\ncat >/dev/null\n" + first + "sleep " + seconds +
                                     "\necho '{\"ok\": true}'\n");
     chmod((dir + "/work.sh").c_str(), 0755);
     in.Create(0, kRemote);
@@ -111,6 +112,23 @@ TEST(PostgresOffers, AWorkerOfOneInstanceRunsTheStepsOfExecutionsHeldByAnother) 
   ASSERT_TRUE(assignments.ok()) << assignments.status().ToString();
   EXPECT_NE(assignments->dump().find("w-b"), std::string::npos) << assignments->dump();
   EXPECT_EQ(f.in.servers[0]->log().find("held by instance"), std::string::npos);
+}
+
+TEST(PostgresOffers, TheProgressOfAStepOnAnotherInstancesWorkerReachesTheOwner) {
+  OfferFixture f;
+  f.Start(2, "30", "echo '{\"progress\": 40, \"checkpoint\": {\"at\": 4}}'\n");
+  ASSERT_GT(f.Worker("w-b", {1}), 0);
+  const std::string id = f.in.Submit(0, "remote");
+  ASSERT_FALSE(id.empty());
+  auto api = f.in.Api(0);
+  auto progress = [&] {
+    auto e = api.Call("GET", "/api/v1/executions/" + id);
+    return e.ok() ? (*e)["steps"][0].value("progress", -1) : -1;
+  };
+  EXPECT_TRUE(WaitUntil([&] { return progress() == 40; }, 15'000)) << progress();
+  auto e = api.Call("GET", "/api/v1/executions/" + id);
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ((*e)["steps"][0]["status"], "running") << e->dump();
 }
 
 TEST(PostgresOffers, ACancelOnTheOwnerStopsTheStepOnAnotherInstancesWorker) {

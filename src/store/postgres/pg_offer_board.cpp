@@ -40,8 +40,10 @@ const std::string kTake =
     "lease_until = baton_now_ms() + $2 WHERE id = ANY($3::text[]) AND status = 'open' "
     "RETURNING id, owner, take, status, request";
 
+// A report while running carries the progress, which the owner has not seen yet.
 const std::string kReport =
-    "UPDATE offered_dispatches SET status = $4, result = $5, lease_until = baton_now_ms() + $6 "
+    "UPDATE offered_dispatches SET status = $4, result = $5, lease_until = baton_now_ms() + $6, "
+    "started_seen = false "
     "WHERE id = $1 AND taker = $2 AND take = $3 AND status IN ('taken', 'running')";
 
 const std::string kGiveBack =
@@ -58,7 +60,7 @@ const std::string kRenewTakes =
 const std::string kStarted =
     "UPDATE offered_dispatches SET started_seen = true "
     "WHERE owner = $1 AND id = ANY($2::text[]) AND status = 'running' AND NOT started_seen "
-    "RETURNING id, take";
+    "RETURNING id, take, result";
 
 const std::string kCollectDone =
     "DELETE FROM offered_dispatches WHERE owner = $1 AND id = ANY($2::text[]) AND status = 'done' "
@@ -215,6 +217,7 @@ Result<std::vector<OfferedDispatch>> PgOfferBoard::Collect(const std::vector<std
     d.take = std::stoll(started->at(i, 1).value_or("0"));
     d.owner = instance_;
     d.status = "running";
+    d.result = ParsedOrNull(started->at(i, 2));  // the last progress reported, if any
     out.push_back(std::move(d));
   }
   auto done = Exec(kCollectDone, {instance_, listed}, "collecting results of offers");
