@@ -156,8 +156,8 @@ TEST_F(PgOfferBoardTest, AnOfferWakesAWaitingInstanceAndWakeEndsAWait) {
   // LISTENing from the first call on.
   ASSERT_TRUE(b->offers()->Open(1).ok());
   std::atomic<bool> offered{false};
+  // Published while b waits, or just before: either way the notification ends the wait.
   std::thread offer([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
     offered = true;
     EXPECT_TRUE(a->offers()->Publish({Offer("d")}).ok());
   });
