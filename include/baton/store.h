@@ -141,7 +141,8 @@ struct EventRecord {
   int64_t seq = 0;  // 1, 2, 3 ... per execution, gap-free
   // The event's place in the whole store: strictly increasing across executions in
   // commit order, with gaps (numbers of refused commits are not reused). The engine
-  // assigns it; 0 = none (such an event is never listed by position).
+  // assigns it; 0 = none (such an event is never listed by position). A store shared by
+  // several instances returns the database's position instead (SharedFeed).
   int64_t position = 0;
   std::string type;     // "step.completed", ...
   std::string step_id;  // empty for execution events
@@ -735,8 +736,16 @@ class OfferBoard {
   virtual Result<std::vector<std::pair<std::string, int64_t>>> Renew() = 0;
   // The owner's news of these offers of this instance: those started or that reported
   // progress since the last call (status running, `result` the last progress or null),
-  // and those done, which are removed as they are returned.
+  // and those done, each returned once. A done offer stays on the board until the store
+  // shows its attempt ended (a later call removes it then): an owner that dies before
+  // committing the result leaves it to the instance that takes the execution over,
+  // whose Publish() makes it collectable again, so the step does not run twice.
   virtual Result<std::vector<OfferedDispatch>> Collect(const std::vector<std::string>& ids) = 0;
+  // Removes what no instance needs any more, of any owner: offers older than
+  // `older_than` whose execution finished (or is gone) or whose attempt ended, and
+  // control requests older than that (their asker gave up long ago). How many rows went.
+  // One instance at a time runs it (ExecutionLeases::Lead).
+  virtual Result<size_t> Sweep(Duration older_than) = 0;
   // Waits up to `timeout` for a change on the board (a hint: a change may also come
   // without one) or for Wake(). True when woken that way.
   virtual Result<bool> Wait(Duration timeout) = 0;
@@ -777,12 +786,41 @@ class ControlRelay {
   virtual Status Forget(const std::vector<int64_t>& ids) = 0;
 };
 
+// The events every instance of one database commits, in one order they all share (with
+// PostgreSQL and an instance name): what the live feed of a workflow or a namespace reads,
+// so that a client sees the same feed, with the same positions, on every instance.
+//
+// A position here is the one EventRecord::position holds in every event this store
+// returns: made by the database from the committing transaction, not by an engine. An
+// event is listed only once every transaction that could still add an event before it
+// has ended, so a reader that resumes after the last position it saw misses nothing and
+// sees nothing twice; an event becomes listable a moment after its commit (longer while
+// another transaction on the database stays open).
+//
+// Threading: thread-safe. Errors: errc::kStore.
+struct FeedEntry {
+  EventRecord event;
+  std::string ns;        // its execution's namespace
+  std::string workflow;  // its execution's workflow
+};
+
+class SharedFeed {
+ public:
+  virtual ~SharedFeed() = default;
+  // Events of every namespace with position > after, ascending, at most `limit`.
+  virtual Result<std::vector<FeedEntry>> FeedAfter(int64_t after, size_t limit) = 0;
+  // The position of the last event listable now (0 when none).
+  virtual Result<int64_t> FeedEnd() = 0;
+};
+
 class Store : public ExecutionStore, public CatalogStore, public WorkerStore {
  public:
   // The board of work offered between instances; null unless leases() is not.
   virtual OfferBoard* offers() { return nullptr; }
   // Control requests relayed between instances; null unless leases() is not.
   virtual ControlRelay* relay() { return nullptr; }
+  // The feed every instance shares; null unless leases() is not.
+  virtual SharedFeed* feed() { return nullptr; }
   // The leases of executions when the store is shared by several server instances; null
   // when one process owns the store (SQLite, memory, PostgreSQL without an instance name).
   virtual ExecutionLeases* leases() { return nullptr; }
@@ -811,6 +849,7 @@ class StoreWrapper : public Store {
   ExecutionLeases* leases() override { return target_->leases(); }
   OfferBoard* offers() override { return target_->offers(); }
   ControlRelay* relay() override { return target_->relay(); }
+  SharedFeed* feed() override { return target_->feed(); }
   Result<ExecutionRecord> GetExecution(const std::string& id) override {
     return target_->GetExecution(id);
   }

@@ -17,7 +17,7 @@ bool EventFilter::Matches(const EventRecord& e, const ExecutionProgress& p) cons
 // Written directly rather than built as a Json and dumped: the feed renders every event
 // of the server once per event, and the DOM (a map node per member) was most of its cost.
 // The members are those of EventJson plus "workflow" and "progress".
-std::string FeedJson(const EventRecord& event, const ExecutionProgress& p) {
+std::string FeedJson(const EventRecord& event, const ExecutionProgress& p, bool with_progress) {
   std::string out;
   out.reserve(256);
   out += "{\"execution_id\":";
@@ -37,6 +37,10 @@ std::string FeedJson(const EventRecord& event, const ExecutionProgress& p) {
   if (event.attempt > 0) AppendJsonMember(out, "attempt", event.attempt);
   out += ",\"workflow\":";
   AppendJsonString(out, p.workflow);
+  if (!with_progress) {
+    out += '}';
+    return out;
+  }
   out += ",\"progress\":{\"status\":";
   AppendJsonString(out, ToString(p.status));
   out += ",\"percent\":";
@@ -75,7 +79,8 @@ void Subscriber::Push(const FeedMessage& m) {
   if (wake) wake_();
 }
 
-void EventHub::OnEvent(const EventRecord& event, const ExecutionProgress& progress) {
+void EventHub::Publish(const EventRecord& event, const ExecutionProgress& progress,
+                       bool with_progress) {
   std::vector<std::shared_ptr<Subscriber>> targets;
   {
     std::lock_guard lock(mu_);
@@ -84,7 +89,8 @@ void EventHub::OnEvent(const EventRecord& event, const ExecutionProgress& progre
     }
   }
   if (targets.empty()) return;
-  FeedMessage m{event.execution_id, event.seq, event.position, FeedJson(event, progress)};
+  FeedMessage m{event.execution_id, event.seq, event.position,
+                FeedJson(event, progress, with_progress)};
   for (const auto& s : targets) s->Push(m);
 }
 

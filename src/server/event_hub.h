@@ -59,7 +59,13 @@ class Subscriber {
 
 class EventHub final : public ExecutionObserver {
  public:
-  void OnEvent(const EventRecord& event, const ExecutionProgress& progress) override;
+  void OnEvent(const EventRecord& event, const ExecutionProgress& progress) override {
+    Publish(event, progress, /*with_progress=*/true);
+  }
+  // Delivers `event` to the subscribers whose filter matches it (progress.ns and
+  // progress.workflow are its execution's), with "progress" in the message only when
+  // `with_progress` (otherwise the progress is not known).
+  void Publish(const EventRecord& event, const ExecutionProgress& progress, bool with_progress);
   void Subscribe(const std::shared_ptr<Subscriber>& s);
   void Unsubscribe(const Subscriber* s);
   size_t subscribers() const;
@@ -69,7 +75,9 @@ class EventHub final : public ExecutionObserver {
   std::vector<std::shared_ptr<Subscriber>> subs_;
 };
 
-// The feed's JSON for one event: the event (views.h EventJson) plus "progress".
-std::string FeedJson(const EventRecord& event, const ExecutionProgress& progress);
+// The feed's JSON for one event: the event (views.h EventJson) plus "workflow" and, with
+// `with_progress`, "progress".
+std::string FeedJson(const EventRecord& event, const ExecutionProgress& progress,
+                     bool with_progress = true);
 
 }  // namespace baton::server

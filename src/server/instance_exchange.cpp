@@ -237,6 +237,13 @@ bool InstanceExchange::Turn() {
     // Dispatches whose workers went away meanwhile: offered (or given back) now.
     host_->Post([c = coordinator_](Engine&) { c->OfferStranded(); });
   }
+  if (leading_ && now >= next_clean_ && leading_()) {
+    next_clean_ = now + kCleanEvery;
+    // Older than two leases: whatever an instance that died left there was taken over
+    // (and offered again if still needed) by then.
+    auto removed = board_->Sweep(2 * lease_);
+    if (!removed.ok()) Complain("removing offers nobody needs", removed.status());
+  }
   Collect();
   return TakeOpen();
 }
@@ -329,8 +336,9 @@ void InstanceExchange::Renew() {
 void InstanceExchange::Collect() {
   // Only what the coordinator has on offer now: a result for a step not re-attached yet
   // (this instance is taking an execution over) stays on the board until it is.
+  // Called with none too: the board then removes the results collected before that
+  // the store shows committed.
   const std::vector<std::string> ids = OnEngine([c = coordinator_] { return c->OfferedIds(); });
-  if (ids.empty()) return;
   auto news = board_->Collect(ids);
   if (!news.ok()) return Complain("collecting results from the other instances", news.status());
   if (news->empty()) return;

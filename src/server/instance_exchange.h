@@ -58,6 +58,11 @@ class InstanceExchange final : public workers::DispatchExchange {
   using Apply =
       std::function<void(Engine&, const ControlRequest&, std::function<void(Status, Json)>)>;
   void SetApply(Apply apply) { apply_ = std::move(apply); }
+  // Whether this instance leads the sweeps now (any thread): while it does, every
+  // kCleanEvery the exchange removes from the board what no instance needs any more
+  // (OfferBoard::Sweep). Set before Start().
+  void SetLeading(std::function<bool()> leading) { leading_ = std::move(leading); }
+  static constexpr Duration kCleanEvery{30'000};
   void Start();
   void Stop();
 
@@ -126,6 +131,7 @@ class InstanceExchange final : public workers::DispatchExchange {
   };
   std::vector<Answering> answers_;
   Apply apply_;
+  std::function<bool()> leading_;
 
   // The thread's own.
   std::map<std::string, int64_t> taken_;  // dispatch id -> take, for what runs here
@@ -136,6 +142,7 @@ class InstanceExchange final : public workers::DispatchExchange {
   std::map<int64_t, Waiting> waiting_;  // asked of other instances, by request id
   std::chrono::steady_clock::time_point next_renewal_{};
   std::chrono::steady_clock::time_point next_sweep_{};
+  std::chrono::steady_clock::time_point next_clean_{};
   std::chrono::steady_clock::time_point quiet_until_{};  // of complaints
   std::thread thread_;
 };

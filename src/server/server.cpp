@@ -8,6 +8,7 @@
 #include "runners/refusing_runner.h"
 #include "server/api.h"
 #include "server/dlq_replayer.h"
+#include "server/feed_tail.h"
 #include "server/instance_exchange.h"
 #include "server/lease_keeper.h"
 #include "server/listener.h"
@@ -163,6 +164,8 @@ struct Server::Impl {
   std::unique_ptr<LeaseKeeper> keeper;  // several instances: stopped before the engine
   ServerMetrics metrics;
   EventHub hub;
+  // Several instances: the hub is fed from the database, not from the engine.
+  std::unique_ptr<FeedTail> feed_tail;
   ApiContext ctx;
   std::unique_ptr<RateLimiter> limiter;
   std::unique_ptr<Router> router;
@@ -304,6 +307,7 @@ Server::~Server() {
   if (impl_->keeper) impl_->keeper->Stop();
   if (impl_->exchange) impl_->exchange->Stop();
   if (impl_->engine) impl_->engine->Stop();
+  if (impl_->feed_tail) impl_->feed_tail->Stop();
 }
 
 Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
@@ -361,7 +365,12 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   impl->engine =
       std::make_unique<EngineHost>(impl->store.get(), engine_options, *http, impl->clock);
   impl->engine->AddObserver(&impl->metrics);
-  impl->engine->AddObserver(&impl->hub);
+  if (SharedFeed* feed = impl->store->feed(); feed != nullptr) {
+    impl->feed_tail = std::make_unique<FeedTail>(feed, &impl->hub);
+    impl->engine->AddObserver(impl->feed_tail.get());
+  } else {
+    impl->engine->AddObserver(&impl->hub);
+  }
   impl->submitter = std::make_unique<Submitter>(impl->engine.get(), &impl->workflows);
   // Command steps go to remote workers. What workers held when the previous process
   // stopped is loaded before recovery, which re-attaches their steps.
@@ -376,6 +385,8 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
         std::make_unique<InstanceExchange>(board, impl->store->relay(), impl->engine.get(),
                                            impl->coordinator.get(), impl->store->leases()->lease());
     impl->coordinator->SetExchange(impl->exchange.get());
+    // The instance that fires cron schedules also clears the board.
+    impl->exchange->SetLeading([raw] { return raw->keeper && raw->keeper->leading(); });
     InstanceExchange* exchange = impl->exchange.get();
     impl->submitter->SetForward([exchange](const std::string& holder, ControlRequest request,
                                            std::function<void(Status, Json)> done) {
@@ -517,6 +528,7 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
     // reloading them from the store when it takes the role.
     impl->keeper->Start();
     if (impl->exchange) impl->exchange->Start();
+    if (impl->feed_tail) impl->feed_tail->Start();
     std::fprintf(stderr, "baton: instance %s of a shared PostgreSQL database (lease %lld ms)\n",
                  leases->instance().c_str(), static_cast<long long>(leases->lease().count()));
   }
@@ -648,6 +660,7 @@ void Server::Run() {
   if (impl_->keeper) impl_->keeper->Stop();
   if (impl_->exchange) impl_->exchange->Stop();
   impl_->engine->Stop();
+  if (impl_->feed_tail) impl_->feed_tail->Stop();
 }
 
 void Server::Handle(std::shared_ptr<const HttpRequest> request, Responder respond) const {

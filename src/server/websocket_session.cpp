@@ -6,7 +6,6 @@
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
@@ -26,13 +25,11 @@ using tcp = net::ip::tcp;
 
 constexpr size_t kReplayPage = 500;
 constexpr size_t kWorkflowCache = 1024;  // executions whose workflow a replay remembers
-// How often the feed of one execution reads the store when several instances share it.
-constexpr auto kStorePoll = std::chrono::milliseconds(250);
 
 class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
  public:
   WebSocketSession(tcp::socket socket, std::shared_ptr<WebSocketContext> ctx)
-      : ws_(std::move(socket)), ctx_(std::move(ctx)), poll_(ws_.get_executor()) {}
+      : ws_(std::move(socket)), ctx_(std::move(ctx)) {}
 
   ~WebSocketSession() {
     if (subscriber_) ctx_->hub->Unsubscribe(subscriber_.get());
@@ -82,21 +79,6 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
             ErrorResponse(404, errc::kNotFound, "no execution '" + filter_.execution_id + "'"));
       }
       workflows_[e->id] = e->workflow;
-      // Several instances: its events may be written by another one (the one that holds
-      // the execution now, or later after a takeover). They are read from the store, in
-      // seq order, whatever this instance's hub hears; positions are not comparable
-      // between instances, seq numbers are.
-      follow_store_ = ctx_->store->leases() != nullptr;
-    }
-    if (follow_store_ && replay_ == Replay::kBySeq) sent_seq_ = replay_after_;
-    if (follow_store_ && replay_ == Replay::kNone) {
-      // Live from now: past what the store has.
-      for (;;) {
-        auto page = ctx_->store->GetEvents(filter_.execution_id, sent_seq_, kReplayPage);
-        if (!page.ok() || page->empty()) break;
-        sent_seq_ = page->back().seq;
-        if (page->size() < kReplayPage) break;
-      }
     }
     if (replay_ == Replay::kBySeq && replay_after_ > 0) {
       // The client has up to seq `since`, which may be stored but not yet published to
@@ -131,32 +113,6 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
     if (replay_ == Replay::kNone) SendReady();
     Read();
     Pump();
-    if (follow_store_) ArmPoll();
-  }
-
-  // Several instances: the execution's events from the store, every kStorePoll.
-  void ArmPoll() {
-    poll_.expires_after(kStorePoll);
-    poll_.async_wait([self = shared_from_this()](beast::error_code ec) {
-      if (ec || self->stopped_) return;
-      self->poll_now_ = true;
-      self->Pump();
-      self->ArmPoll();
-    });
-  }
-
-  // The events after the last seq sent, from the store.
-  void ReadStoreTail() {
-    poll_now_ = false;
-    auto page = ctx_->store->GetEvents(filter_.execution_id, sent_seq_, kReplayPage);
-    if (!page.ok()) return;  // the next poll tries again
-    for (const EventRecord& e : *page) {
-      sent_seq_ = e.seq;
-      Json j = EventJson(e);
-      if (const std::string* workflow = WorkflowOf(e.execution_id)) j["workflow"] = *workflow;
-      outbox_.push_back(j.dump(-1, ' ', false, Json::error_handler_t::replace));
-    }
-    if (page->size() == kReplayPage) poll_now_ = true;  // more where that came from
   }
 
   void Read() {
@@ -169,7 +125,6 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
 
   void Stop() {
     stopped_ = true;
-    poll_.cancel();
     if (subscriber_) {
       ctx_->hub->Unsubscribe(subscriber_.get());
       subscriber_.reset();
@@ -181,7 +136,6 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
     if (stopped_ || writing_) return;
     if (outbox_.empty() && replay_ != Replay::kNone) ReplayPage();
     if (outbox_.empty() && replay_ == Replay::kNone && subscriber_) TakeLive();
-    if (outbox_.empty() && replay_ == Replay::kNone && poll_now_) ReadStoreTail();
     if (outbox_.empty()) return;
     writing_ = true;
     ws_.text(true);
@@ -205,13 +159,6 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
                                        .after = replay_after_,
                                        .limit = kReplayPage});
     if (!page.ok()) {
-      if (follow_store_) {
-        // The store tail catches up from the last seq sent once it can be read.
-        replay_ = Replay::kNone;
-        missed_ = 0;
-        SendReady();
-        return;
-      }
       // Go live without what could not be read; after an overflow, say how much.
       replay_ = Replay::kNone;
       if (missed_ > 0) outbox_.push_back(Json{{"type", "gap"}, {"missed", missed_}}.dump());
@@ -222,7 +169,6 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
     for (const EventRecord& e : *page) {
       replay_after_ = replay_ == Replay::kBySeq ? e.seq : e.position;
       sent_position_ = std::max(sent_position_, e.position);
-      sent_seq_ = std::max(sent_seq_, e.seq);
       Json j = EventJson(e);
       if (const std::string* workflow = WorkflowOf(e.execution_id)) j["workflow"] = *workflow;
       outbox_.push_back(j.dump(-1, ' ', false, Json::error_handler_t::replace));
@@ -238,21 +184,6 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
   void TakeLive() {
     uint64_t missed = 0;
     std::vector<FeedMessage> taken = subscriber_->Take(&missed);
-    if (follow_store_) {
-      // One execution, in seq order: the next one goes out at once; anything else (a
-      // gap, an overflow) is read from the store.
-      for (FeedMessage& m : taken) {
-        if (m.seq <= sent_seq_) continue;
-        if (m.seq != sent_seq_ + 1) {
-          poll_now_ = true;
-          break;
-        }
-        sent_seq_ = m.seq;
-        outbox_.push_back(std::move(m.text));
-      }
-      if (missed > 0) poll_now_ = true;
-      return;
-    }
     for (FeedMessage& m : taken) {
       if (m.position <= sent_position_) continue;  // replayed already
       sent_position_ = m.position;
@@ -303,7 +234,6 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
 
   websocket::stream<beast::tcp_stream> ws_;
   std::shared_ptr<WebSocketContext> ctx_;
-  net::steady_timer poll_;  // follow_store_: the next read of the store
   http::request<http::string_body> req_;
   beast::flat_buffer in_;
   EventFilter filter_;
@@ -317,10 +247,6 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
   std::map<std::string, std::string> workflows_;  // execution id -> workflow
   bool writing_ = false;
   bool stopped_ = false;
-  // One execution with several instances: followed by seq, from the store as well.
-  bool follow_store_ = false;
-  int64_t sent_seq_ = 0;   // the highest seq in the outbox (or the client's)
-  bool poll_now_ = false;  // the store may have events not sent yet
 };
 
 }  // namespace

@@ -15,10 +15,11 @@
 // {"type":"gap","missed":N} when N events were dropped and could not be read back from
 // the store (fetch them from /api/v1/executions/{id}/events). A client that falls behind
 // the live queue (1,024 events) is fed from the store from where it is, as in a replay.
-// With several instances on one database (--instance), the feed of one execution also
-// reads the store every 250 ms and goes by seq: it shows the execution wherever it runs
-// (another instance, or one that took it over), in order, without gaps or duplicates;
-// events written by another instance carry no "progress".
+// With several instances on one database (--instance), the hub hears the database's
+// shared feed (server/feed_tail.h), and positions are the database's: every instance
+// sends the same events of every execution with the same positions, so a client may
+// resume on any instance; events of executions another instance runs carry no
+// "progress".
 #pragma once
 
 #include "server/auth.h"

@@ -1,5 +1,7 @@
 #include "store/postgres/pg_migrations.h"
 
+#include "store/postgres/pg_schema_instances.h"
+
 #include <chrono>
 #include <string>
 #include <vector>
@@ -374,64 +376,8 @@ BEGIN
 END $$;
 )sql";
 
-// Migration 3: work offered between instances (OfferBoard in <baton/store.h>). A row is a
-// dispatch of `owner`'s execution that no worker connected to its owner could take: open
-// until an instance whose workers can takes it (`taker`, with `take` counting the
-// takings: a taker's reports name theirs, so a taker that lost the row is refused), held
-// by the taker until `lease_until` unless renewed (then open again), and `done` with its
-// result until the owner collects it. A row whose status changes notifies `baton_offers`
-// (per row: a statement that changes nothing must not wake every instance): the hint
-// that wakes the other instances (they poll as well).
-//
-// `control_requests` (ControlRelay): a cancel, pause, resume or signal for an execution
-// that `instance` holds, asked by another instance; taken by that instance, answered
-// with a status `code` ('' for ok) and `message`, and removed by the asker.
-constexpr const char* kSchemaV3 = R"sql(
-CREATE TABLE offered_dispatches (
-  id TEXT COLLATE "C" PRIMARY KEY,
-  ns TEXT COLLATE "C" NOT NULL,
-  owner TEXT COLLATE "C" NOT NULL,
-  priority INTEGER NOT NULL,
-  offered_at BIGINT NOT NULL,
-  request TEXT NOT NULL,
-  status TEXT NOT NULL,
-  taker TEXT COLLATE "C",
-  take BIGINT NOT NULL DEFAULT 0,
-  lease_until BIGINT,
-  started_seen BOOLEAN NOT NULL DEFAULT false,
-  result TEXT
-);
-CREATE INDEX offered_dispatches_open ON offered_dispatches (priority DESC, offered_at)
-  WHERE status = 'open';
-CREATE INDEX offered_dispatches_owner ON offered_dispatches (owner);
-CREATE INDEX offered_dispatches_taker ON offered_dispatches (taker);
-CREATE FUNCTION baton_offers_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  PERFORM pg_notify('baton_offers', '');
-  RETURN NULL;
-END $$;
-CREATE TRIGGER offered_dispatches_notify AFTER INSERT OR UPDATE OF status ON offered_dispatches
-  FOR EACH ROW EXECUTE FUNCTION baton_offers_changed();
-CREATE TABLE control_requests (
-  id BIGSERIAL PRIMARY KEY,
-  instance TEXT COLLATE "C" NOT NULL,
-  execution_id TEXT COLLATE "C" NOT NULL,
-  op TEXT NOT NULL,
-  args TEXT NOT NULL,
-  asked_at BIGINT NOT NULL,
-  taken BOOLEAN NOT NULL DEFAULT false,
-  answered BOOLEAN NOT NULL DEFAULT false,
-  code TEXT,
-  message TEXT,
-  result TEXT
-);
-CREATE INDEX control_requests_asked ON control_requests (instance) WHERE NOT taken;
-CREATE TRIGGER control_requests_notify AFTER INSERT OR UPDATE OF answered ON control_requests
-  FOR EACH ROW EXECUTE FUNCTION baton_offers_changed();
-)sql";
-
 const std::vector<const char*>& Migrations() {
-  static const std::vector<const char*> kAll = {kSchemaV1, kSchemaV2, kSchemaV3};
+  static const std::vector<const char*> kAll = {kSchemaV1, kSchemaV2, kSchemaOffers, kSchemaFeed};
   return kAll;
 }
 

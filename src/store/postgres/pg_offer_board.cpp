@@ -62,9 +62,33 @@ const std::string kStarted =
     "WHERE owner = $1 AND id = ANY($2::text[]) AND status = 'running' AND NOT started_seen "
     "RETURNING id, take, result";
 
+// A done offer's result is collected once (started_seen); a takeover's Publish() clears
+// it, so that a new owner collects it again.
 const std::string kCollectDone =
-    "DELETE FROM offered_dispatches WHERE owner = $1 AND id = ANY($2::text[]) AND status = 'done' "
+    "UPDATE offered_dispatches SET started_seen = true "
+    "WHERE owner = $1 AND id = ANY($2::text[]) AND status = 'done' AND NOT started_seen "
     "RETURNING id, take, result";
+
+// An offer nobody needs any more: its execution finished or is gone, or its attempt
+// ended (the owner committed the result). `o` is the offer's row.
+const std::string kUnneeded =
+    "(NOT EXISTS (SELECT 1 FROM executions e WHERE e.id = (o.request::json ->> 'execution_id') "
+    "AND e.status IN ('pending', 'running', 'paused', 'queued')) "
+    "OR EXISTS (SELECT 1 FROM attempts a WHERE a.execution_id = (o.request::json ->> "
+    "'execution_id') AND a.step_id = (o.request::json ->> 'step_id') "
+    "AND a.attempt = (o.request::json ->> 'attempt')::bigint "
+    "AND a.status NOT IN ('pending', 'ready', 'dispatched', 'running', 'waiting_retry')))";
+
+// The owner's results collected before, once the store shows them committed.
+const std::string kRemoveCollected =
+    "DELETE FROM offered_dispatches o WHERE owner = $1 AND status = 'done' AND started_seen AND " +
+    kUnneeded;
+
+const std::string kSweepOffers =
+    "DELETE FROM offered_dispatches o WHERE offered_at < baton_now_ms() - $1 AND " + kUnneeded;
+
+const std::string kSweepRequests =
+    "DELETE FROM control_requests WHERE asked_at < baton_now_ms() - $1";
 
 Json ParsedOrNull(const std::optional<std::string>& text) {
   if (!text) return Json();
@@ -207,6 +231,8 @@ Result<std::vector<std::pair<std::string, int64_t>>> PgOfferBoard::Renew() {
 
 Result<std::vector<OfferedDispatch>> PgOfferBoard::Collect(const std::vector<std::string>& ids) {
   std::vector<OfferedDispatch> out;
+  auto removed = Exec(kRemoveCollected, {instance_}, "removing results of offers committed");
+  if (!removed.ok()) return removed.status();
   if (ids.empty()) return out;
   const std::string listed = TextArray(ids);
   auto started = Exec(kStarted, {instance_, listed}, "reading offers that started");
@@ -232,6 +258,15 @@ Result<std::vector<OfferedDispatch>> PgOfferBoard::Collect(const std::vector<std
     out.push_back(std::move(d));
   }
   return out;
+}
+
+Result<size_t> PgOfferBoard::Sweep(Duration older_than) {
+  const std::string age = std::to_string(older_than.count());
+  auto offers = Exec(kSweepOffers, {age}, "removing offers nobody needs");
+  if (!offers.ok()) return offers.status();
+  auto requests = Exec(kSweepRequests, {age}, "removing old control requests");
+  if (!requests.ok()) return requests.status();
+  return offers->affected() + requests->affected();
 }
 
 Result<bool> PgOfferBoard::Wait(Duration timeout) {

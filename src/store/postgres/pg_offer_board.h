@@ -37,6 +37,7 @@ class PgOfferBoard final : public OfferBoard, public ControlRelay {
   Status Drop(const std::string& id, int64_t take) override;
   Result<std::vector<std::pair<std::string, int64_t>>> Renew() override;
   Result<std::vector<OfferedDispatch>> Collect(const std::vector<std::string>& ids) override;
+  Result<size_t> Sweep(Duration older_than) override;
   Result<bool> Wait(Duration timeout) override;
   void Wake() override;
 

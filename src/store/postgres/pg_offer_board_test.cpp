@@ -22,6 +22,45 @@ class PgOfferBoardTest : public PgTest {
   static OfferBoard::Offer Offer(const std::string& id, int priority = 1) {
     return {id, "default", priority, Json{{"assignment_id", id}, {"spec", {{"command", "c"}}}}};
   }
+  // The offer of attempt `attempt` of step `step` of execution `execution`.
+  static OfferBoard::Offer StepOffer(const std::string& id, const std::string& execution,
+                                     const std::string& step, int attempt) {
+    return {id, "default", 1,
+            Json{{"assignment_id", id},
+                 {"execution_id", execution},
+                 {"step_id", step},
+                 {"attempt", attempt}}};
+  }
+  // A running execution whose step `step` is at attempt `attempt` (the ones before ended).
+  static WriteBatch Running(const std::string& execution, const std::string& step, int attempt) {
+    WriteBatch b;
+    ExecutionRecord e;
+    e.id = execution;
+    e.workflow = "w";
+    e.status = ExecutionStatus::kRunning;
+    b.executions.push_back(e);
+    for (int n = 1; n <= attempt; ++n) {
+      AttemptRecord at;
+      at.execution_id = execution;
+      at.step_id = step;
+      at.attempt = n;
+      at.status = n < attempt ? StepStatus::kFailed : StepStatus::kRunning;
+      b.attempts.push_back(at);
+    }
+    return b;
+  }
+  static bool Exec(const std::string& url, const std::string& sql) {
+    auto c = Connection::Open(url);
+    if (!c.ok()) return false;
+    return c->Script(sql, "test statement").ok();
+  }
+  static int64_t Rows(const std::string& url, const std::string& table) {
+    auto c = Connection::Open(url);
+    if (!c.ok()) return -1;
+    auto r = c->Exec("SELECT COUNT(*) FROM " + table, {}, "counting");
+    if (!r.ok() || r->size() != 1) return -1;
+    return std::stoll(r->at(0, 0).value_or("-1"));
+  }
   static std::vector<std::string> Ids(const std::vector<OfferedDispatch>& v) {
     std::vector<std::string> out;
     for (const auto& d : v) out.push_back(d.id);
@@ -63,9 +102,70 @@ TEST_F(PgOfferBoardTest, AnOfferIsTakenOnceItsReportsGoToTheOwnerAndTheResultIsC
   ASSERT_EQ(news->size(), 1u);
   EXPECT_EQ((*news)[0].status, "done");
   EXPECT_EQ((*news)[0].result["output"], 7);
-  EXPECT_TRUE(owner->Collect({"d1"})->empty());  // collected once: gone
+  EXPECT_TRUE(owner->Collect({"d1"})->empty());  // collected once
   // Only the owner collects its offers.
   EXPECT_TRUE(taker->Collect({"d2"})->empty());
+}
+
+// The owner dies after collecting a result and before committing it: the instance that
+// takes the execution over offers the step again and collects the same result instead
+// of running the step again. Once the store shows the attempt ended, the row goes.
+TEST_F(PgOfferBoardTest, AResultCollectedButNotCommittedGoesToTheNextOwner) {
+  const std::string url = NewDatabase();
+  auto a = OpenInstance(url, "a"), b = OpenInstance(url, "b"), t = OpenInstance(url, "t");
+  ASSERT_TRUE(a && b && t);
+  ASSERT_TRUE(a->leases()->Renew().ok());
+  ASSERT_TRUE(a->Commit(Running("x", "s", 1)).ok());
+  ASSERT_TRUE(a->offers()->Publish({StepOffer("d", "x", "s", 1)}).ok());
+  auto took = t->offers()->Take({"d"});
+  ASSERT_EQ(took->size(), 1u);
+  ASSERT_TRUE(*t->offers()->Report("d", (*took)[0].take, "done", Json{{"output", 5}}));
+  ASSERT_EQ(a->offers()->Collect({"d"})->size(), 1u);
+  // `a` dies here. `b` takes x over and offers the step again under the same id.
+  ASSERT_TRUE(b->offers()->Publish({StepOffer("d", "x", "s", 1)}).ok());
+  EXPECT_TRUE(t->offers()->Open(10)->empty());  // not open for anyone to run again
+  auto news = b->offers()->Collect({"d"});
+  ASSERT_TRUE(news.ok()) << news.status().ToString();
+  ASSERT_EQ(news->size(), 1u);
+  EXPECT_EQ((*news)[0].status, "done");
+  EXPECT_EQ((*news)[0].result["output"], 5);
+  EXPECT_TRUE(b->offers()->Collect({"d"})->empty());  // once
+  EXPECT_EQ(Rows(url, "offered_dispatches"), 1);      // until the attempt is committed
+  ASSERT_TRUE(Exec(url, "UPDATE attempts SET status = 'completed'"));
+  ASSERT_TRUE(b->offers()->Collect({})->empty());
+  EXPECT_EQ(Rows(url, "offered_dispatches"), 0);
+}
+
+// What an instance that died left behind is removed by the sweep: offers of finished
+// executions and of ended attempts, and old control requests. Offers still needed stay.
+TEST_F(PgOfferBoardTest, TheSweepRemovesWhatNoInstanceNeeds) {
+  const std::string url = NewDatabase();
+  auto a = OpenInstance(url, "a"), b = OpenInstance(url, "b");
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(a->leases()->Renew().ok());
+  ASSERT_TRUE(a->Commit(Running("x", "s", 1)).ok());
+  ASSERT_TRUE(a->Commit(Running("y", "s", 2)).ok());
+  ASSERT_TRUE(a->Commit(Running("z", "s", 1)).ok());
+  ASSERT_TRUE(a->offers()
+                  ->Publish({StepOffer("x-needed", "x", "s", 1), StepOffer("y-old", "y", "s", 1),
+                             StepOffer("z-done", "z", "s", 1), StepOffer("gone", "nosuch", "s", 1)})
+                  .ok());
+  ASSERT_TRUE(Exec(url, "UPDATE executions SET status = 'completed' WHERE id = 'z'"));
+  ControlRequest cancel;
+  cancel.execution_id = "x";
+  cancel.op = "cancel";
+  ASSERT_TRUE(a->relay()->Ask("dead", cancel).ok());
+  // Nothing is old enough yet.
+  auto none = b->offers()->Sweep(Duration(60'000));
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_EQ(*none, 0u);
+  ASSERT_TRUE(Exec(url, "UPDATE offered_dispatches SET offered_at = offered_at - 120000"));
+  ASSERT_TRUE(Exec(url, "UPDATE control_requests SET asked_at = asked_at - 120000"));
+  auto swept = b->offers()->Sweep(Duration(60'000));
+  ASSERT_TRUE(swept.ok()) << swept.status().ToString();
+  EXPECT_EQ(*swept, 4u);  // y-old (its attempt 1 ended), z-done, gone, the request
+  EXPECT_EQ(Ids(*b->offers()->Open(10)), (std::vector<std::string>{"x-needed"}));
+  EXPECT_EQ(Rows(url, "control_requests"), 0);
 }
 
 TEST_F(PgOfferBoardTest, OfRacingTakersEachOfferGoesToExactlyOne) {

@@ -40,8 +40,14 @@ Result<Rows> PgStore::Read(const std::string& sql,
 
 template <class R>
 Result<std::vector<R>> PgStore::Query(const std::string& tail, const Params& p) {
+  static const std::string select = rows::SelectFrom(rows::TableOf<R>());
+  return QueryWith<R>(select, tail, p);
+}
+
+template <class R>
+Result<std::vector<R>> PgStore::QueryWith(const std::string& select, const std::string& tail,
+                                          const Params& p, Rows* kept) {
   const rows::Table<R>& table = rows::TableOf<R>();
-  static const std::string select = rows::SelectFrom(table);
   auto answer = Read(select + tail, p.values(), std::string("reading ") + table.name);
   if (!answer.ok()) return answer.status();
   std::vector<R> out(answer->size());
@@ -51,6 +57,7 @@ Result<std::vector<R>> PgStore::Query(const std::string& tail, const Params& p) 
                                       std::to_string(i + 1) + " holds a value out of range");
     }
   }
+  if (kept != nullptr) *kept = std::move(answer).value();
   return out;
 }
 
@@ -121,21 +128,23 @@ Result<std::vector<AttemptRecord>> PgStore::GetAttempts(const std::string& execu
 Result<std::vector<EventRecord>> PgStore::GetEvents(const std::string& execution_id,
                                                     int64_t after_seq, size_t limit) {
   Params p;
-  return Query<EventRecord>(" WHERE execution_id = " + p.Add(execution_id) + " AND seq > " +
-                                p.Add(after_seq) + " ORDER BY seq" + Limit(limit),
-                            p);
+  return QueryEvents(" WHERE execution_id = " + p.Add(execution_id) + " AND seq > " +
+                         p.Add(after_seq) + " ORDER BY seq" + Limit(limit),
+                     p);
 }
 
 Result<std::vector<EventRecord>> PgStore::ListEvents(const EventQuery& q) {
   // Events carry no namespace: their execution's row decides. Events without a position
   // (0) are never listed.
   Params p;
-  std::string sql = " WHERE position > " + p.Add(std::max<int64_t>(q.after, 0));
+  std::string sql = instance_.empty() ? " WHERE position > " + p.Add(std::max<int64_t>(q.after, 0))
+                                      : " WHERE " + FeedAfterSql(std::max<int64_t>(q.after, 0), p);
   if (!q.execution_id.empty()) sql += " AND execution_id = " + p.Add(q.execution_id);
   sql += " AND EXISTS (SELECT 1 FROM executions x WHERE x.id = events.execution_id AND x.ns = " +
          p.Add(q.ns);
   if (!q.workflow.empty()) sql += " AND x.workflow = " + p.Add(q.workflow);
-  return Query<EventRecord>(sql + ") ORDER BY position" + Limit(q.limit), p);
+  sql += instance_.empty() ? ") ORDER BY position" : ") ORDER BY feed_xid, feed_ord";
+  return QueryEvents(sql + Limit(q.limit), p);
 }
 
 Result<int64_t> PgStore::LastEventPosition() {
@@ -344,5 +353,10 @@ Result<std::vector<ReassignmentRecord>> PgStore::ListReassignments(const Reassig
   }
   return Query<ReassignmentRecord>(sql + " ORDER BY at DESC, id DESC" + Limit(f.limit), p);
 }
+
+// pg_feed.cpp reads events through it.
+template Result<std::vector<EventRecord>> PgStore::QueryWith<EventRecord>(const std::string&,
+                                                                          const std::string&,
+                                                                          const Params&, Rows*);
 
 }  // namespace baton::pg

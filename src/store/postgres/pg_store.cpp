@@ -6,6 +6,7 @@
 #include "common/crash_point.h"
 #include "store/postgres/pg_arrays.h"
 #include "store/postgres/pg_migrations.h"
+#include "store/postgres/pg_schema_instances.h"
 #include "store/postgres/pg_text.h"
 
 #include <algorithm>
@@ -30,6 +31,14 @@ struct WriteSql {
   std::string bulk, bulk_name;
 };
 
+// The column a table's bulk INSERT fills with each row's ordinal (1, 2, ...), if any:
+// events number themselves within their commit for the shared feed
+// (pg_schema_instances.h).
+template <class R>
+constexpr const char* kOrdinalColumn = nullptr;
+template <>
+constexpr const char* kOrdinalColumn<EventRecord> = "feed_ord";
+
 template <class R>
 std::string BulkSql(const rows::Table<R>& t) {
   std::string cols, arrays;
@@ -38,8 +47,9 @@ std::string BulkSql(const rows::Table<R>& t) {
     arrays += (i == 0 ? "$" : ", $") + std::to_string(i + 1) +
               (t.columns[i].integer ? "::bigint[]" : "::text[]");
   }
-  std::string sql =
-      "INSERT INTO " + std::string(t.name) + " (" + cols + ") SELECT * FROM unnest(" + arrays + ")";
+  if (kOrdinalColumn<R> != nullptr) cols += std::string(", ") + kOrdinalColumn<R>;
+  std::string sql = "INSERT INTO " + std::string(t.name) + " (" + cols + ") SELECT * FROM unnest(" +
+                    arrays + ")" + (kOrdinalColumn<R> != nullptr ? " WITH ORDINALITY" : "");
   const std::string upsert = rows::UpsertSql(t, '$');
   if (const size_t on = upsert.find(" ON CONFLICT"); on != std::string::npos) {
     sql += upsert.substr(on);
@@ -244,6 +254,11 @@ Status PgStore::SendBulk(std::span<const WriteBatch* const> batches,
     }
   }
   if (chosen.empty()) return Status::Ok();
+  if (kOrdinalColumn<R> != nullptr && chosen.size() > static_cast<size_t>(kFeedOrdinalMask)) {
+    return Status(errc::kStore, "one commit of " + std::to_string(chosen.size()) + " rows of " +
+                                    table.name + ": at most " + std::to_string(kFeedOrdinalMask) +
+                                    " fit the shared feed's numbering");
+  }
   const size_t n = table.columns.size();
   arrays_.resize(n);
   for (ArrayLiteral& a : arrays_) a.Clear();

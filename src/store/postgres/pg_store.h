@@ -65,13 +65,17 @@ class RowOfRows final : public rows::RowIn {
   size_t row_;
 };
 
+// The shared feed's condition "after position `after`, and listable now" on the events
+// table (pg_feed.cpp): its parameters go to `p`.
+std::string FeedAfterSql(int64_t after, Params& p);
+
 // The locks the writing connection holds for the store's life (released with the
 // connection, or the process): without an instance name, the schema's owner lock (one
 // server); with one, a share of it (instances, never beside a single server) and the
 // lock of the name (no two processes with one name).
 Status TakeOwnerLock(Connection& c, const std::string& url, const std::string& instance);
 
-class PgStore final : public Store, public ExecutionLeases {
+class PgStore final : public Store, public ExecutionLeases, public SharedFeed {
  public:
   // `readers`: at least one connection. `instance`: empty for one server per database;
   // otherwise this instance's name, and executions are leased (ExecutionLeases).
@@ -94,6 +98,12 @@ class PgStore final : public Store, public ExecutionLeases {
   ExecutionLeases* leases() override { return instance_.empty() ? nullptr : this; }
   OfferBoard* offers() override { return board_.get(); }
   ControlRelay* relay() override { return board_.get(); }
+  SharedFeed* feed() override { return instance_.empty() ? nullptr : this; }
+
+  // SharedFeed (pg_feed.cpp). With an instance name, every event read returns its feed
+  // position in EventRecord::position, and ListEvents() lists by it.
+  Result<std::vector<FeedEntry>> FeedAfter(int64_t after, size_t limit) override;
+  Result<int64_t> FeedEnd() override;
 
   // ExecutionLeases (pg_leases.cpp).
   const std::string& instance() const override { return instance_; }
@@ -154,6 +164,12 @@ class PgStore final : public Store, public ExecutionLeases {
   // value the record cannot hold fails naming the table.
   template <class R>
   Result<std::vector<R>> Query(const std::string& tail, const Params& p);
+  // The same from another SELECT of the description's columns (and maybe more after them).
+  template <class R>
+  Result<std::vector<R>> QueryWith(const std::string& select, const std::string& tail,
+                                   const Params& p, Rows* answer = nullptr);
+  // Events with their feed positions (an instance name), or as written (none).
+  Result<std::vector<EventRecord>> QueryEvents(const std::string& tail, const Params& p);
   // The first row of Query(), or NOT_FOUND naming `what`.
   template <class R>
   Result<R> QueryOne(const std::string& tail, const Params& p, const std::string& what);

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <memory>
 #include <string>
 
@@ -34,7 +36,9 @@ class PgTest : public ::testing::Test {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     std::string name = "t_" + std::string(info->name());
     for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    name = name.substr(0, 60) + "_" + std::to_string(++databases_);
+    // The process id too: a cluster shared by a whole ctest run outlives each binary's
+    // run (ctest --repeat runs a test again on it).
+    name = name.substr(0, 48) + "_" + std::to_string(getpid()) + "_" + std::to_string(++databases_);
     auto admin = Connection::Open(cluster_->Url());
     EXPECT_TRUE(admin.ok()) << admin.status().ToString();
     if (!admin.ok()) return "";

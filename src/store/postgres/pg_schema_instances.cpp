@@ -1,0 +1,82 @@
+// The migrations of several instances on one database; see pg_schema_instances.h.
+#include "store/postgres/pg_schema_instances.h"
+
+namespace baton::pg {
+
+// Migration 3: work offered between instances (OfferBoard in <baton/store.h>). A row is a
+// dispatch of `owner`'s execution that no worker connected to its owner could take: open
+// until an instance whose workers can takes it (`taker`, with `take` counting the
+// takings: a taker's reports name theirs, so a taker that lost the row is refused), held
+// by the taker until `lease_until` unless renewed (then open again), and `done` with its
+// result until the owner collects it. A row whose status changes notifies `baton_offers`
+// (per row: a statement that changes nothing must not wake every instance): the hint
+// that wakes the other instances (they poll as well).
+//
+// `control_requests` (ControlRelay): a cancel, pause, resume or signal for an execution
+// that `instance` holds, asked by another instance; taken by that instance, answered
+// with a status `code` ('' for ok) and `message`, and removed by the asker.
+const char* const kSchemaOffers = R"sql(
+CREATE TABLE offered_dispatches (
+  id TEXT COLLATE "C" PRIMARY KEY,
+  ns TEXT COLLATE "C" NOT NULL,
+  owner TEXT COLLATE "C" NOT NULL,
+  priority INTEGER NOT NULL,
+  offered_at BIGINT NOT NULL,
+  request TEXT NOT NULL,
+  status TEXT NOT NULL,
+  taker TEXT COLLATE "C",
+  take BIGINT NOT NULL DEFAULT 0,
+  lease_until BIGINT,
+  started_seen BOOLEAN NOT NULL DEFAULT false,
+  result TEXT
+);
+CREATE INDEX offered_dispatches_open ON offered_dispatches (priority DESC, offered_at)
+  WHERE status = 'open';
+CREATE INDEX offered_dispatches_owner ON offered_dispatches (owner);
+CREATE INDEX offered_dispatches_taker ON offered_dispatches (taker);
+CREATE FUNCTION baton_offers_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('baton_offers', '');
+  RETURN NULL;
+END $$;
+CREATE TRIGGER offered_dispatches_notify AFTER INSERT OR UPDATE OF status ON offered_dispatches
+  FOR EACH ROW EXECUTE FUNCTION baton_offers_changed();
+CREATE TABLE control_requests (
+  id BIGSERIAL PRIMARY KEY,
+  instance TEXT COLLATE "C" NOT NULL,
+  execution_id TEXT COLLATE "C" NOT NULL,
+  op TEXT NOT NULL,
+  args TEXT NOT NULL,
+  asked_at BIGINT NOT NULL,
+  taken BOOLEAN NOT NULL DEFAULT false,
+  answered BOOLEAN NOT NULL DEFAULT false,
+  code TEXT,
+  message TEXT,
+  result TEXT
+);
+CREATE INDEX control_requests_asked ON control_requests (instance) WHERE NOT taken;
+CREATE TRIGGER control_requests_notify AFTER INSERT OR UPDATE OF answered ON control_requests
+  FOR EACH ROW EXECUTE FUNCTION baton_offers_changed();
+)sql";
+
+// Migration 4: the feed every instance shares. Each event row keeps the id of the
+// transaction that wrote it (`feed_xid`, set by the database) and its ordinal among that
+// transaction's events (`feed_ord`, from the store's one INSERT of events per commit).
+// Readers list only rows whose transaction is older than the oldest one still running
+// (pg_snapshot_xmin of the current snapshot): every transaction before that point has
+// ended, so nothing can appear later below a position already read. Rows written before
+// this migration are numbered in their old order under small made-up transaction ids,
+// below every real one.
+const char* const kSchemaFeed = R"sql(
+ALTER TABLE events ADD COLUMN feed_xid xid8 NOT NULL DEFAULT pg_current_xact_id(),
+                   ADD COLUMN feed_ord BIGINT NOT NULL DEFAULT 0;
+UPDATE events SET feed_xid = ((n.rn - 1) / 4194303 + 3)::text::xid8,
+                  feed_ord = (n.rn - 1) % 4194303 + 1
+  FROM (SELECT execution_id, seq,
+               row_number() OVER (ORDER BY position, execution_id, seq) AS rn
+          FROM events) n
+  WHERE events.execution_id = n.execution_id AND events.seq = n.seq;
+CREATE INDEX events_feed ON events (feed_xid, feed_ord);
+)sql";
+
+}  // namespace baton::pg
