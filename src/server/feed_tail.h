@@ -3,7 +3,7 @@
 // sees every execution's events, numbered the same on every instance, whichever instance
 // runs the execution (or takes it over).
 //
-// One thread reads the feed from where it stopped, every 100 ms and soon (5 ms) after
+// One thread reads the feed from where it stopped, every 100 ms and soon (1 ms) after
 // this instance's engine committed events, and publishes what it read to the hub in
 // feed order. Events of the executions this instance runs carry the progress its engine
 // reported with them (kept for a moment by OnEvent, bounded); the others carry none.
