@@ -276,6 +276,11 @@ class Engine {
   // Circuit breakers (DESIGN.md §3), shared by every execution of a namespace.
   // Takes the stored breakers (LoadBreakers below does): call before Start or Recover.
   void AdoptBreakers(std::vector<BreakerRecord> breakers);
+  // Several instances on one store: the breakers as stored now, which other instances
+  // may have changed. Each stored breaker changed later than this engine's copy
+  // (updated_at) replaces it, so a breaker one instance opened is open here too (the
+  // last instance to change a breaker decides its state and counts). Any time.
+  void MergeBreakers(std::vector<BreakerRecord> stored);
   // The breakers of `ns` (empty = every namespace) as they stand, by namespace, then key.
   std::vector<BreakerRecord> Breakers(const std::string& ns) const;
   // Closes the breaker now, its counts cleared; committed in this turn (WhenDurable tells

@@ -206,6 +206,19 @@ void Engine::Impl::AdoptBreakers(std::vector<BreakerRecord> records) {
   }
 }
 
+void Engine::Impl::MergeBreakers(std::vector<BreakerRecord> stored) {
+  for (BreakerRecord& r : stored) {
+    auto it = breakers_.find({r.ns, r.key});
+    if (it == breakers_.end()) {
+      if (breakers_.size() >= kMaxBreakers) continue;
+      breakers_[{r.ns, r.key}].rec = std::move(r);
+    } else if (r.updated_at > it->second.rec.updated_at) {
+      // A probe this engine has in flight keeps its id: its verdict settles as usual.
+      it->second.rec = std::move(r);
+    }
+  }
+}
+
 std::vector<BreakerRecord> Engine::Impl::ListBreakers(const std::string& ns) const {
   std::vector<BreakerRecord> out;
   auto it = ns.empty() ? breakers_.begin() : breakers_.lower_bound({ns, ""});

@@ -87,6 +87,39 @@ TEST(Breakers, AnOpenBreakerFailsOtherExecutionsFastWithoutRunningThem) {
   EXPECT_EQ(dead[0].code, errc::kCircuitOpen);
 }
 
+// Several instances: what another engine stored replaces this engine's copy only when
+// it changed later.
+TEST(Breakers, MergeTakesAStoredBreakerOnlyWhenItChangedLater) {
+  SimHarness h;
+  h.runner->script["call"] = {{10, "EXIT_NONZERO"}};
+  h.StartOnly(kCall);
+  h.loop->RunUntilIdle(h.clock.Now() + 2000);  // open here, until +10s
+  BreakerRecord mine = Stored(h, "dep");
+  ASSERT_EQ(mine.state, kBreakerOpen);
+  BreakerRecord older = mine;
+  older.state = kBreakerClosed;
+  older.failures = 0;
+  older.updated_at = mine.updated_at - 1;
+  BreakerRecord elsewhere = mine;
+  elsewhere.key = "other-dep";  // one only another instance used
+  h.engine->MergeBreakers({older, elsewhere});
+  auto list = h.engine->Breakers(kDefaultNamespace);
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0].key, "dep");
+  EXPECT_EQ(list[0].state, kBreakerOpen);  // the older copy changed nothing
+  EXPECT_EQ(list[1].key, "other-dep");
+  BreakerRecord closed = older;
+  closed.updated_at = mine.updated_at + 1;  // another instance reset it since
+  h.engine->MergeBreakers({closed});
+  EXPECT_EQ(h.engine->Breakers(kDefaultNamespace)[0].state, kBreakerClosed);
+  // Closed here now: the next attempt runs.
+  h.runner->script["other"] = {{10}};
+  std::string next = h.StartOnly(kOther);
+  h.loop->RunUntilIdle(h.clock.Now() + 100);
+  EXPECT_EQ(h.Execution(next).status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(h.runner->CallsFor("other"), 1);
+}
+
 TEST(Breakers, AFailedProbeOpensItAgain) {
   SimHarness h;
   h.runner->script["call"] = {{10, "EXIT_NONZERO"}};  // always fails

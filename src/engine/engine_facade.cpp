@@ -95,6 +95,9 @@ Result<size_t> Engine::ClearCache(const std::string& ns, const std::string& key,
 void Engine::AdoptBreakers(std::vector<BreakerRecord> breakers) {
   impl_->AdoptBreakers(std::move(breakers));
 }
+void Engine::MergeBreakers(std::vector<BreakerRecord> stored) {
+  impl_->MergeBreakers(std::move(stored));
+}
 std::vector<BreakerRecord> Engine::Breakers(const std::string& ns) const {
   return impl_->ListBreakers(ns);
 }

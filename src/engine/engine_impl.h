@@ -181,6 +181,7 @@ class Engine::Impl {
   Result<std::string> BreakerKey(const engine::ExecState& ex, int step, const Json& spec);
   void SaveBreaker(engine::Breaker& b);  // into this turn's batch
   void AdoptBreakers(std::vector<BreakerRecord> records);
+  void MergeBreakers(std::vector<BreakerRecord> stored);
   std::vector<BreakerRecord> ListBreakers(const std::string& ns) const;
   Result<BreakerRecord> ResetBreaker(const std::string& ns, const std::string& key);
   // Distinct breaker keys an engine keeps (a templated key must not grow without end).

@@ -76,6 +76,12 @@ bool LeaseKeeper::Turn(bool first) {
                  lost->size(), lost->front().c_str());
     Drop(std::move(lost).value());
   }
+  // Breakers other instances opened (or closed) apply here too from now on.
+  if (auto breakers = host_->store()->ListBreakers(""); breakers.ok()) {
+    host_->Post([stored = std::move(breakers).value()](Engine& engine) mutable {
+      engine.MergeBreakers(std::move(stored));
+    });
+  }
   auto led = leases_->Lead("cron");
   leading_.store(led.ok() && *led, std::memory_order_release);
   auto claimed = leases_->Claim(kClaimBatch, first);

@@ -1,8 +1,9 @@
 // Keeps this instance's share of the executions when several servers run on one
 // database (ExecutionLeases in <baton/store.h>): a thread that renews the leases held,
 // drops from the engine what was lost, claims executions whose holder stopped renewing
-// (recovering them from the store), and holds the leader role that one instance at a time
-// performs (the cron scheduler).
+// (recovering them from the store), holds the leader role that one instance at a time
+// performs (the cron scheduler), and brings in the circuit breakers other instances
+// changed (Engine::MergeBreakers), every turn.
 //
 // Threading: its own thread talks to the database; everything that touches the engine is
 // posted to the engine's thread. leading() may be called from any thread.
