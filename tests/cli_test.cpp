@@ -157,6 +157,28 @@ TEST(Cli, ResumeWithNothingToDoSaysSo) {
   fs::remove_all(dir);
 }
 
+// Issue 16: `baton resume ID` of an unknown id said only "baton: execution ID".
+TEST(Cli, ResumeOfAnUnknownExecutionNamesItAndTheDatabase) {
+  std::string dir = MakeTempDir();
+  ProcessResult r = RunProcess({BatonBin(), "resume", "nosuchid", "--db", dir + "/empty.db"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("baton resume: no execution 'nosuchid' in " + dir + "/empty.db"),
+            std::string::npos)
+      << r.err;
+  fs::remove_all(dir);
+}
+
+// Issue 16: `baton foo` said "A subcommand is required".
+TEST(Cli, AnUnknownCommandIsNamedWithTheCommandsThereAre) {
+  ProcessResult r = RunProcess({BatonBin(), "frobnicate", "x"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("baton: unknown command 'frobnicate'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("run, resume, validate, analyze"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("server"), std::string::npos) << r.err;
+  // A known command still parses as before.
+  EXPECT_EQ(RunProcess({BatonBin(), "validate", "--help"}).exit_code, 0);
+}
+
 TEST(Cli, RunJsonHasTheDocumentedShape) {
   std::string dir = MakeTempDir();
   WriteFile(dir + "/wf.yaml", R"(

@@ -3,7 +3,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
 #include <cstdlib>
+#include <string>
 
 namespace baton::cli {
 
@@ -89,6 +91,24 @@ int Main(int argc, char** argv) {
   AddPoolCommands(app, &action);
   AddCacheCommands(app, &action);
 
+  // An unknown command: name it and the commands there are (CLI11 alone would only say
+  // that a subcommand is required).
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string name = argv[1];
+    bool known = false;
+    std::string names;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      known = known || sub->check_name(name);
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::fprintf(stderr,
+                   "baton: unknown command '%s'\nThe commands are: %s.\nRun 'baton --help' "
+                   "for what each does.\n",
+                   name.c_str(), names.c_str());
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -307,6 +307,14 @@ int ResumeCommand(const RunArgs& args) {
   if (args.ephemeral) return Usage("resume needs a database (--db PATH)");
   auto session = OpenStore(args);
   if (!session.ok()) return Usage(session.status().message());
+  if (!args.execution_id.empty()) {
+    auto one = session->store->GetExecution(args.execution_id);
+    if (!one.ok() && one.status().code() == errc::kNotFound) {
+      std::fprintf(stderr, "baton resume: no execution '%s' in %s\n", args.execution_id.c_str(),
+                   session->db_path.c_str());
+      return 2;
+    }
+  }
   if (args.execution_id.empty()) {
     auto unfinished = session->store->ListUnfinishedExecutions();
     if (unfinished.ok() && unfinished->empty()) {
