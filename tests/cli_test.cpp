@@ -179,6 +179,43 @@ TEST(Cli, AnUnknownCommandIsNamedWithTheCommandsThereAre) {
   EXPECT_EQ(RunProcess({BatonBin(), "validate", "--help"}).exit_code, 0);
 }
 
+// Issue 16: a misspelt --input ran silently with the declared input's default.
+TEST(Cli, AnUndeclaredInputIsRefusedNamingTheDeclaredOnes) {
+  std::string dir = MakeTempDir();
+  WriteFile(dir + "/wf.yaml",
+            "name: w\ninputs:\n  model: {type: string, default: a}\n"
+            "steps:\n  - {id: a, type: noop}\n");
+  ProcessResult r =
+      RunProcess({BatonBin(), "run", dir + "/wf.yaml", "--ephemeral", "--input", "modle=x"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("input 'modle' is not declared by workflow 'w' (it declares: model)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(RunProcess({BatonBin(), "run", dir + "/wf.yaml", "--ephemeral", "--input", "model=x"})
+                .exit_code,
+            0);
+  // A workflow that declares no inputs takes any.
+  WriteFile(dir + "/free.yaml", "name: free\nsteps:\n  - {id: a, type: noop}\n");
+  EXPECT_EQ(RunProcess({BatonBin(), "run", dir + "/free.yaml", "--ephemeral", "--input", "any=1"})
+                .exit_code,
+            0);
+  fs::remove_all(dir);
+}
+
+// Issue 16: `validate` accepted heartbeat_timeout on a shell step, which then always failed.
+TEST(Cli, ValidateRefusesAHeartbeatTimeoutOnAShellStep) {
+  std::string dir = MakeTempDir();
+  WriteFile(dir + "/wf.yaml",
+            "name: w\nsteps:\n  - {id: a, type: shell, run: x, heartbeat_timeout: 5s}\n");
+  ProcessResult r = RunProcess({BatonBin(), "validate", dir + "/wf.yaml"});
+  EXPECT_EQ(r.exit_code, 2);
+  const std::string said = r.out + r.err;
+  EXPECT_NE(said.find("wf.yaml:3"), std::string::npos) << said;
+  EXPECT_NE(said.find("heartbeat_timeout"), std::string::npos) << said;
+  EXPECT_NE(said.find("applies to command steps"), std::string::npos) << said;
+  fs::remove_all(dir);
+}
+
 TEST(Cli, RunJsonHasTheDocumentedShape) {
   std::string dir = MakeTempDir();
   WriteFile(dir + "/wf.yaml", R"(

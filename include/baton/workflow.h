@@ -228,9 +228,10 @@ std::string FormatDuration(Duration d);
 Result<int64_t> ParseByteSize(const Json& value);
 
 // Builds the execution input: declared defaults, then `provided` (a JSON object), then
-// `key=value` pairs converted to the declared type (undeclared: JSON if it parses, else
-// string). Missing required inputs and type mismatches are VALIDATION errors naming the
-// input and the type.
+// `key=value` pairs converted to the declared type. A workflow that declares inputs takes
+// only those; one that declares none takes any (a pair's value is then JSON if it parses,
+// else a string). Undeclared names, missing required inputs and type mismatches are
+// VALIDATION errors naming the input (and the type, or the inputs declared).
 Result<Json> ResolveInputs(const WorkflowDef& wf, const Json& provided,
                            const std::vector<std::pair<std::string, std::string>>& pairs);
 

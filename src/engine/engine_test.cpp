@@ -165,7 +165,7 @@ TEST(Engine, HeartbeatTimeoutFailsASilentAttemptAndRetries) {
   std::string id = h.Run(R"(
 name: heartbeat
 steps:
-  - {id: work, type: shell, run: "true", heartbeat_timeout: 5s, retry: {max_attempts: 2, initial_delay: 1s}}
+  - {id: work, type: command, command: work, heartbeat_timeout: 5s, retry: {max_attempts: 2, initial_delay: 1s}}
 )");
   EXPECT_EQ(h.Execution(id).status, ExecutionStatus::kCompleted);
   auto attempts = *h.store->GetAttempts(id);
@@ -184,7 +184,7 @@ TEST(Engine, HeartbeatTimeoutWithoutRetryFailsTheStep) {
   std::string id = h.Run(R"(
 name: heartbeat
 steps:
-  - {id: work, type: shell, run: "true", heartbeat_timeout: 3s}
+  - {id: work, type: command, command: work, heartbeat_timeout: 3s}
 )");
   EXPECT_EQ(h.Execution(id).status, ExecutionStatus::kFailed);
   StepRecord s = h.Step(id, "work");

@@ -83,9 +83,21 @@ Result<Json> ResolveInputs(const WorkflowDef& wf, const Json& provided,
     return Status(errc::kValidation,
                   std::string("inputs must be a JSON object, got ") + TypeName(provided));
   }
+  // A workflow that declares its inputs takes only those (a misspelt name would otherwise
+  // be dropped silently while its default runs); one that declares none takes any.
+  std::string declared;
+  for (const InputDecl& in : wf.inputs) declared += (declared.empty() ? "" : ", ") + in.name;
+  auto undeclared = [&](const std::string& name) {
+    errors.push_back("input '" + name + "' is not declared by workflow '" + wf.name +
+                     "' (it declares: " + declared + ")");
+  };
   if (provided.is_object()) {
     for (const auto& [name, value] : provided.items()) {
       const InputDecl* decl = FindDecl(wf, name);
+      if (!decl && !wf.inputs.empty()) {
+        undeclared(name);
+        continue;
+      }
       if (decl && !MatchesInputType(value, decl->type)) {
         errors.push_back("input '" + name + "' must be " + decl->type + ", got " + TypeName(value));
         continue;
@@ -99,8 +111,12 @@ Result<Json> ResolveInputs(const WorkflowDef& wf, const Json& provided,
       continue;
     }
     const InputDecl* decl = FindDecl(wf, name);
+    if (!decl && !wf.inputs.empty()) {
+      undeclared(name);
+      continue;
+    }
     if (!decl) {
-      // Undeclared: JSON when it parses, else the text itself.
+      // No inputs declared: JSON when it parses, else the text itself.
       Json parsed;
       out[name] = ParseJsonText(text, &parsed, nullptr) ? std::move(parsed) : Json(text);
       continue;

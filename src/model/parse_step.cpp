@@ -286,7 +286,11 @@ void ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSite* 
   }
   step.timeout = defaults.timeout;
   if (keys.has(Bit("timeout"))) step.timeout = GetTimeout(s["timeout"], d, {w, "timeout"});
-  if (defaults.heartbeat_timeout) step.edit_extra().heartbeat_timeout = defaults.heartbeat_timeout;
+  // Only a worker reports progress, which is what resets a heartbeat timeout: the
+  // default applies to command steps, and any other step that names one is refused below.
+  if (defaults.heartbeat_timeout && step.type == StepType::kCommand) {
+    step.edit_extra().heartbeat_timeout = defaults.heartbeat_timeout;
+  }
   if (keys.has(Bit("pool"))) {
     if (auto pool = GetString(s["pool"], d, {w, "pool"})) {
       if (!IsWorkflowName(*pool)) {
@@ -313,6 +317,13 @@ void ParseStep(const Json& s, const StepDefaults& defaults, Diags& d, StepSite* 
   if (keys.has(Bit("heartbeat_timeout"))) {
     step.edit_extra().heartbeat_timeout =
         GetTimeout(s["heartbeat_timeout"], d, {w, "heartbeat_timeout"});
+    if (step.type != StepType::kCommand) {
+      d.Add(w.Key("heartbeat_timeout"),
+            std::string("applies to command steps, whose worker's progress resets it; a ") +
+                ToString(step.type) +
+                " step reports no progress, so it would time out however well it ran (use "
+                "timeout)");
+    }
   }
   step.retry = defaults.retry;
   if (keys.has(Bit("retry"))) ApplyRetry(s["retry"], &step.retry, d, w.Key("retry"));

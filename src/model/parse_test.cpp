@@ -388,9 +388,11 @@ TEST(Parse, DefaultsAreInheritedAndRetryMergesFieldByField) {
       "          retry_on: [TIMEOUT]}\n"
       "steps:\n"
       "  - id: plain\n"
-      "    type: noop\n"
+      "    type: command\n"
+      "    command: c\n"
       "  - id: custom\n"
-      "    type: noop\n"
+      "    type: command\n"
+      "    command: c\n"
       "    timeout: 10s\n"
       "    heartbeat_timeout: 5s\n"
       "    priority: critical\n"
@@ -446,6 +448,31 @@ TEST(Parse, NoDefaults) {
   EXPECT_EQ(wf.max_parallel, 0);
   EXPECT_TRUE(wf.output.is_null());
   EXPECT_TRUE(wf.notify.is_null());
+}
+
+// Issue 16: a shell step with heartbeat_timeout validated, then always failed once it ran
+// longer (no shell step reports progress). Only command steps take one.
+TEST(Parse, HeartbeatTimeoutIsForCommandStepsOnly) {
+  ParseOutcome out = Parse(
+      "name: x\n"
+      "steps:\n"
+      "  - {id: a, type: shell, run: x, heartbeat_timeout: 5s}\n"
+      "  - {id: b, type: http, url: 'http://h/', heartbeat_timeout: 5s}\n");
+  EXPECT_DIAG(out, 3, "a", "heartbeat_timeout",
+              "applies to command steps, whose worker's progress resets it; a shell step "
+              "reports no progress, so it would time out however well it ran (use timeout)");
+  EXPECT_DIAG(out, 4, "b", "heartbeat_timeout",
+              "applies to command steps, whose worker's progress resets it; a http step "
+              "reports no progress, so it would time out however well it ran (use timeout)");
+  // A default one reaches the command steps and leaves the others alone.
+  WorkflowDef wf = MustParse(
+      "name: x\n"
+      "defaults: {heartbeat_timeout: 30s}\n"
+      "steps:\n"
+      "  - {id: a, type: shell, run: x}\n"
+      "  - {id: b, type: command, command: c}\n");
+  EXPECT_FALSE(wf.steps[0].extra().heartbeat_timeout);
+  EXPECT_EQ(wf.steps[1].extra().heartbeat_timeout, Duration{30'000});
 }
 
 TEST(Parse, InputDeclarations) {

@@ -158,7 +158,10 @@ struct SimHarness {
     EXPECT_TRUE(LoadBreakers(store.get(), engine.get()).ok());
     EXPECT_TRUE(LoadPools(store.get(), engine.get()).ok());
     EXPECT_TRUE(LoadCache(store.get(), engine.get()).ok());
+    // Command steps too: a worker's attempt, scripted the same way (heartbeat timeouts
+    // apply to command steps only).
     engine->SetRunner(StepType::kShell, runner.get());
+    engine->SetRunner(StepType::kCommand, runner.get());
     engine->AddObserver(&log);
   }
 
