@@ -46,6 +46,19 @@ std::map<std::string, std::string> WaitReasons(const ApiClient& api, const Json&
 
 // An execution, its steps, and under each step the child workflows it started (their
 // steps and children in turn), indented. `budget` bounds the requests for children.
+// What an event says beyond its type and step: the attempt, the error ("CODE: message"),
+// and why (a cancel's reason).
+std::string EventDetail(const Json& e) {
+  std::string out;
+  if (e.contains("attempt")) out += " attempt=" + Str(e, "attempt");
+  const Json data = e.contains("data") && e["data"].is_object() ? e["data"] : Json::object();
+  if (data.contains("error") && data["error"].is_object()) {
+    out += " " + Str(data["error"], "code") + ": " + Str(data["error"], "message");
+  }
+  if (data.contains("reason")) out += " (" + Str(data, "reason") + ")";
+  return out;
+}
+
 void PrintExecutionTree(const ApiClient& api, const Json& e, const std::string& indent,
                         int* budget) {
   std::printf("%s%s  %s  %s@%s  progress %s%%\n", indent.c_str(), Str(e, "id").c_str(),
@@ -55,8 +68,12 @@ void PrintExecutionTree(const ApiClient& api, const Json& e, const std::string& 
   const Json children = e.contains("children") ? e["children"] : Json::array();
   for (const Json& s : e["steps"]) {
     auto reason = why.find(Str(s, "id"));
-    std::printf("%s  %-24s %-13s attempts %s%s\n", indent.c_str(), Str(s, "id").c_str(),
-                Str(s, "status").c_str(), Str(s, "attempts").c_str(),
+    std::string error;
+    if (s.contains("error") && s["error"].is_object()) {
+      error = "  " + Str(s["error"], "code") + ": " + Str(s["error"], "message");
+    }
+    std::printf("%s  %-24s %-13s attempts %s%s%s\n", indent.c_str(), Str(s, "id").c_str(),
+                Str(s, "status").c_str(), Str(s, "attempts").c_str(), error.c_str(),
                 reason == why.end() ? "" : ("  " + reason->second).c_str());
     for (const Json& c : children) {
       if (Str(c, "parent_step") != Str(s, "id")) continue;
@@ -166,17 +183,24 @@ void AddClientCommands(CLI::App& app, std::function<int()>* action) {
       *action = [a] {
         if (a->watch) return FollowExecution(a->id, a->c.Client().endpoint(), false, true);
         ApiClient api = a->c.Client();
-        return Finish(a->c, api.Call("GET", "/api/v1/executions/" + UrlEncode(a->id)),
-                      [&api](const Json& e) {
-                        int budget = 200;  // child executions fetched at most
-                        PrintExecutionTree(api, e, "", &budget);
-                        if (e.contains("waiting")) {
-                          std::printf("waiting: %s\n", Str(e, "waiting").c_str());
-                        }
-                        if (!e["error"].is_null()) {
-                          std::printf("error: %s\n", e["error"].dump().c_str());
-                        }
-                      });
+        return Finish(
+            a->c, api.Call("GET", "/api/v1/executions/" + UrlEncode(a->id)), [&api](const Json& e) {
+              int budget = 200;  // child executions fetched at most
+              PrintExecutionTree(api, e, "", &budget);
+              if (e.contains("waiting")) {
+                std::printf("waiting: %s\n", Str(e, "waiting").c_str());
+              }
+              if (!e["output"].is_null()) {
+                std::printf(
+                    "output: %s\n",
+                    e["output"].dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
+              }
+              if (!e["error"].is_null()) {
+                std::printf(
+                    "error: %s\n",
+                    e["error"].dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
+              }
+            });
       };
     });
   }
@@ -240,8 +264,9 @@ void AddClientCommands(CLI::App& app, std::function<int()>* action) {
         }
         return Finish(a->c, Json{{"events", all}}, [](const Json& r) {
           for (const Json& e : r["events"]) {
-            std::printf("%5s %s %-18s %s\n", Str(e, "seq").c_str(), Str(e, "time").c_str(),
-                        Str(e, "type").c_str(), e.value("step_id", "").c_str());
+            std::printf("%5s %s %-18s %s%s\n", Str(e, "seq").c_str(), Str(e, "time").c_str(),
+                        Str(e, "type").c_str(), e.value("step_id", "").c_str(),
+                        EventDetail(e).c_str());
           }
         });
       };

@@ -1,0 +1,71 @@
+// What `baton status` and `baton events` print for a person (issue 16: the output and
+// the error messages were missing).
+#include "support/process_util.h"
+#include "support/server_process.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <sstream>
+
+namespace baton {
+namespace {
+
+using testing::MakeTempDir;
+using testing::ProcessResult;
+using testing::ServerProcess;
+using testing::WaitForExecutionStatus;
+
+constexpr const char* kGreet = R"(
+name: greet
+steps:
+  - {id: a, type: noop, with: {greeting: hello}}
+output: {said: "{{ steps.a.output.greeting }}"}
+)";
+constexpr const char* kBroken = R"(
+name: broken
+steps:
+  - {id: load, type: shell, run: "echo no warehouse >&2; exit 3"}
+)";
+
+TEST(ClientCliOutput, StatusShowsTheOutputAndEventsShowErrors) {
+  const std::string dir = MakeTempDir();
+  ServerProcess server(dir);
+  ASSERT_TRUE(server.ok()) << server.log();
+  for (const char* yaml : {kGreet, kBroken}) {
+    auto r = server.Admin().Send("POST", "/api/v1/workflows", yaml, "application/yaml");
+    ASSERT_TRUE(r.ok() && r->status == 201);
+  }
+  auto start = [&](const char* workflow) {
+    auto r = server.Admin().Call("POST", "/api/v1/executions", {{"workflow", workflow}});
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? r->value("id", "") : std::string();
+  };
+  const std::string ok = start("greet");
+  WaitForExecutionStatus(server.Admin(), ok, "completed");
+  ProcessResult status = server.Cli({"status", ok});
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_NE(status.out.find(R"(output: {"said":"hello"})"), std::string::npos) << status.out;
+
+  const std::string bad = start("broken");
+  WaitForExecutionStatus(server.Admin(), bad, "failed");
+  status = server.Cli({"status", bad});
+  EXPECT_NE(status.out.find("load"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("EXIT_NONZERO: "), std::string::npos) << status.out;
+  ProcessResult events = server.Cli({"events", bad});
+  EXPECT_EQ(events.exit_code, 0) << events.err;
+  // The failed step's line names its attempt and its error.
+  bool found = false;
+  std::istringstream lines(events.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("step.failed") != std::string::npos) {
+      found = line.find("load attempt=1 EXIT_NONZERO: ") != std::string::npos;
+      EXPECT_TRUE(found) << line;
+    }
+  }
+  EXPECT_TRUE(found) << events.out;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace baton
