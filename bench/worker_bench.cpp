@@ -376,12 +376,12 @@ Result<LatencyFigures> MeasureLatency(int rate, double seconds, const Setting& s
     return Status(errc::kIo, "not every execution finished:\n" + m.text);
   }
   if (m.Failed() > 0) return Status(errc::kIo, "some executions failed");
-  f.server_p50_us = m.Get("baton_dispatch_latency_quantile_seconds{quantile=\"0.5\"}") * 1e6;
-  f.server_p99_us = m.Get("baton_dispatch_latency_quantile_seconds{quantile=\"0.99\"}") * 1e6;
+  f.server_p50_us = m.Get("baton_dispatch_latency_recent_seconds{quantile=\"0.5\"}") * 1e6;
+  f.server_p99_us = m.Get("baton_dispatch_latency_recent_seconds{quantile=\"0.99\"}") * 1e6;
   f.prepared_p50_us =
-      m.Get("baton_dispatch_prepared_latency_quantile_seconds{quantile=\"0.5\"}") * 1e6;
+      m.Get("baton_dispatch_prepared_latency_seconds{quantile=\"0.5\"}") * 1e6;
   f.prepared_p99_us =
-      m.Get("baton_dispatch_prepared_latency_quantile_seconds{quantile=\"0.99\"}") * 1e6;
+      m.Get("baton_dispatch_prepared_latency_seconds{quantile=\"0.99\"}") * 1e6;
   f.placed_at_prepare =
       m.Get("baton_commands_placed_at_prepare_total") / m.Get("baton_commands_dispatched_total");
   const double count = m.Get("baton_dispatch_latency_seconds_count");
@@ -472,8 +472,8 @@ Result<ThroughputFigures> MeasureThroughput(int tasks, const Setting& setting, b
       tasks / std::chrono::duration<double>(std::min(*submitted, t_done) - submit_start).count();
   server.WaitMetrics(
       [&](const Metrics& x) { return x.Get("baton_dispatch_latency_seconds_count") >= tasks; }, &m);
-  f.server_p50_us = m.Get("baton_dispatch_latency_quantile_seconds{quantile=\"0.5\"}") * 1e6;
-  f.server_p99_us = m.Get("baton_dispatch_latency_quantile_seconds{quantile=\"0.99\"}") * 1e6;
+  f.server_p50_us = m.Get("baton_dispatch_latency_recent_seconds{quantile=\"0.5\"}") * 1e6;
+  f.server_p99_us = m.Get("baton_dispatch_latency_recent_seconds{quantile=\"0.99\"}") * 1e6;
   for (auto& w : workers) w->Stop(/*deregister=*/true);
   return f;
 }

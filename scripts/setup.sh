@@ -19,3 +19,19 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+
+# promtool (Debian's prometheus package) for the test that checks a live server's
+# /metrics: only the one program is unpacked into .cache/tools/. Installing the package
+# would start a Prometheus daemon, which the tests neither want nor stop.
+tools="$(cd "$(dirname "$0")/.." && pwd)/.cache/tools"
+if [ ! -x "$tools/promtool" ]; then
+  echo "setup: fetching promtool (Debian package prometheus) into $tools"
+  work=$(mktemp -d)
+  (cd "$work" && apt-get download -qq prometheus 2>/dev/null \
+     || { sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"; $sudo_cmd apt-get update -qq \
+          && apt-get download -qq prometheus 2>/dev/null; })
+  dpkg-deb -x "$work"/prometheus_*.deb "$work/x"
+  mkdir -p "$tools"
+  cp "$work/x/usr/bin/promtool" "$tools/promtool"
+  rm -rf "$work"
+fi

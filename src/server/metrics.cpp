@@ -308,21 +308,25 @@ std::string ServerMetrics::Render() const {
   o << "baton_dispatch_latency_seconds_bucket{le=\"+Inf\"} " << coordinator_.latency_total << '\n'
     << "baton_dispatch_latency_seconds_sum " << coordinator_.latency_sum_us / 1e6 << '\n'
     << "baton_dispatch_latency_seconds_count " << coordinator_.latency_total << '\n';
-  auto quantiles = [&](const char* name, const char* text, int64_t p50_us, int64_t p99_us) {
-    help(name, "gauge", text);
+  // Summaries: exact quantiles over the last 4096 acks (what bench/ quotes), with the
+  // sum and count of every ack, as Prometheus summaries carry them.
+  auto summary = [&](const char* name, const char* text, int64_t p50_us, int64_t p99_us,
+                     uint64_t sum_us, uint64_t count) {
+    help(name, "summary", text);
     o << name << "{quantile=\"0.5\"} " << p50_us / 1e6 << '\n'
-      << name << "{quantile=\"0.99\"} " << p99_us / 1e6 << '\n';
+      << name << "{quantile=\"0.99\"} " << p99_us / 1e6 << '\n'
+      << name << "_sum " << sum_us / 1e6 << '\n'
+      << name << "_count " << count << '\n';
   };
-  quantiles("baton_dispatch_latency_quantile_seconds",
-            "The dispatch durable (its start) to the accepted ack, over the last 4096.",
-            coordinator_.latency_p50_us, coordinator_.latency_p99_us);
-  quantiles("baton_dispatch_prepared_latency_quantile_seconds",
-            "From the engine preparing a command step's dispatch (before the commit that makes "
-            "it durable) to the accepted ack, over the last 4096.",
-            coordinator_.prepared_latency_p50_us, coordinator_.prepared_latency_p99_us);
-  help("baton_dispatch_prepared_latency_count", "counter",
-       "Accepted acks of dispatches the engine prepared (the quantiles' population).");
-  o << "baton_dispatch_prepared_latency_count " << coordinator_.prepared_latency_total << '\n';
+  summary("baton_dispatch_latency_recent_seconds",
+          "The dispatch durable (its start) to the accepted ack; quantiles over the last 4096.",
+          coordinator_.latency_p50_us, coordinator_.latency_p99_us, coordinator_.latency_sum_us,
+          coordinator_.latency_total);
+  summary("baton_dispatch_prepared_latency_seconds",
+          "From the engine preparing a command step's dispatch (before the commit that makes "
+          "it durable) to the accepted ack; quantiles over the last 4096.",
+          coordinator_.prepared_latency_p50_us, coordinator_.prepared_latency_p99_us,
+          coordinator_.prepared_latency_sum_us, coordinator_.prepared_latency_total);
   help("baton_commands_dispatched_total", "counter", "Commands sent to workers.");
   o << "baton_commands_dispatched_total " << coordinator_.dispatched << '\n';
   help("baton_commands_placed_at_prepare_total", "counter",

@@ -140,6 +140,7 @@ struct CoordinatorStats {
   // Prepare() to the accepted ack, for the dispatches the engine prepared: includes the
   // commit of the engine's batch that makes the dispatch durable. Same window.
   uint64_t prepared_latency_total = 0;
+  uint64_t prepared_latency_sum_us = 0;
   int64_t prepared_latency_p50_us = 0, prepared_latency_p99_us = 0;
 };
 

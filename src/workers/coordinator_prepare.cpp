@@ -93,9 +93,11 @@ void Coordinator::RecordLatency(Dispatch& d) {
   ++stats_.latency_total;
   latency_window_.Add(us);
   if (d.prepared) {
+    const int64_t prepared_us =
+        std::chrono::duration_cast<std::chrono::microseconds>(now - d.prepared_at).count();
     ++stats_.prepared_latency_total;
-    prepared_latency_window_.Add(
-        std::chrono::duration_cast<std::chrono::microseconds>(now - d.prepared_at).count());
+    stats_.prepared_latency_sum_us += static_cast<uint64_t>(prepared_us);
+    prepared_latency_window_.Add(prepared_us);
   }
 }
 
