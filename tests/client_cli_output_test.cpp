@@ -67,5 +67,38 @@ TEST(ClientCliOutput, StatusShowsTheOutputAndEventsShowErrors) {
   std::filesystem::remove_all(dir);
 }
 
+// Issue 16: `baton resume ID` read neither the credentials file nor the server of it, so a
+// user whose other client commands worked got "no execution" from a local database.
+TEST(ClientCliOutput, ResumeFindsTheServerOfTheCredentialsFile) {
+  const std::string dir = MakeTempDir();
+  ServerProcess server(dir);
+  ASSERT_TRUE(server.ok()) << server.log();
+  auto created = server.Admin().Send("POST", "/api/v1/workflows",
+                                     "name: waits\n"
+                                     "steps:\n"
+                                     "  - {id: a, type: shell, run: 'sleep 0.3'}\n"
+                                     "  - {id: b, type: noop, depends_on: [a]}\n",
+                                     "application/yaml");
+  ASSERT_TRUE(created.ok() && created->status == 201);
+  auto started = server.Admin().Call("POST", "/api/v1/executions", {{"workflow", "waits"}});
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  const std::string id = started->value("id", "");
+  ASSERT_TRUE(
+      server.Admin().Call("POST", "/api/v1/executions/" + id + "/pause", Json::object()).ok());
+  WaitForExecutionStatus(server.Admin(), id, "paused");
+  // Only the credentials file knows the server; the default local database is absent.
+  const std::string local_db = dir + "/local/baton.db";
+  ProcessResult r = testing::RunProcess(
+      {testing::BatonBin(), "resume", id}, "",
+      {"BATON_SERVER=", "BATON_TOKEN=", "BATON_CREDENTIALS=" + dir + "/credentials.json",
+       "BATON_DB=" + local_db});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find(id + " running"), std::string::npos) << r.out << r.err;
+  Json done = WaitForExecutionStatus(server.Admin(), id, "completed");
+  EXPECT_EQ(done.value("status", ""), "completed") << done.dump();
+  EXPECT_FALSE(std::filesystem::exists(local_db)) << "asking must not create a database";
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace baton

@@ -1,10 +1,13 @@
 // Argument parsing for `baton`: one subcommand per verb, each with its own --help.
 #include "cli/commands.h"
 
+#include "server/server.h"
+
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 namespace baton::cli {
@@ -65,7 +68,9 @@ int Main(int argc, char** argv) {
   resume_cmd->footer(
       "Locally (--db, the default): completed steps are never run again; a step that was\n"
       "running when the process died is a failed attempt ENGINE_RESTART and runs again.\n"
-      "With --server or $BATON_SERVER (and no --db): resumes a paused execution there.");
+      "With --server or $BATON_SERVER (and no --db): resumes a paused execution there;\n"
+      "so does `baton resume ID` with neither when the local database does not hold ID and\n"
+      "the credentials file (as for the client commands) names a server.");
 
   std::vector<std::string> validate_files;
   bool validate_json = false;
@@ -124,7 +129,16 @@ int Main(int argc, char** argv) {
   if (*run_cmd) return RunCommand(run);
   if (*resume_cmd) {
     const char* env_server = std::getenv("BATON_SERVER");
-    if (resume.db.empty() && (!resume_server.empty() || (env_server && *env_server))) {
+    const bool server_named = !resume_server.empty() || (env_server && *env_server);
+    // Without --db, an id the local database does not hold is resumed on the server of
+    // the credentials file, as every client command finds its server.
+    std::error_code ec;
+    if (resume.db.empty() && !server_named && !resume.execution_id.empty() &&
+        std::filesystem::exists(server::DefaultCredentialsPath(), ec) &&
+        !LocalDatabaseHolds(resume)) {
+      return ResumeOnServer(resume.execution_id, "", "", resume.json);
+    }
+    if (resume.db.empty() && server_named) {
       if (resume.execution_id.empty()) {
         std::fprintf(stderr, "baton resume: give the execution id to resume on the server\n");
         return 2;

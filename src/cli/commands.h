@@ -36,6 +36,9 @@ struct RunArgs {
 
 int RunCommand(const RunArgs& args);
 int ResumeCommand(const RunArgs& args);
+// Whether the database of `args` (--db, else the default) exists and holds
+// args.execution_id; a missing database is not created.
+bool LocalDatabaseHolds(const RunArgs& args);
 int ValidateCommand(const std::vector<std::string>& files, bool json);
 int AnalyzeCommand(const std::string& file, bool json);
 

@@ -303,6 +303,14 @@ int RunCommand(const RunArgs& args) {
   });
 }
 
+bool LocalDatabaseHolds(const RunArgs& args) {
+  const std::string path = args.db.empty() ? DefaultDbPath() : args.db;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return false;  // not created by asking
+  auto session = OpenStore(args);
+  return session.ok() && session->store->GetExecution(args.execution_id).ok();
+}
+
 int ResumeCommand(const RunArgs& args) {
   if (args.ephemeral) return Usage("resume needs a database (--db PATH)");
   auto session = OpenStore(args);
