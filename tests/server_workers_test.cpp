@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <sstream>
 #include <thread>
 
 namespace baton {
@@ -286,6 +287,19 @@ TEST_F(ServerWorkers, WorkersNeedTheWorkerScopeAndStepsWaitWithAReason) {
   EXPECT_NE(status.out.find("waiting: step 'download': no ONLINE worker handles model.download"),
             std::string::npos)
       << status.out << status.err;
+  // Issue 16: the step itself showed `dispatched`; it is queued, and says for what.
+  bool step_line = false;
+  std::istringstream lines(status.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("  download ") != 0) continue;
+    step_line = true;
+    EXPECT_NE(line.find(" queued "), std::string::npos) << line;
+    EXPECT_NE(line.find("no ONLINE worker handles model.download"), std::string::npos) << line;
+  }
+  EXPECT_TRUE(step_line) << status.out;
+  Json steps = Get("/api/v1/executions/" + id)["steps"];
+  ASSERT_EQ(steps.size(), 1u) << steps.dump();
+  EXPECT_EQ(steps[0]["waiting"], "no ONLINE worker handles model.download") << steps.dump();
   // A worker for another command does not take it; one for this command does.
   PollWorker other = Worker("cpu-1");
   ASSERT_TRUE(other.Register("data.clean").ok());

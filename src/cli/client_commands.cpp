@@ -34,13 +34,18 @@ Result<std::string> ReadFile(const std::string& path) {
 
 // Step id -> what it waits for (GET .../why), for an execution still going; empty
 // when it finished or the server cannot say.
-std::map<std::string, std::string> WaitReasons(const ApiClient& api, const Json& execution) {
-  std::map<std::string, std::string> out;
+struct WaitReason {
+  std::string kind;  // "worker": dispatched, but no worker has taken it
+  std::string reason;
+};
+
+std::map<std::string, WaitReason> WaitReasons(const ApiClient& api, const Json& execution) {
+  std::map<std::string, WaitReason> out;
   const std::string status = Str(execution, "status");
   if (status != "running" && status != "paused" && status != "pending") return out;
   auto why = api.Call("GET", "/api/v1/executions/" + UrlEncode(Str(execution, "id")) + "/why");
   if (!why.ok()) return out;
-  for (const Json& w : (*why)["steps"]) out[Str(w, "step_id")] = Str(w, "reason");
+  for (const Json& w : (*why)["steps"]) out[Str(w, "step_id")] = {Str(w, "kind"), Str(w, "reason")};
   return out;
 }
 
@@ -64,7 +69,7 @@ void PrintExecutionTree(const ApiClient& api, const Json& e, const std::string& 
   std::printf("%s%s  %s  %s@%s  progress %s%%\n", indent.c_str(), Str(e, "id").c_str(),
               Str(e, "status").c_str(), Str(e, "workflow").c_str(), Str(e, "version").c_str(),
               Str(e, "progress").c_str());
-  std::map<std::string, std::string> why = WaitReasons(api, e);
+  std::map<std::string, WaitReason> why = WaitReasons(api, e);
   const Json children = e.contains("children") ? e["children"] : Json::array();
   for (const Json& s : e["steps"]) {
     auto reason = why.find(Str(s, "id"));
@@ -72,9 +77,14 @@ void PrintExecutionTree(const ApiClient& api, const Json& e, const std::string& 
     if (s.contains("error") && s["error"].is_object()) {
       error = "  " + Str(s["error"], "code") + ": " + Str(s["error"], "message");
     }
+    // A dispatched step no worker has taken is queued, whatever its stored status says.
+    std::string status = Str(s, "status");
+    if (status == "dispatched" && reason != why.end() && reason->second.kind == "worker") {
+      status = "queued";
+    }
     std::printf("%s  %-24s %-13s attempts %s%s%s\n", indent.c_str(), Str(s, "id").c_str(),
-                Str(s, "status").c_str(), Str(s, "attempts").c_str(), error.c_str(),
-                reason == why.end() ? "" : ("  " + reason->second).c_str());
+                status.c_str(), Str(s, "attempts").c_str(), error.c_str(),
+                reason == why.end() ? "" : ("  " + reason->second.reason).c_str());
     for (const Json& c : children) {
       if (Str(c, "parent_step") != Str(s, "id")) continue;
       auto child = --*budget >= 0

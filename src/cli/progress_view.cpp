@@ -64,7 +64,8 @@ void ProgressView::OnEvent(const EventRecord& e, const ExecutionProgress& p) {
     if (e.data.contains("workflow")) workflow_[e.execution_id] = e.data["workflow"];
   }
   if (e.type == "step.dispatched") {
-    running_[e.step_id] = {"dispatched", e.time, 0, std::max(e.attempt, 1)};
+    // Handed to a runner or a worker, not started yet: to a person, queued.
+    running_[e.step_id] = {"queued", e.time, 0, std::max(e.attempt, 1)};
   } else if (e.type == "step.started") {
     running_[e.step_id].status = "running";
   } else if (e.type == "step.progress") {

@@ -75,5 +75,23 @@ TEST(ProgressView, WithoutALoopEachLineIsWrittenAsItComes) {
   std::fclose(out);
 }
 
+// Issue 16: the live view called a step no worker had taken "dispatched"; it is queued
+// until it starts, then running.
+TEST(ProgressView, TheLiveViewShowsAStepQueuedUntilItStarts) {
+  FILE* out = std::tmpfile();
+  ASSERT_NE(out, nullptr);
+  ProgressView view(out, /*live=*/true, /*quiet=*/false);
+  view.OnEvent(Event("execution.started", ""), ExecutionProgress{});
+  view.OnEvent(Event("step.dispatched", "fetch"), ExecutionProgress{});
+  std::string text = Written(out);
+  EXPECT_NE(text.find("fetch"), std::string::npos) << text;
+  EXPECT_NE(text.find("queued"), std::string::npos) << text;
+  EXPECT_EQ(text.find("dispatched"), std::string::npos) << text;
+  view.OnEvent(Event("step.started", "fetch"), ExecutionProgress{});
+  text = Written(out);
+  EXPECT_NE(text.find("running"), std::string::npos) << text;
+  std::fclose(out);
+}
+
 }  // namespace
 }  // namespace baton::cli

@@ -419,11 +419,15 @@ void AddExecutionRoutes(Router& router, ApiContext& ctx) {
         if (!dispatched || ctx.coordinator == nullptr) {
           return respond(JsonResponse(200, *detail));
         }
-        // A dispatched step may be waiting for a worker: the coordinator says why.
+        // A dispatched step may be waiting for a worker (queued): the coordinator says
+        // why, on the step and (the first one) on the execution.
         ctx.engine->Post([&ctx, respond, id = e->id, detail = std::move(*detail)](Engine&) mutable {
-          if (std::string why = ctx.coordinator->WaitingReason(id); !why.empty()) {
-            detail["waiting"] = why;
+          const auto reasons = ctx.coordinator->WaitingReasons(id);
+          for (Json& step : detail["steps"]) {
+            auto it = reasons.find(step.value("id", ""));
+            if (it != reasons.end()) step["waiting"] = it->second;
           }
+          if (!reasons.empty()) detail["waiting"] = ctx.coordinator->WaitingReason(id);
           respond(JsonResponse(200, detail));
         });
       });
