@@ -100,5 +100,50 @@ TEST(ClientCliOutput, ResumeFindsTheServerOfTheCredentialsFile) {
   std::filesystem::remove_all(dir);
 }
 
+// Issue 16: `baton status --watch` attached mid-run showed "0% layer 0/0 0/0 steps" until
+// a step finished, never showed a step's `name`, and ended without the final status. Run
+// on a terminal (`script` gives it one), as a person runs it.
+TEST(ClientCliOutput, WatchAttachedMidRunShowsTheProgressSoFarAndTheOutcome) {
+  const std::string dir = MakeTempDir();
+  ServerProcess server(dir);
+  ASSERT_TRUE(server.ok()) << server.log();
+  auto created =
+      server.Admin().Send("POST", "/api/v1/workflows",
+                          "name: train\n"
+                          "steps:\n"
+                          "  - {id: prepare, type: noop}\n"
+                          "  - {id: fit, name: Fit the model, type: shell, run: 'sleep 1',\n"
+                          "     depends_on: [prepare]}\n"
+                          "  - {id: publish, type: noop, depends_on: [fit]}\n"
+                          "output: {done: yes}\n",
+                          "application/yaml");
+  ASSERT_TRUE(created.ok() && created->status == 201) << (created.ok() ? created->body : "");
+  auto started = server.Admin().Call("POST", "/api/v1/executions", {{"workflow", "train"}});
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  const std::string id = started->value("id", "");
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    auto e = server.Admin().Call("GET", "/api/v1/executions/" + id);
+    if (!e.ok()) return false;
+    for (const Json& step : (*e)["steps"]) {
+      if (step["id"] == "fit" && step["status"] == "running") return true;
+    }
+    return false;
+  }));
+  const std::string cmd = testing::BatonBin() + " status " + id + " --watch --server " +
+                          server.url() + " --token " + server.admin_token();
+  ProcessResult w = testing::RunProcess({"script", "-qefc", cmd, "/dev/null"}, "", {"TERM=xterm"});
+  EXPECT_EQ(w.exit_code, 0) << w.out << w.err;
+  // Where it stood when attached: one of three steps done, in the second of three layers.
+  EXPECT_NE(w.out.find("layer 2/3  1/3 steps"), std::string::npos) << w.out;
+  EXPECT_EQ(w.out.find("layer 0/0"), std::string::npos) << w.out;
+  EXPECT_NE(w.out.find("Fit the model"), std::string::npos) << w.out;
+  EXPECT_NE(w.out.find(id + " completed"), std::string::npos) << w.out;
+  EXPECT_NE(w.out.find(R"(output: {"done":"yes"})"), std::string::npos) << w.out;
+  // `baton status` names it too, and the detail carries it.
+  ProcessResult status = server.Cli({"status", id});
+  EXPECT_NE(status.out.find("fit (Fit the model)"), std::string::npos) << status.out;
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace baton

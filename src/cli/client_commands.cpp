@@ -82,8 +82,11 @@ void PrintExecutionTree(const ApiClient& api, const Json& e, const std::string& 
     if (status == "dispatched" && reason != why.end() && reason->second.kind == "worker") {
       status = "queued";
     }
-    std::printf("%s  %-24s %-13s attempts %s%s%s\n", indent.c_str(), Str(s, "id").c_str(),
-                status.c_str(), Str(s, "attempts").c_str(), error.c_str(),
+    // The step's `name`, when it has one, after its id.
+    std::string label = Str(s, "id");
+    if (s.contains("name") && s["name"].is_string()) label += " (" + Str(s, "name") + ")";
+    std::printf("%s  %-24s %-13s attempts %s%s%s\n", indent.c_str(), label.c_str(), status.c_str(),
+                Str(s, "attempts").c_str(), error.c_str(),
                 reason == why.end() ? "" : ("  " + reason->second.reason).c_str());
     for (const Json& c : children) {
       if (Str(c, "parent_step") != Str(s, "id")) continue;

@@ -129,7 +129,8 @@ void ProgressView::PrintLine(const EventRecord& e) {
     } else {
       return;
     }
-    std::fprintf(out_, "  %s %-24s %s\n", mark, e.step_id.c_str(), detail.c_str());
+    std::fprintf(out_, "  %s %-24s %s%s\n", mark, e.step_id.c_str(), detail.c_str(),
+                 NameOf(e.step_id).c_str());
     return;
   }
   // Built straight into the held lines: no string per line.
@@ -173,6 +174,12 @@ void ProgressView::FlushLines() {
   held_.clear();
 }
 
+// "  <name>" dimmed, or nothing for a step without one.
+std::string ProgressView::NameOf(const std::string& step_id) const {
+  auto it = names_.find(step_id);
+  return it == names_.end() ? "" : "  \x1b[90m" + it->second + "\x1b[0m";
+}
+
 void ProgressView::Erase() {
   if (drawn_lines_ > 0) std::fprintf(out_, "\x1b[%dA\x1b[J", drawn_lines_);
   drawn_lines_ = 0;
@@ -195,8 +202,9 @@ void ProgressView::Redraw(TimeMs now) {
     std::string extra = r.progress > 0 ? std::to_string(r.progress) + "%" : "";
     if (r.attempt > 1)
       extra += (extra.empty() ? "" : " ") + std::string("attempt ") + std::to_string(r.attempt);
-    std::fprintf(out_, "    \x1b[36m\u25b6\x1b[0m %-22s %-10s %8s  %s\n", id.c_str(),
-                 r.status.c_str(), Elapsed(now - r.started).c_str(), extra.c_str());
+    std::fprintf(out_, "    \x1b[36m\u25b6\x1b[0m %-22s %-10s %8s  %s%s\n", id.c_str(),
+                 r.status.c_str(), Elapsed(now - r.started).c_str(), extra.c_str(),
+                 NameOf(id).c_str());
     ++lines;
   }
   drawn_lines_ = lines;

@@ -31,6 +31,8 @@ class ProgressView final : public ExecutionObserver {
   void Tick(TimeMs now);
   // Erases the live area for good (before the final summary).
   void Finish();
+  // Steps' `name`s by id (those that have one): the live view shows each after its id.
+  void SetStepNames(std::map<std::string, std::string> names) { names_ = std::move(names); }
   // Called when an execution reaches a terminal state.
   std::function<void(const std::string& execution_id, ExecutionStatus status)> on_finished;
 
@@ -51,6 +53,8 @@ class ProgressView final : public ExecutionObserver {
   bool quiet_;
   std::map<std::string, Running> running_;       // by step id, in id order
   std::map<std::string, std::string> workflow_;  // execution id -> workflow name
+  std::map<std::string, std::string> names_;     // step id -> its `name`
+  std::string NameOf(const std::string& step_id) const;
   ExecutionProgress last_;
   TimeMs exec_started_ = 0;
   int drawn_lines_ = 0;

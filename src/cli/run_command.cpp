@@ -90,8 +90,10 @@ Result<PoolRecord> ParsePoolFlag(const std::string& spec) {
 }
 
 // Runs the loop until every execution in `ids` (or started by `start`) is terminal.
+// `step_names`: the live view's names of steps (by id).
 int Drive(const RunArgs& args, Session& session,
-          const std::function<Result<std::vector<std::string>>(Engine&)>& begin) {
+          const std::function<Result<std::vector<std::string>>(Engine&)>& begin,
+          std::map<std::string, std::string> step_names = {}) {
   SignalCatcher::BlockInThisAndFutureThreads();
   RealEventLoop loop;
   std::unique_ptr<Committer> committer = args.ephemeral ? NewSyncCommitter(session.store.get())
@@ -123,6 +125,7 @@ int Drive(const RunArgs& args, Session& session,
   const bool live =
       isatty(STDERR_FILENO) && std::getenv("TERM") && std::string(std::getenv("TERM")) != "dumb";
   ProgressView view(stderr, live, args.quiet, &loop);
+  view.SetStepNames(std::move(step_names));
   engine.AddObserver(&view);
 
   std::set<std::string> waiting;
@@ -293,14 +296,21 @@ int RunCommand(const RunArgs& args) {
 
   auto session = OpenStore(args);
   if (!session.ok()) return Usage(session.status().message());
-  return Drive(args, *session, [&](Engine& engine) -> Result<std::vector<std::string>> {
-    StartRequest req;
-    req.workflow = workflow;
-    req.input = *input;
-    auto id = engine.Start(std::move(req));
-    if (!id.ok()) return id.status();
-    return std::vector<std::string>{*id};
-  });
+  std::map<std::string, std::string> names;
+  for (const StepDef& step : workflow->steps) {
+    if (!step.name.empty()) names.emplace(step.id, step.name);
+  }
+  return Drive(
+      args, *session,
+      [&](Engine& engine) -> Result<std::vector<std::string>> {
+        StartRequest req;
+        req.workflow = workflow;
+        req.input = *input;
+        auto id = engine.Start(std::move(req));
+        if (!id.ok()) return id.status();
+        return std::vector<std::string>{*id};
+      },
+      std::move(names));
 }
 
 bool LocalDatabaseHolds(const RunArgs& args) {

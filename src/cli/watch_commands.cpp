@@ -1,6 +1,7 @@
 // `baton events ID --follow` and `baton status ID --watch`: the server's live feed.
 #include "cli/commands.h"
 #include "cli/progress_view.h"
+#include "client/api_client.h"
 #include "client/event_stream.h"
 #include "server/server.h"
 #include "server/views.h"
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
 
 namespace baton::cli {
 namespace {
@@ -33,7 +35,9 @@ void ToRecords(const Json& m, const std::string& id, EventRecord* e, ExecutionPr
   e->data = m.value("data", Json());
   e->time = ParseTime(m.value("time", "")).ok() ? *ParseTime(m.value("time", "")) : NowMs();
   p->execution_id = id;
-  const Json& pr = m.value("progress", Json::object());
+  // Replayed (stored) events carry no progress: the last known stays.
+  if (!m.contains("progress") || !m["progress"].is_object()) return;
+  const Json& pr = m["progress"];
   p->status =
       ParseExecutionStatus(pr.value("status", "running")).value_or(ExecutionStatus::kRunning);
   p->percent = pr.value("percent", 0);
@@ -41,6 +45,52 @@ void ToRecords(const Json& m, const std::string& id, EventRecord* e, ExecutionPr
   p->layers = pr.value("layers", 0);
   p->steps_done = pr.value("steps_done", 0);
   p->steps_total = pr.value("steps_total", 0);
+}
+
+// The progress an execution's detail (GET /executions/{id}) shows: where a watch that
+// attaches mid-run starts, before any live event says more.
+ExecutionProgress ProgressOfDetail(const Json& detail) {
+  ExecutionProgress p;
+  p.execution_id = detail.value("id", "");
+  p.status =
+      ParseExecutionStatus(detail.value("status", "running")).value_or(ExecutionStatus::kRunning);
+  p.workflow = detail.value("workflow", "");
+  const Json steps = detail.value("steps", Json::array());
+  p.steps_total = static_cast<int>(steps.size());
+  for (const Json& s : steps) {
+    auto status = ParseStepStatus(s.value("status", ""));
+    if (status && IsTerminal(*status)) ++p.steps_done;
+  }
+  if (detail.contains("progress") && detail["progress"].is_number_integer()) {
+    p.percent = detail["progress"].get<int>();
+  }
+  p.layers = static_cast<int>(detail.value("layers", Json::array()).size());
+  const Json layer = detail.value("current_layer", Json());
+  p.layer = layer.is_number_integer() ? layer.get<int>() : p.layers;
+  return p;
+}
+
+// The line `baton run` ends with: the status, the error, the output.
+int PrintOutcome(const client::ApiClient& api, const std::string& id, bool live) {
+  auto e = api.Call("GET", "/api/v1/executions/" + client::UrlEncode(id));
+  if (!e.ok()) {
+    std::fprintf(stderr, "baton: %s: %s\n", e.status().code().c_str(),
+                 e.status().message().c_str());
+    return 1;
+  }
+  const ExecutionStatus status =
+      ParseExecutionStatus(e->value("status", "failed")).value_or(ExecutionStatus::kFailed);
+  const Json err = e->value("error", Json());
+  std::string color = status == ExecutionStatus::kCompleted ? "\x1b[32m" : "\x1b[31m";
+  if (!live) color.clear();
+  std::fprintf(
+      stderr, "%s%s %s%s %s\n", color.c_str(), id.c_str(), ToString(status), live ? "\x1b[0m" : "",
+      err.is_object() ? (err.value("code", "") + ": " + err.value("message", "")).c_str() : "");
+  const Json output = e->value("output", Json());
+  if (status == ExecutionStatus::kCompleted && !output.is_null()) {
+    std::fprintf(stderr, "output: %s\n", output.dump().c_str());
+  }
+  return ExitCodeFor(status);
 }
 
 }  // namespace
@@ -56,6 +106,23 @@ int FollowExecution(const std::string& id, const client::Endpoint& endpoint, boo
   }
   const bool live = watch && isatty(STDERR_FILENO);
   ProgressView view(stderr, live, /*quiet=*/false);
+  const client::ApiClient api(endpoint);
+  ExecutionProgress progress;
+  if (watch) {
+    // Attached at any point: the names and the progress so far come from the detail.
+    auto detail = api.Call("GET", "/api/v1/executions/" + client::UrlEncode(id));
+    if (!detail.ok()) {
+      std::fprintf(stderr, "baton: %s: %s\n", detail.status().code().c_str(),
+                   detail.status().message().c_str());
+      return 1;
+    }
+    std::map<std::string, std::string> names;
+    for (const Json& s : detail->value("steps", Json::array())) {
+      if (s.contains("name") && s["name"].is_string()) names[s.value("id", "")] = s["name"];
+    }
+    view.SetStepNames(std::move(names));
+    progress = ProgressOfDetail(*detail);
+  }
   ExecutionStatus final_status = ExecutionStatus::kRunning;
   bool finished = false;
   while (!finished) {
@@ -76,9 +143,8 @@ int FollowExecution(const std::string& id, const client::Endpoint& endpoint, boo
     }
     if (watch) {
       EventRecord e;
-      ExecutionProgress p;
-      ToRecords(m, id, &e, &p);
-      view.OnEvent(e, p);
+      ToRecords(m, id, &e, &progress);
+      view.OnEvent(e, progress);
     } else if (json) {
       std::printf("%s\n", m.dump().c_str());
       std::fflush(stdout);
@@ -93,7 +159,10 @@ int FollowExecution(const std::string& id, const client::Endpoint& endpoint, boo
           type == "execution.completed" ? ExecutionStatus::kCompleted : ExecutionStatus::kFailed;
     }
   }
-  if (watch) view.Finish();
+  if (watch) {
+    view.Finish();
+    return PrintOutcome(api, id, live);
+  }
   return ExitCodeFor(final_status);
 }
 

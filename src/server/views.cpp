@@ -170,6 +170,15 @@ Result<Json> ExecutionDetailJson(ExecutionStore* store, const ExecutionRecord& e
   j["current_layer"] = nullptr;
   auto def = WorkflowFromSnapshot(e.definition, "execution " + e.id);
   if (def.ok()) {
+    // Each step's `name` from the definition: what a person calls it.
+    std::map<std::string, const std::string*> names;
+    for (const StepDef& s : def->steps) {
+      if (!s.name.empty()) names.emplace(s.id, &s.name);
+    }
+    for (Json& step : j["steps"]) {
+      auto it = names.find(step["id"].get<std::string>());
+      if (it != names.end()) step["name"] = *it->second;
+    }
     DagAnalysis dag = AnalyzeDag(*def);
     for (size_t l = 0; l < dag.layers.size(); ++l) {
       Json ids = Json::array();
