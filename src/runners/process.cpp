@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <string_view>
 
@@ -71,12 +72,42 @@ std::string PathVar(const ProcessSpec& spec) {
   return p ? p : kDefaultPath;
 }
 
+// Linux refuses (E2BIG) any one argument or environment string longer than this
+// (MAX_ARG_STRLEN, 32 pages), whatever the total.
+constexpr size_t kMaxArgumentBytes = 32 * 4096;
+
+// What E2BIG was about: the first argument or variable past the kernel's limit, else the
+// total.
+std::string TooBigReason(const ProcessSpec& spec) {
+  for (size_t i = 0; i < spec.argv.size(); ++i) {
+    if (spec.argv[i].size() >= kMaxArgumentBytes) {
+      return "argument " + std::to_string(i) + " is " + std::to_string(spec.argv[i].size()) +
+             " bytes; Linux passes at most " + std::to_string(kMaxArgumentBytes - 1) +
+             " in one argument: give large data through the step's `stdin` or a file";
+    }
+  }
+  if (spec.env) {
+    for (const std::string& kv : *spec.env) {
+      if (kv.size() >= kMaxArgumentBytes) {
+        return "environment variable " + kv.substr(0, std::min<size_t>(kv.find('='), 64)) + " is " +
+               std::to_string(kv.size()) + " bytes; Linux passes at most " +
+               std::to_string(kMaxArgumentBytes - 1) +
+               " in one variable: give large data through the step's `stdin` or a file";
+      }
+    }
+  }
+  return "the arguments and environment together are larger than Linux passes to a program "
+         "(ARG_MAX): give large data through the step's `stdin` or a file";
+}
+
 Status SpawnError(const ProcessSpec& spec, int err) {
   const std::string& name = spec.argv[0];
   if (int cwd_err = CwdError(spec.cwd)) {
     return Status(errc::kSpawn,
                   "cannot start `" + name + "`: cwd `" + spec.cwd + "`: " + strerror(cwd_err));
   }
+  if (err == E2BIG)
+    return Status(errc::kSpawn, "cannot start `" + name + "`: " + TooBigReason(spec));
   return Status(errc::kSpawn, "cannot start `" + name + "`: " + strerror(err));
 }
 

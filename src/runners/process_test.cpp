@@ -217,6 +217,25 @@ TEST(Spawn, NonExecutableFileIsASpawnError) {
   EXPECT_NE(p.status().message().find("Permission denied"), std::string::npos);
 }
 
+// Issue 16: a 200 KB argument failed with a bare "Argument list too long".
+TEST(Spawn, AnArgumentPastTheKernelsLimitIsNamedWithItsSize) {
+  ProcessSpec spec;
+  spec.argv = {"printf", "%s", std::string(200 * 1024, 'a')};
+  Result<SpawnedProcess> p = Spawn(spec);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), errc::kSpawn);
+  EXPECT_EQ(p.status().message(),
+            "cannot start `printf`: argument 2 is 204800 bytes; Linux passes at most 131071 in "
+            "one argument: give large data through the step's `stdin` or a file");
+  spec.argv = {"true"};
+  spec.env = std::vector<std::string>{"BIG=" + std::string(200 * 1024, 'b')};
+  p = Spawn(spec);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("environment variable BIG is 204804 bytes"),
+            std::string::npos)
+      << p.status().message();
+}
+
 TEST(Spawn, BadCwdIsASpawnErrorNamingTheDirectory) {
   ProcessSpec spec;
   spec.argv = {"true"};
