@@ -90,6 +90,46 @@ steps:
   fs::remove_all(dir);
 }
 
+// Issue 16: the speedup ignored --parallel and did not say what it was made of. Four
+// independent shell steps of 1 s each (a tenth of their timeout) and a wait step of 3 s
+// that takes no slot.
+TEST(Cli, AnalyzeEstimatesWithTheParallelSlotsAndSaysHow) {
+  std::string dir = MakeTempDir();
+  WriteFile(dir + "/wf.yaml", R"(
+name: four
+steps:
+  - {id: a, type: shell, run: 'true', timeout: 10s}
+  - {id: b, type: shell, run: 'true', timeout: 10s}
+  - {id: c, type: shell, run: 'true', timeout: 10s}
+  - {id: d, type: shell, run: 'true', timeout: 10s}
+  - {id: pause, type: wait, duration: 3s}
+)");
+  auto analyze = [&](const char* parallel) {
+    ProcessResult r =
+        RunProcess({BatonBin(), "analyze", dir + "/wf.yaml", "--json", "--parallel", parallel});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.exit_code == 0 ? Json::parse(r.out) : Json::object();
+  };
+  Json one = analyze("1");  // the four shell steps one after another; the wait beside them
+  EXPECT_EQ(one["parallel"], 1);
+  EXPECT_EQ(one["sequential_estimate_ms"], 7000);
+  EXPECT_EQ(one["parallel_estimate_ms"], 4000);
+  EXPECT_NEAR(one["estimated_speedup"].get<double>(), 7.0 / 4.0, 1e-6);
+  Json two = analyze("2");  // two rounds of two, within the wait's 3 s
+  EXPECT_EQ(two["parallel_estimate_ms"], 3000);
+  Json four = analyze("4");
+  EXPECT_EQ(four["parallel_estimate_ms"], 3000);
+  EXPECT_NEAR(four["unbounded_speedup"].get<double>(), 7.0 / 3.0, 1e-6);
+  ProcessResult text = RunProcess({BatonBin(), "analyze", dir + "/wf.yaml", "-p", "1"});
+  EXPECT_NE(text.out.find("with --parallel 1: 4s, an estimated speedup of 1.75x"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("Estimates: a wait step's duration, else a tenth of its timeout"),
+            std::string::npos)
+      << text.out;
+  fs::remove_all(dir);
+}
+
 TEST(Cli, InterruptCancelsCleanlyAndLeavesNoProcess) {
   std::string dir = MakeTempDir();
   // The step starts a background child too: the whole process group must go.

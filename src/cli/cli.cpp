@@ -84,6 +84,16 @@ int Main(int argc, char** argv) {
       "analyze", "Show a workflow's layers, critical path, parallelism and estimated speedup");
   analyze_cmd->add_option("file", analyze_file, "Workflow file")->required();
   analyze_cmd->add_flag("--json", analyze_json, "Print the analysis as JSON");
+  int analyze_parallel = 0;
+  analyze_cmd->add_option("-p,--parallel", analyze_parallel,
+                          "Estimate for this many shell and http steps at once, as `baton run "
+                          "--parallel` (default: number of cores, as for run)");
+  analyze_cmd->footer(
+      "Estimates: a wait step's duration, else a tenth of the step's timeout, else 1s.\n"
+      "The speedup is the sequential estimate (every step one after another) over the\n"
+      "estimate with --parallel slots: shell and http steps take a slot, the others (noop,\n"
+      "wait, command steps on remote workers, child workflows) do not; ready steps with the\n"
+      "longest path ahead start first. Unbounded, it is the critical path's.");
 
   std::function<int()> action;
   AddServerCommand(app, &action);
@@ -149,7 +159,7 @@ int Main(int argc, char** argv) {
   }
   if (action) return action();
   if (*validate_cmd) return ValidateCommand(validate_files, validate_json);
-  if (*analyze_cmd) return AnalyzeCommand(analyze_file, analyze_json);
+  if (*analyze_cmd) return AnalyzeCommand(analyze_file, analyze_json, analyze_parallel);
   return 2;
 }
 

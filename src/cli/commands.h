@@ -40,7 +40,8 @@ int ResumeCommand(const RunArgs& args);
 // args.execution_id; a missing database is not created.
 bool LocalDatabaseHolds(const RunArgs& args);
 int ValidateCommand(const std::vector<std::string>& files, bool json);
-int AnalyzeCommand(const std::string& file, bool json);
+// parallel: the local worker's slots to estimate with (0: hardware threads, as for run).
+int AnalyzeCommand(const std::string& file, bool json, int parallel);
 
 // Default database: $BATON_DB, else $XDG_STATE_HOME/baton/baton.db, else
 // ~/.local/state/baton/baton.db.

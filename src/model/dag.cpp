@@ -1,22 +1,11 @@
 // Static DAG analysis: Kahn layers, critical path, parallelism (seeds 002 and 004).
+#include "model/dag_schedule.h"
+
 #include <baton/workflow.h>
 
 #include <algorithm>
 
 namespace baton {
-namespace {
-
-// A wait step's literal duration, else a tenth of the step timeout, else 1 s.
-Duration Estimate(const StepDef& step) {
-  if (step.type == StepType::kWait && step.spec.contains("duration")) {
-    Result<Duration> d = ParseDuration(step.spec["duration"]);
-    if (d.ok()) return *d;
-  }
-  if (step.timeout && step.timeout->count() > 0) return *step.timeout / 10;
-  return Duration{1000};
-}
-
-}  // namespace
 
 DagAnalysis AnalyzeDag(const WorkflowDef& wf) {
   DagAnalysis out;
@@ -59,7 +48,7 @@ DagAnalysis AnalyzeDag(const WorkflowDef& wf) {
       if (via[u] < 0 || finish[p] > finish[via[u]]) via[u] = p;
     }
     Duration start = via[u] >= 0 ? finish[via[u]] : Duration{0};
-    Duration est = Estimate(wf.steps[u]);
+    Duration est = StepEstimate(wf.steps[u]);
     finish[u] = start + est;
     out.sequential_estimate += est;
     if (sink < 0 || finish[u] > finish[sink]) sink = u;
