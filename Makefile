@@ -9,7 +9,7 @@ export CCACHE_NOHASHDIR := 1
 # Without these ccache refuses every compilation that uses a precompiled header.
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 
-.PHONY: setup build release demo test test-plain test-tsan bench bench-peers fuzz soak format clean
+.PHONY: setup build release demo install test test-plain test-tsan bench bench-peers fuzz soak format clean
 
 setup:
 	@bash scripts/setup.sh
@@ -26,6 +26,13 @@ release: setup
 demo: release
 	./build-release/baton run examples/deploy-model.yaml --ephemeral \
 	  --input model_id=llama-3-8b
+
+# The Release build into $(DESTDIR)$(PREFIX): bin/baton, its man page, bash and zsh
+# completions, systemd units for `baton server` and `baton worker@NAME`, the docs.
+PREFIX ?= /usr/local
+install: release
+	ninja -C build-release baton_extras
+	DESTDIR="$(DESTDIR)" cmake --install build-release --prefix "$(PREFIX)"
 
 # A test still running after 10 minutes has hung (the slowest take about a minute under
 # TSan): ctest fails it instead of waiting out its 25-minute default.

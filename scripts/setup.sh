@@ -7,7 +7,7 @@ pkgs=(build-essential cmake ninja-build ccache pkg-config
       nlohmann-json3-dev libyaml-dev libre2-dev libcli11-dev libsqlite3-dev sqlite3
       libgtest-dev libgmock-dev libbenchmark-dev python3 util-linux
       libboost1.81-dev libssl-dev libjemalloc-dev ca-certificates curl tzdata
-      faketime libpq-dev postgresql)
+      faketime libpq-dev postgresql help2man)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

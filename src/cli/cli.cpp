@@ -105,6 +105,7 @@ int Main(int argc, char** argv) {
   AddBreakerCommands(app, &action);
   AddPoolCommands(app, &action);
   AddCacheCommands(app, &action);
+  AddCompletionCommand(app, &action);  // last: it lists every command above
 
   // An unknown command: name it and the commands there are (CLI11 alone would only say
   // that a subcommand is required).

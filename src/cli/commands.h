@@ -62,6 +62,9 @@ void AddBreakerCommands(CLI::App& app, std::function<int()>* action);
 void AddPoolCommands(CLI::App& app, std::function<int()>* action);
 // `baton cache list|clear` (cache_commands.cpp).
 void AddCacheCommands(CLI::App& app, std::function<int()>* action);
+// `baton completion bash|zsh` (completion_command.cpp): walks `app`, which must outlive
+// the action, when run.
+void AddCompletionCommand(CLI::App& app, std::function<int()>* action);
 int ResumeOnServer(const std::string& id, const std::string& server, const std::string& token,
                    bool json);
 
