@@ -23,7 +23,7 @@ __all__ = ["Client", "BatonError", "TERMINAL_STATUSES", "credentials_path"]
 __version__ = "0.1.0"
 
 # An execution in one of these states changes no more.
-TERMINAL_STATUSES = frozenset({"completed", "failed", "timed_out", "cancelled"})
+TERMINAL_STATUSES = frozenset({"completed", "failed", "timeout", "cancelled"})
 _FINAL_EVENTS = frozenset(
     {"execution.completed", "execution.failed", "execution.timed_out", "execution.cancelled"}
 )
