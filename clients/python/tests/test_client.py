@@ -30,6 +30,13 @@ steps:
 output: {by: "{{ steps.approve.output.by }}"}
 """
 
+SLOW = """
+name: slow
+timeout: 300ms
+steps:
+  - {id: nap, type: wait, duration: 1h}
+"""
+
 BROKEN = """
 name: broken
 steps:
@@ -77,7 +84,7 @@ class ClientTest(unittest.TestCase):
     def setUpClass(cls):
         cls.server = ServerFixture()
         cls.baton = Client(cls.server.url, cls.server.token)
-        for definition in (GREET, APPROVAL, BROKEN):
+        for definition in (GREET, APPROVAL, SLOW, BROKEN):
             cls.baton.create_workflow(definition)
 
     @classmethod
@@ -152,6 +159,11 @@ class ClientTest(unittest.TestCase):
         with self.assertRaises(BatonError) as e:
             Client("http://127.0.0.1:1", "t", timeout=5).get("x")
         self.assertEqual(e.exception.code, "IO_ERROR")
+
+    def test_wait_returns_an_execution_that_timed_out(self):
+        done = self.baton.run("slow", timeout=30)
+        self.assertEqual(done["status"], "timeout")
+        self.assertEqual(done["error"]["code"], "TIMEOUT")
 
     def test_idempotency_key_and_batch(self):
         a = self.baton.submit("greet", input={"who": "dee"}, idempotency_key="order-7")
