@@ -3,6 +3,7 @@
 
 #include "common/json_parse.h"
 #include "server/metrics.h"
+#include "server/openapi/openapi.h"
 
 #include <algorithm>
 #include <cctype>
@@ -13,38 +14,6 @@ namespace system_api {
 namespace {
 
 constexpr TimeMs kEngineStaleMs = 5'000;  // the engine reports every 500 ms
-
-Json OpenApi(const std::vector<RouteInfo>& routes) {
-  Json paths = Json::object();
-  for (const RouteInfo& r : routes) {
-    std::string method = r.method;
-    for (char& c : method) c = static_cast<char>(std::tolower(c));
-    Json op = {{"summary", r.summary},
-               {"responses",
-                {{"200", {{"description", "success"}}},
-                 {"default",
-                  {{"description", "error: {\"error\": {\"code\", \"message\", \"details\"}}"}}}}}};
-    if (r.scope != Scope::kPublic) {
-      op["security"] = Json::array({{{"bearer", Json::array()}}});
-      op["x-baton-scope"] = ToString(r.scope);
-    }
-    Json params = Json::array();
-    for (size_t i = r.pattern.find('{'); i != std::string::npos; i = r.pattern.find('{', i + 1)) {
-      size_t j = r.pattern.find('}', i);
-      params.push_back({{"name", r.pattern.substr(i + 1, j - i - 1)},
-                        {"in", "path"},
-                        {"required", true},
-                        {"schema", {{"type", "string"}}}});
-    }
-    if (!params.empty()) op["parameters"] = params;
-    paths[r.pattern][method] = op;
-  }
-  return {
-      {"openapi", "3.0.3"},
-      {"info", {{"title", "Baton API"}, {"version", "1"}}},
-      {"components", {{"securitySchemes", {{"bearer", {{"type", "http"}, {"scheme", "bearer"}}}}}}},
-      {"paths", paths}};
-}
 
 }  // namespace
 }  // namespace system_api
@@ -94,7 +63,7 @@ void AddSystemRoutes(Router& router, ApiContext& ctx) {
              });
   router.Add("GET", "/api/v1/openapi.json", Scope::kPublic, "This API's OpenAPI description",
              [&router](const Call&, Responder respond) {
-               respond(JsonResponse(200, OpenApi(router.Routes())));
+               respond(JsonResponse(200, OpenApiDocument(router.Routes())));
              });
 }
 

@@ -105,7 +105,10 @@ Json ExecutionSummaryJson(const ExecutionRecord& e) {
           {"workflow", e.workflow},
           {"version", e.version},
           {"status", ToString(e.status)},
-          {"priority", e.priority},
+          // By name, as a submit gives it (stored as its rank, 0 = low .. 3 = critical).
+          {"priority", e.priority >= 0 && e.priority <= 3
+                           ? Json(ToString(static_cast<Priority>(e.priority)))
+                           : Json(e.priority)},
           {"parent_id", e.parent_id.empty() ? Json(nullptr) : Json(e.parent_id)},
           {"parent_step", e.parent_step.empty() ? Json(nullptr) : Json(e.parent_step)},
           {"idempotency_key", e.idempotency_key.empty() ? Json(nullptr) : Json(e.idempotency_key)},

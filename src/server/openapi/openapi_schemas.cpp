@@ -1,0 +1,207 @@
+// The JSON Schemas of the API's records (components/schemas of openapi.json). The core
+// records (executions, steps, events, workflows, tokens, signals, errors) list every
+// field and allow no other: tests/openapi_test.cpp checks real responses against them,
+// so a field a view adds or drops without its schema fails there. The others describe
+// their main fields and allow more.
+#include "server/openapi/openapi.h"
+
+namespace baton::server {
+namespace {
+
+constexpr const char* kSchemas = R"json({
+  "Error": {
+    "type": "object", "additionalProperties": false, "required": ["error"],
+    "properties": {"error": {
+      "type": "object", "additionalProperties": false, "required": ["code", "message"],
+      "properties": {
+        "code": {"type": "string", "description": "Stable: NOT_FOUND, VALIDATION, UNAUTHORIZED, FORBIDDEN, CONFLICT, RATE_LIMITED, ..."},
+        "message": {"type": "string"},
+        "details": {"description": "e.g. the field at fault: {\"field\": \"input.model\"}"}}}}},
+  "Time": {"type": ["string", "null"], "format": "date-time", "description": "UTC, milliseconds; null when not yet"},
+  "StepError": {
+    "type": ["object", "null"], "additionalProperties": false, "required": ["code", "message"],
+    "properties": {"code": {"type": "string"}, "message": {"type": "string"}}},
+  "ExecutionStatus": {"type": "string", "enum": ["pending", "queued", "running", "paused", "completed", "failed", "timeout", "cancelled"]},
+  "StepStatus": {"type": "string", "enum": ["pending", "ready", "dispatched", "running", "completed", "failed", "timeout", "skipped", "cached", "cancelled", "waiting_retry"]},
+  "Priority": {"type": "string", "enum": ["low", "normal", "high", "critical"]},
+  "SubmitRequest": {
+    "type": "object", "additionalProperties": false, "required": ["workflow"],
+    "properties": {
+      "workflow": {"type": "string", "description": "A stored workflow's name"},
+      "version": {"type": "integer", "minimum": 1, "description": "Default: the latest"},
+      "input": {"type": "object", "additionalProperties": true, "description": "The workflow's declared inputs"},
+      "args": {"type": "array", "items": {"type": "string"}, "description": "\"key=value\" inputs, converted to the declared types"},
+      "priority": {"$ref": "#/components/schemas/Priority"},
+      "idempotency_key": {"type": "string", "description": "The same key returns the execution it started before (200)"},
+      "parent_id": {"type": "string"}}},
+  "BatchSubmitRequest": {
+    "type": "object", "additionalProperties": false, "required": ["executions"],
+    "properties": {"executions": {"type": "array", "minItems": 1, "maxItems": 1000,
+                                  "items": {"$ref": "#/components/schemas/SubmitRequest"}}}},
+  "BatchSubmitResult": {
+    "type": "object", "additionalProperties": false, "required": ["executions"],
+    "properties": {"executions": {"type": "array", "items": {
+      "type": "object", "additionalProperties": false,
+      "properties": {"id": {"type": "string"}, "created": {"type": "boolean"},
+                     "error": {"$ref": "#/components/schemas/StepError"}}}}}},
+  "ExecutionSummary": {
+    "type": "object", "additionalProperties": false,
+    "required": ["id", "namespace", "workflow", "version", "status", "priority", "parent_id", "parent_step", "idempotency_key", "error", "created_at", "started_at", "completed_at"],
+    "properties": {
+      "id": {"type": "string"}, "namespace": {"type": "string"}, "workflow": {"type": "string"},
+      "version": {"type": "integer"}, "status": {"$ref": "#/components/schemas/ExecutionStatus"},
+      "priority": {"$ref": "#/components/schemas/Priority"},
+      "parent_id": {"type": ["string", "null"]}, "parent_step": {"type": ["string", "null"]},
+      "idempotency_key": {"type": ["string", "null"]},
+      "error": {"$ref": "#/components/schemas/StepError"},
+      "created_at": {"$ref": "#/components/schemas/Time"},
+      "started_at": {"$ref": "#/components/schemas/Time"},
+      "completed_at": {"$ref": "#/components/schemas/Time"},
+      "created": {"type": "boolean", "description": "On a submit: false when an idempotency key found an earlier execution"}}},
+  "ExecutionPage": {
+    "type": "object", "additionalProperties": false, "required": ["executions", "next_cursor"],
+    "properties": {"executions": {"type": "array", "items": {"$ref": "#/components/schemas/ExecutionSummary"}},
+                   "next_cursor": {"type": ["string", "null"], "description": "?cursor= of the next page"}}},
+  "Attempt": {
+    "type": "object", "additionalProperties": false,
+    "required": ["attempt", "status", "assignment_id", "error", "started_at", "completed_at"],
+    "properties": {"attempt": {"type": "integer"}, "status": {"type": "string"},
+                   "assignment_id": {"type": "string"}, "error": {"$ref": "#/components/schemas/StepError"},
+                   "started_at": {"$ref": "#/components/schemas/Time"},
+                   "completed_at": {"$ref": "#/components/schemas/Time"}}},
+  "Step": {
+    "type": "object", "additionalProperties": false,
+    "required": ["id", "status", "attempts", "progress", "output", "error", "started_at", "completed_at"],
+    "properties": {
+      "id": {"type": "string"}, "name": {"type": "string", "description": "The definition's name, when it has one"},
+      "status": {"$ref": "#/components/schemas/StepStatus"}, "attempts": {"type": "integer"},
+      "progress": {"type": "integer", "minimum": 0, "maximum": 100},
+      "output": {"description": "Any JSON; null until completed"},
+      "error": {"$ref": "#/components/schemas/StepError"},
+      "started_at": {"$ref": "#/components/schemas/Time"},
+      "completed_at": {"$ref": "#/components/schemas/Time"},
+      "exit_code": {"type": "integer"},
+      "attempt_history": {"type": "array", "items": {"$ref": "#/components/schemas/Attempt"}},
+      "waiting": {"type": "string", "description": "Dispatched but queued: why no worker has taken it"}}},
+  "ChildExecution": {
+    "type": "object", "additionalProperties": false,
+    "required": ["id", "workflow", "version", "status", "parent_step", "parent_attempt", "error", "created_at", "completed_at"],
+    "properties": {"id": {"type": "string"}, "workflow": {"type": "string"}, "version": {"type": "integer"},
+                   "status": {"$ref": "#/components/schemas/ExecutionStatus"},
+                   "parent_step": {"type": "string"}, "parent_attempt": {"type": "integer"},
+                   "error": {"$ref": "#/components/schemas/StepError"},
+                   "created_at": {"$ref": "#/components/schemas/Time"},
+                   "completed_at": {"$ref": "#/components/schemas/Time"}}},
+  "Execution": {
+    "type": "object", "additionalProperties": false,
+    "required": ["id", "namespace", "workflow", "version", "status", "priority", "progress", "input", "output", "error", "created_at", "started_at", "completed_at", "duration_ms", "steps", "children", "layers", "current_layer"],
+    "properties": {
+      "id": {"type": "string"}, "namespace": {"type": "string"}, "workflow": {"type": "string"},
+      "version": {"type": "integer"}, "status": {"$ref": "#/components/schemas/ExecutionStatus"},
+      "priority": {"$ref": "#/components/schemas/Priority"},
+      "parent_id": {"type": ["string", "null"]}, "parent_step": {"type": ["string", "null"]},
+      "idempotency_key": {"type": ["string", "null"]},
+      "progress": {"type": "integer", "minimum": 0, "maximum": 100},
+      "input": {"type": "object", "additionalProperties": true}, "output": {"description": "Any JSON; null until completed"},
+      "vars": {"type": "object", "additionalProperties": true, "description": "Variables set by steps' set_vars"},
+      "error": {"$ref": "#/components/schemas/StepError"},
+      "created_at": {"$ref": "#/components/schemas/Time"},
+      "started_at": {"$ref": "#/components/schemas/Time"},
+      "completed_at": {"$ref": "#/components/schemas/Time"},
+      "duration_ms": {"type": ["integer", "null"]},
+      "steps": {"type": "array", "items": {"$ref": "#/components/schemas/Step"}},
+      "children": {"type": "array", "items": {"$ref": "#/components/schemas/ChildExecution"}},
+      "layers": {"type": "array", "items": {
+        "type": "object", "additionalProperties": false, "required": ["index", "steps", "done"],
+        "properties": {"index": {"type": "integer"}, "steps": {"type": "array", "items": {"type": "string"}},
+                       "done": {"type": "boolean"}}}},
+      "current_layer": {"type": ["integer", "null"]},
+      "waiting": {"type": "string", "description": "A step waiting for a worker, and why"}}},
+  "Event": {
+    "type": "object", "additionalProperties": false,
+    "required": ["execution_id", "seq", "position", "type", "time", "data"],
+    "properties": {"execution_id": {"type": "string"}, "seq": {"type": "integer"},
+                   "position": {"type": "integer"}, "type": {"type": "string", "description": "execution.started, step.completed, ..."},
+                   "time": {"type": "string", "format": "date-time"}, "data": {},
+                   "step_id": {"type": "string"}, "attempt": {"type": "integer"}}},
+  "EventPage": {
+    "type": "object", "additionalProperties": false, "required": ["events", "next_after"],
+    "properties": {"events": {"type": "array", "items": {"$ref": "#/components/schemas/Event"}},
+                   "next_after": {"type": ["integer", "null"], "description": "?after= of the next page"}}},
+  "StepWait": {
+    "type": "object", "required": ["step_id", "status", "kind", "reason"],
+    "properties": {"step_id": {"type": "string"}, "status": {"$ref": "#/components/schemas/StepStatus"},
+                   "kind": {"type": "string"}, "reason": {"type": "string"},
+                   "since": {"$ref": "#/components/schemas/Time"}, "until": {"$ref": "#/components/schemas/Time"}}},
+  "Why": {
+    "type": "object", "additionalProperties": false, "required": ["execution_id", "status", "steps"],
+    "properties": {"execution_id": {"type": "string"}, "status": {"$ref": "#/components/schemas/ExecutionStatus"},
+                   "steps": {"type": "array", "items": {"$ref": "#/components/schemas/StepWait"}}}},
+  "Signal": {
+    "type": "object", "additionalProperties": false,
+    "required": ["execution_id", "seq", "name", "payload", "sent_at", "taken_by", "taken_at"],
+    "properties": {"execution_id": {"type": "string"}, "seq": {"type": "integer"}, "name": {"type": "string"},
+                   "payload": {}, "sent_at": {"type": "string", "format": "date-time"},
+                   "taken_by": {"type": ["string", "null"]}, "taken_at": {"$ref": "#/components/schemas/Time"}}},
+  "SignalSent": {
+    "type": "object", "additionalProperties": false, "required": ["signal"],
+    "properties": {"signal": {"$ref": "#/components/schemas/Signal"}}},
+  "SignalList": {
+    "type": "object", "additionalProperties": false, "required": ["signals"],
+    "properties": {"signals": {"type": "array", "items": {"$ref": "#/components/schemas/Signal"}}}},
+  "WorkflowDefinition": {
+    "type": "object", "additionalProperties": true, "required": ["name", "steps"],
+    "description": "A workflow (docs/workflow-format.md); also accepted as YAML",
+    "properties": {"name": {"type": "string"}, "steps": {"type": "array", "items": {"type": "object", "additionalProperties": true}}}},
+  "Workflow": {
+    "type": "object", "additionalProperties": false, "required": ["name", "version", "namespace", "created_at"],
+    "properties": {"name": {"type": "string"}, "version": {"type": "integer"}, "namespace": {"type": "string"},
+                   "created_at": {"$ref": "#/components/schemas/Time"},
+                   "definition": {"type": "object", "additionalProperties": true},
+                   "created": {"type": "boolean", "description": "On a create: false when the definition equals the latest version"}}},
+  "WorkflowList": {
+    "type": "object", "additionalProperties": false, "required": ["workflows"],
+    "properties": {"workflows": {"type": "array", "items": {"$ref": "#/components/schemas/Workflow"}}}},
+  "WorkflowVersions": {
+    "type": "object", "additionalProperties": false, "required": ["versions"],
+    "properties": {"versions": {"type": "array", "items": {"$ref": "#/components/schemas/Workflow"}}}},
+  "TokenRequest": {
+    "type": "object", "additionalProperties": false, "required": ["name", "scopes"],
+    "properties": {"name": {"type": "string"}, "namespace": {"type": "string"},
+                   "scopes": {"type": "array", "items": {"type": "string", "enum": ["read", "write", "admin", "worker"]}}}},
+  "Token": {
+    "type": "object", "additionalProperties": false, "required": ["id", "namespace", "name", "scopes", "created_at", "revoked_at"],
+    "properties": {"id": {"type": "string"}, "namespace": {"type": "string"}, "name": {"type": "string"},
+                   "scopes": {"type": "array", "items": {"type": "string"}},
+                   "created_at": {"type": "string", "format": "date-time"},
+                   "revoked_at": {"$ref": "#/components/schemas/Time"},
+                   "token": {"type": "string", "description": "The secret: only in the answer that creates it"}}},
+  "TokenList": {
+    "type": "object", "additionalProperties": false, "required": ["tokens"],
+    "properties": {"tokens": {"type": "array", "items": {"$ref": "#/components/schemas/Token"}}}},
+  "ControlRequest": {
+    "type": "object", "additionalProperties": false,
+    "properties": {"reason": {"type": "string", "description": "Cancel: why (in the events)"}}},
+  "RetryRequest": {
+    "type": "object", "additionalProperties": false,
+    "properties": {"from": {"type": "string", "description": "A step id: it and everything downstream run again"}}},
+  "Health": {
+    "type": "object", "required": ["status", "store", "engine"],
+    "properties": {"status": {"type": "string", "enum": ["ok", "degraded", "unavailable"]},
+                   "store": {"type": "string"}, "engine": {"type": "string"}}},
+  "HookStarted": {
+    "type": "object", "required": ["id", "status", "hook", "created"],
+    "description": "The execution the call started (an ExecutionSummary) and the hook's name",
+    "properties": {"id": {"type": "string"}, "status": {"$ref": "#/components/schemas/ExecutionStatus"},
+                   "hook": {"type": "string"}, "created": {"type": "boolean"}}},
+  "Object": {"type": "object", "additionalProperties": true, "description": "A JSON object (see the operation's description and the README)"}
+})json";
+
+}  // namespace
+
+const Json& OpenApiSchemas() {
+  static const Json schemas = Json::parse(kSchemas);
+  return schemas;
+}
+
+}  // namespace baton::server

@@ -1,0 +1,131 @@
+// A client generated from Baton's openapi.json (openapi-typescript's types, driven by
+// openapi-fetch) against a real server: create a workflow, submit, wait, read the output,
+// read the events, and see a refusal in the document's error shape. It compiles only if
+// the document describes these operations as this code uses them.
+// Every answer is also checked against its schema in the document (Ajv, JSON Schema
+// 2020-12): the core records allow no field the document does not list and need every
+// one it requires, so a view that drifts from its schema fails here.
+// Usage: node out/client.js SERVER_URL TOKEN OPENAPI_JSON
+import { readFileSync } from "node:fs";
+import Ajv2020Module from "ajv/dist/2020.js";
+import createClient from "openapi-fetch";
+import type { paths, components } from "./out/schema.js";
+
+type Execution = components["schemas"]["Execution"];
+
+const [server, token, documentFile] = process.argv.slice(2);
+const document = JSON.parse(readFileSync(documentFile, "utf8"));
+const Ajv2020 = Ajv2020Module.default ?? Ajv2020Module;
+const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
+ajv.addSchema(document, "openapi");
+// The answer `data` of `operation` matches the schema components/schemas/`schema`.
+function conforms(operation: string, schema: string, data: unknown): void {
+  const validate = ajv.getSchema(`openapi#/components/schemas/${schema}`);
+  if (!validate) fail(`no schema ${schema}`);
+  if (!validate(data)) {
+    fail(`${operation}: the answer does not match ${schema}: ${ajv.errorsText(validate.errors)}\n` +
+         JSON.stringify(data));
+  }
+}
+const baton = createClient<paths>({
+  baseUrl: server,
+  headers: { Authorization: `Bearer ${token}` },
+});
+
+function fail(why: string): never {
+  console.error(`client: ${why}`);
+  process.exit(1);
+}
+
+const created = await baton.POST("/api/v1/workflows", {
+  body: {
+    name: "generated-client",
+    inputs: { who: { type: "string", required: true } },
+    steps: [{ id: "greet", type: "shell", run: ["echo", "hello {{ inputs.who }}"] }],
+    output: { said: "{{ steps.greet.output }}" },
+  },
+});
+if (created.error) fail(`createWorkflow: ${created.error.error.code} ${created.error.error.message}`);
+if (created.data.version < 1) fail(`createWorkflow: version ${created.data.version}`);
+conforms("createWorkflow", "Workflow", created.data);
+
+const submitted = await baton.POST("/api/v1/executions", {
+  body: { workflow: "generated-client", input: { who: "openapi" }, idempotency_key: "gen-1" },
+});
+if (submitted.error) fail(`submitExecution: ${submitted.error.error.code}`);
+const id: string = submitted.data.id;
+conforms("submitExecution", "ExecutionSummary", submitted.data);
+
+let execution: Execution | undefined;
+for (let i = 0; i < 600; i++) {
+  const got = await baton.GET("/api/v1/executions/{id}", { params: { path: { id } } });
+  if (got.error) fail(`getExecution: ${got.error.error.code}`);
+  conforms("getExecution", "Execution", got.data);
+  if (["completed", "failed", "timeout", "cancelled"].includes(got.data.status)) {
+    execution = got.data;
+    break;
+  }
+  await new Promise((resolve) => setTimeout(resolve, 50));
+}
+if (!execution) fail(`execution ${id} did not finish`);
+if (execution.status !== "completed") fail(`execution ${id} ended ${execution.status}`);
+const output = execution.output as { said?: string };
+if (output.said !== "hello openapi") fail(`output ${JSON.stringify(execution.output)}`);
+const step = execution.steps.find((s) => s.id === "greet");
+if (!step || step.status !== "completed" || step.attempts !== 1) fail(`step ${JSON.stringify(step)}`);
+
+const events = await baton.GET("/api/v1/executions/{id}/events", {
+  params: { path: { id }, query: { after: 0, limit: 100 } },
+});
+if (events.error) fail(`listExecutionEvents: ${events.error.error.code}`);
+conforms("listExecutionEvents", "EventPage", events.data);
+const types = events.data.events.map((e) => e.type);
+if (types[0] !== "execution.started" || types[types.length - 1] !== "execution.completed") {
+  fail(`events ${types.join(",")}`);
+}
+
+// The other core records, as the server answers them.
+const listed = await baton.GET("/api/v1/executions", { params: { query: { limit: 10 } } });
+if (listed.error) fail(`listExecutions: ${listed.error.error.code}`);
+conforms("listExecutions", "ExecutionPage", listed.data);
+const why = await baton.GET("/api/v1/executions/{id}/why", { params: { path: { id } } });
+if (why.error) fail(`whyExecution: ${why.error.error.code}`);
+conforms("whyExecution", "Why", why.data);
+const signals = await baton.GET("/api/v1/executions/{id}/signals", { params: { path: { id } } });
+if (signals.error) fail(`listSignals: ${signals.error.error.code}`);
+conforms("listSignals", "SignalList", signals.data);
+const workflow = await baton.GET("/api/v1/workflows/{name}", {
+  params: { path: { name: "generated-client" } },
+});
+if (workflow.error) fail(`getWorkflow: ${workflow.error.error.code}`);
+conforms("getWorkflow", "Workflow", workflow.data);
+const workflows = await baton.GET("/api/v1/workflows");
+if (workflows.error) fail(`listWorkflows: ${workflows.error.error.code}`);
+conforms("listWorkflows", "WorkflowList", workflows.data);
+const versions = await baton.GET("/api/v1/workflows/{name}/versions", {
+  params: { path: { name: "generated-client" } },
+});
+if (versions.error) fail(`listWorkflowVersions: ${versions.error.error.code}`);
+conforms("listWorkflowVersions", "WorkflowVersions", versions.data);
+const reader = await baton.POST("/api/v1/tokens", { body: { name: "reader", scopes: ["read"] } });
+if (reader.error) fail(`createToken: ${reader.error.error.code}`);
+conforms("createToken", "Token", reader.data);
+const tokens = await baton.GET("/api/v1/tokens");
+if (tokens.error) fail(`listTokens: ${tokens.error.error.code}`);
+conforms("listTokens", "TokenList", tokens.data);
+const cancelled = await baton.POST("/api/v1/executions/{id}/cancel", {
+  params: { path: { id } },
+  body: { reason: "done already" },
+});
+if (!cancelled.error) conforms("cancelExecution", "ExecutionSummary", cancelled.data);
+else conforms("cancelExecution", "Error", cancelled.error);
+const health = await baton.GET("/health");
+if (health.error) fail("getHealth");
+conforms("getHealth", "Health", health.data);
+
+const missing = await baton.GET("/api/v1/executions/{id}", { params: { path: { id: "nosuch" } } });
+if (!missing.error || missing.response.status !== 404 || missing.error.error.code !== "NOT_FOUND") {
+  fail(`a missing execution: ${missing.response.status} ${JSON.stringify(missing.error)}`);
+}
+conforms("getExecution", "Error", missing.error);
+console.log(`client: ok (${id} completed with ${JSON.stringify(execution.output)}, ${types.length} events)`);
