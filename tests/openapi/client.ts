@@ -49,6 +49,30 @@ if (created.error) fail(`createWorkflow: ${created.error.error.code} ${created.e
 if (created.data.version < 1) fail(`createWorkflow: version ${created.data.version}`);
 conforms("createWorkflow", "Workflow", created.data);
 
+// A trigger on this workflow's completions: the run below leaves a delivery, and the
+// workflow it starts fails (a dead letter, a breaker) after a cached step.
+const failing = await baton.POST("/api/v1/workflows", {
+  body: {
+    name: "failing",
+    steps: [
+      { id: "cached", type: "shell", run: ["echo", "kept"], cache: { ttl: "1h" } },
+      {
+        id: "load",
+        type: "shell",
+        run: "exit 3",
+        circuit_breaker: { key: "warehouse", failure_threshold: 5 },
+        depends_on: ["cached"],
+      },
+    ],
+  },
+});
+if (failing.error) fail(`createWorkflow failing: ${failing.error.error.message}`);
+const trigger = await baton.POST("/api/v1/triggers", {
+  body: { name: "after-greet", source: "generated-client", on: ["completed"], workflow: "failing" },
+});
+if (trigger.error) fail(`createTrigger: ${trigger.error.error.code} ${trigger.error.error.message}`);
+conforms("createTrigger", "Trigger", trigger.data);
+
 const submitted = await baton.POST("/api/v1/executions", {
   body: { workflow: "generated-client", input: { who: "openapi" }, idempotency_key: "gen-1" },
 });
@@ -122,6 +146,80 @@ else conforms("cancelExecution", "Error", cancelled.error);
 const health = await baton.GET("/health");
 if (health.error) fail("getHealth");
 conforms("getHealth", "Health", health.data);
+
+// The other records, once the trigger's run has failed (a dead letter, a breaker, a
+// cache entry, a delivery).
+let deliveries: components["schemas"]["DeliveryList"] | undefined;
+for (let i = 0; i < 600; i++) {
+  const got = await baton.GET("/api/v1/deliveries", { params: { query: { limit: 10 } } });
+  if (got.error) fail(`listDeliveries: ${got.error.error.code}`);
+  const dlq = await baton.GET("/api/v1/dlq", {});
+  if (dlq.error) fail(`listDeadLetters: ${dlq.error.error.code}`);
+  if (got.data.deliveries.some((d) => d.status === "delivered") && dlq.data.entries.length > 0) {
+    deliveries = got.data;
+    break;
+  }
+  await new Promise((resolve) => setTimeout(resolve, 50));
+}
+if (!deliveries) fail("no delivered trigger and no dead letter");
+conforms("listDeliveries", "DeliveryList", deliveries);
+const delivery = await baton.GET("/api/v1/deliveries/{id}", {
+  params: { path: { id: deliveries.deliveries[0].id } },
+});
+if (delivery.error) fail(`getDelivery: ${delivery.error.error.code}`);
+conforms("getDelivery", "Delivery", delivery.data);
+const letters = await baton.GET("/api/v1/dlq", {});
+if (letters.error) fail("listDeadLetters");
+conforms("listDeadLetters", "DeadLetterPage", letters.data);
+const letter = await baton.GET("/api/v1/dlq/{id}", {
+  params: { path: { id: String(letters.data.entries[0].id) } },
+});
+if (letter.error) fail(`getDeadLetter: ${letter.error.error.code}`);
+conforms("getDeadLetter", "DeadLetter", letter.data);
+const breakers = await baton.GET("/api/v1/breakers");
+if (breakers.error) fail("listBreakers");
+conforms("listBreakers", "BreakerList", breakers.data);
+if (!breakers.data.breakers.some((b) => b.key === "warehouse")) fail("no breaker 'warehouse'");
+const cache = await baton.GET("/api/v1/cache", {});
+if (cache.error) fail("listCache");
+conforms("listCache", "CacheList", cache.data);
+if (cache.data.entries.length === 0) fail("no cache entry");
+const entry = await baton.GET("/api/v1/cache/{key}", {
+  params: { path: { key: cache.data.entries[0].key } },
+});
+if (entry.error) fail(`getCacheEntry: ${entry.error.error.code}`);
+conforms("getCacheEntry", "CacheEntry", entry.data);
+const pool = await baton.POST("/api/v1/pools", { body: { name: "gpu", slots: 2 } });
+if (pool.error) fail(`setPool: ${pool.error.error.code}`);
+conforms("setPool", "Pool", pool.data);
+const pools = await baton.GET("/api/v1/pools");
+if (pools.error) fail("listPools");
+conforms("listPools", "PoolList", pools.data);
+const schedule = await baton.POST("/api/v1/schedules", {
+  body: { name: "nightly", workflow: "generated-client", cron: "0 2 * * *", input: { who: "cron" } },
+});
+if (schedule.error) fail(`createSchedule: ${schedule.error.error.code} ${schedule.error.error.message}`);
+conforms("createSchedule", "Schedule", schedule.data);
+const schedules = await baton.GET("/api/v1/schedules");
+if (schedules.error) fail("listSchedules");
+conforms("listSchedules", "ScheduleList", schedules.data);
+const oneSchedule = await baton.GET("/api/v1/schedules/{id}", {
+  params: { path: { id: schedule.data.id } },
+});
+if (oneSchedule.error) fail("getSchedule");
+conforms("getSchedule", "Schedule", oneSchedule.data);
+const hook = await baton.POST("/api/v1/hooks", { body: { name: "gh-push", workflow: "generated-client" } });
+if (hook.error) fail(`createHook: ${hook.error.error.code} ${hook.error.error.message}`);
+conforms("createHook", "Hook", hook.data);
+const hooks = await baton.GET("/api/v1/hooks");
+if (hooks.error) fail("listHooks");
+conforms("listHooks", "HookList", hooks.data);
+const oneHook = await baton.GET("/api/v1/hooks/{name}", { params: { path: { name: "gh-push" } } });
+if (oneHook.error) fail("getHook");
+conforms("getHook", "Hook", oneHook.data);
+const triggers = await baton.GET("/api/v1/triggers");
+if (triggers.error) fail("listTriggers");
+conforms("listTriggers", "TriggerList", triggers.data);
 
 const missing = await baton.GET("/api/v1/executions/{id}", { params: { path: { id: "nosuch" } } });
 if (!missing.error || missing.response.status !== 404 || missing.error.error.code !== "NOT_FOUND") {

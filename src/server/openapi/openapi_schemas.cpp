@@ -1,8 +1,8 @@
-// The JSON Schemas of the API's records (components/schemas of openapi.json). The core
-// records (executions, steps, events, workflows, tokens, signals, errors) list every
-// field and allow no other: tests/openapi_test.cpp checks real responses against them,
-// so a field a view adds or drops without its schema fails there. The others describe
-// their main fields and allow more.
+// The JSON Schemas of the API's records (components/schemas of openapi.json). A record's
+// schema lists every field and allows no other: tests/openapi/check.sh checks real
+// answers against them, so a field a view adds or drops without its schema fails there.
+// The worker-facing messages, workers, assignments, dead-letter statistics and replay
+// jobs are `Object` for now.
 #include "server/openapi/openapi.h"
 
 namespace baton::server {
@@ -21,6 +21,12 @@ constexpr const char* kSchemas = R"json({
   "StepError": {
     "type": ["object", "null"], "additionalProperties": false, "required": ["code", "message"],
     "properties": {"code": {"type": "string"}, "message": {"type": "string"}}},
+  "Failure": {
+    "type": ["object", "null"], "additionalProperties": true, "required": ["code", "message"],
+    "description": "Why an execution or attempt failed; null if it did not",
+    "properties": {"code": {"type": "string"}, "message": {"type": "string"},
+                   "step": {"type": "string", "description": "The step that failed the execution"},
+                   "details": {"description": "e.g. a breaker's key, a child's status"}}},
   "ExecutionStatus": {"type": "string", "enum": ["pending", "queued", "running", "paused", "completed", "failed", "timeout", "cancelled"]},
   "StepStatus": {"type": "string", "enum": ["pending", "ready", "dispatched", "running", "completed", "failed", "timeout", "skipped", "cached", "cancelled", "waiting_retry"]},
   "Priority": {"type": "string", "enum": ["low", "normal", "high", "critical"]},
@@ -53,7 +59,7 @@ constexpr const char* kSchemas = R"json({
       "priority": {"$ref": "#/components/schemas/Priority"},
       "parent_id": {"type": ["string", "null"]}, "parent_step": {"type": ["string", "null"]},
       "idempotency_key": {"type": ["string", "null"]},
-      "error": {"$ref": "#/components/schemas/StepError"},
+      "error": {"$ref": "#/components/schemas/Failure"},
       "created_at": {"$ref": "#/components/schemas/Time"},
       "started_at": {"$ref": "#/components/schemas/Time"},
       "completed_at": {"$ref": "#/components/schemas/Time"},
@@ -66,7 +72,7 @@ constexpr const char* kSchemas = R"json({
     "type": "object", "additionalProperties": false,
     "required": ["attempt", "status", "assignment_id", "error", "started_at", "completed_at"],
     "properties": {"attempt": {"type": "integer"}, "status": {"type": "string"},
-                   "assignment_id": {"type": "string"}, "error": {"$ref": "#/components/schemas/StepError"},
+                   "assignment_id": {"type": "string"}, "error": {"$ref": "#/components/schemas/Failure"},
                    "started_at": {"$ref": "#/components/schemas/Time"},
                    "completed_at": {"$ref": "#/components/schemas/Time"}}},
   "Step": {
@@ -89,7 +95,7 @@ constexpr const char* kSchemas = R"json({
     "properties": {"id": {"type": "string"}, "workflow": {"type": "string"}, "version": {"type": "integer"},
                    "status": {"$ref": "#/components/schemas/ExecutionStatus"},
                    "parent_step": {"type": "string"}, "parent_attempt": {"type": "integer"},
-                   "error": {"$ref": "#/components/schemas/StepError"},
+                   "error": {"$ref": "#/components/schemas/Failure"},
                    "created_at": {"$ref": "#/components/schemas/Time"},
                    "completed_at": {"$ref": "#/components/schemas/Time"}}},
   "Execution": {
@@ -104,7 +110,7 @@ constexpr const char* kSchemas = R"json({
       "progress": {"type": "integer", "minimum": 0, "maximum": 100},
       "input": {"type": "object", "additionalProperties": true}, "output": {"description": "Any JSON; null until completed"},
       "vars": {"type": "object", "additionalProperties": true, "description": "Variables set by steps' set_vars"},
-      "error": {"$ref": "#/components/schemas/StepError"},
+      "error": {"$ref": "#/components/schemas/Failure"},
       "created_at": {"$ref": "#/components/schemas/Time"},
       "started_at": {"$ref": "#/components/schemas/Time"},
       "completed_at": {"$ref": "#/components/schemas/Time"},
@@ -194,6 +200,110 @@ constexpr const char* kSchemas = R"json({
     "description": "The execution the call started (an ExecutionSummary) and the hook's name",
     "properties": {"id": {"type": "string"}, "status": {"$ref": "#/components/schemas/ExecutionStatus"},
                    "hook": {"type": "string"}, "created": {"type": "boolean"}}},
+  "VersionOrLatest": {"type": ["integer", "string"], "description": "A version number, or \"latest\""},
+  "Schedule": {
+    "type": "object", "additionalProperties": false,
+    "required": ["id", "namespace", "name", "workflow", "version", "cron", "timezone", "input", "overlap", "catchup", "next_fire_at", "last_fire_at", "last_execution_id", "created_at"],
+    "properties": {"id": {"type": "string"}, "namespace": {"type": "string"}, "name": {"type": "string"},
+                   "workflow": {"type": "string"}, "version": {"$ref": "#/components/schemas/VersionOrLatest"},
+                   "cron": {"type": "string"}, "timezone": {"type": "string"}, "input": {},
+                   "overlap": {"type": "string", "enum": ["skip", "allow", "cancel_previous"]},
+                   "catchup": {"type": "string"},
+                   "next_fire_at": {"$ref": "#/components/schemas/Time"},
+                   "last_fire_at": {"$ref": "#/components/schemas/Time"},
+                   "last_execution_id": {"type": ["string", "null"]},
+                   "created_at": {"type": "string", "format": "date-time"}}},
+  "ScheduleList": {
+    "type": "object", "additionalProperties": false, "required": ["schedules"],
+    "properties": {"schedules": {"type": "array", "items": {"$ref": "#/components/schemas/Schedule"}}}},
+  "Hook": {
+    "type": "object", "additionalProperties": false,
+    "required": ["name", "namespace", "workflow", "version", "url", "created_at"],
+    "properties": {"name": {"type": "string"}, "namespace": {"type": "string"}, "workflow": {"type": "string"},
+                   "version": {"$ref": "#/components/schemas/VersionOrLatest"}, "url": {"type": "string"},
+                   "created_at": {"type": "string", "format": "date-time"},
+                   "secret": {"type": "string", "description": "Only in the answer that creates it"}}},
+  "HookList": {
+    "type": "object", "additionalProperties": false, "required": ["hooks"],
+    "properties": {"hooks": {"type": "array", "items": {"$ref": "#/components/schemas/Hook"}}}},
+  "Trigger": {
+    "type": "object", "additionalProperties": false,
+    "required": ["id", "namespace", "name", "source", "on", "workflow", "version", "input", "created_at"],
+    "properties": {"id": {"type": "string"}, "namespace": {"type": "string"}, "name": {"type": "string"},
+                   "source": {"type": "string"}, "on": {"type": "array", "items": {"type": "string"}},
+                   "workflow": {"type": "string"}, "version": {"$ref": "#/components/schemas/VersionOrLatest"},
+                   "input": {}, "created_at": {"type": "string", "format": "date-time"}}},
+  "TriggerList": {
+    "type": "object", "additionalProperties": false, "required": ["triggers"],
+    "properties": {"triggers": {"type": "array", "items": {"$ref": "#/components/schemas/Trigger"}}}},
+  "Delivery": {
+    "type": "object", "additionalProperties": false,
+    "required": ["id", "namespace", "execution_id", "event", "kind", "status", "attempts", "next_attempt_at", "last_error", "payload", "created_at", "updated_at"],
+    "properties": {"id": {"type": "string"}, "namespace": {"type": "string"}, "execution_id": {"type": "string"},
+                   "event": {"type": "string"}, "kind": {"type": "string", "enum": ["notification", "trigger"]},
+                   "status": {"type": "string", "enum": ["pending", "delivered", "failed"]},
+                   "attempts": {"type": "integer"}, "next_attempt_at": {"$ref": "#/components/schemas/Time"},
+                   "last_error": {"$ref": "#/components/schemas/Failure"}, "payload": {},
+                   "created_at": {"$ref": "#/components/schemas/Time"}, "updated_at": {"$ref": "#/components/schemas/Time"},
+                   "trigger_id": {"type": "string"}, "started_execution_id": {"type": ["string", "null"]},
+                   "url": {"type": "string"}}},
+  "DeliveryList": {
+    "type": "object", "additionalProperties": false, "required": ["deliveries"],
+    "properties": {"deliveries": {"type": "array", "items": {"$ref": "#/components/schemas/Delivery"}}}},
+  "DeadLetter": {
+    "type": "object", "additionalProperties": false,
+    "required": ["id", "status", "execution_id", "workflow", "version", "step_id", "code", "fingerprint", "error", "errors", "input", "attempts", "first_failed_at", "last_failed_at", "created_at", "resolved_at", "replay"],
+    "properties": {"id": {"type": "integer"}, "status": {"type": "string"}, "execution_id": {"type": "string"},
+                   "workflow": {"type": "string"}, "version": {"type": "integer"}, "step_id": {"type": "string"},
+                   "code": {"type": "string"}, "fingerprint": {"type": "string"}, "error": {},
+                   "errors": {"type": "array"}, "input": {},
+                   "attempts": {"type": "object", "additionalProperties": false, "required": ["first", "last"],
+                                "properties": {"first": {"type": "integer"}, "last": {"type": "integer"}}},
+                   "first_failed_at": {"type": "string", "format": "date-time"},
+                   "last_failed_at": {"type": "string", "format": "date-time"},
+                   "created_at": {"type": "string", "format": "date-time"},
+                   "resolved_at": {"$ref": "#/components/schemas/Time"},
+                   "replay": {"type": ["object", "null"]},
+                   "replay_of": {"type": ["integer", "null"]}}},
+  "DeadLetterPage": {
+    "type": "object", "additionalProperties": false, "required": ["entries", "next_cursor"],
+    "properties": {"entries": {"type": "array", "items": {"$ref": "#/components/schemas/DeadLetter"}},
+                   "next_cursor": {"type": ["string", "null"]}}},
+  "Breaker": {
+    "type": "object", "additionalProperties": false,
+    "required": ["key", "namespace", "state", "failures", "successes", "trips", "opened_at", "probe_at", "last_error", "failure_threshold", "recovery_timeout", "success_threshold", "updated_at"],
+    "properties": {"key": {"type": "string"}, "namespace": {"type": "string"},
+                   "state": {"type": "string", "enum": ["closed", "open", "half_open"]},
+                   "failures": {"type": "integer"}, "successes": {"type": "integer"}, "trips": {"type": "integer"},
+                   "opened_at": {"$ref": "#/components/schemas/Time"}, "probe_at": {"$ref": "#/components/schemas/Time"},
+                   "last_error": {"$ref": "#/components/schemas/Failure"}, "failure_threshold": {"type": "integer"},
+                   "recovery_timeout": {"type": "string"}, "success_threshold": {"type": "integer"},
+                   "updated_at": {"$ref": "#/components/schemas/Time"}}},
+  "BreakerList": {
+    "type": "object", "additionalProperties": false, "required": ["breakers"],
+    "properties": {"breakers": {"type": "array", "items": {"$ref": "#/components/schemas/Breaker"}}}},
+  "Pool": {
+    "type": "object", "additionalProperties": false,
+    "required": ["name", "slots", "used", "holders", "waiting", "created_at", "updated_at"],
+    "properties": {"name": {"type": "string"}, "slots": {"type": "integer"}, "used": {"type": "integer"},
+                   "holders": {"type": "array"}, "waiting": {},
+                   "created_at": {"type": "string", "format": "date-time"},
+                   "updated_at": {"type": "string", "format": "date-time"}}},
+  "PoolList": {
+    "type": "object", "additionalProperties": false, "required": ["pools"],
+    "properties": {"pools": {"type": "array", "items": {"$ref": "#/components/schemas/Pool"}}}},
+  "CacheEntry": {
+    "type": "object", "additionalProperties": false,
+    "required": ["key", "namespace", "workflow", "step_id", "execution_id", "bytes", "created_at", "expires_at", "last_hit_at", "hits"],
+    "properties": {"key": {"type": "string"}, "namespace": {"type": "string"}, "workflow": {"type": "string"},
+                   "step_id": {"type": "string"}, "execution_id": {"type": "string"}, "bytes": {"type": "integer"},
+                   "created_at": {"$ref": "#/components/schemas/Time"}, "expires_at": {"$ref": "#/components/schemas/Time"},
+                   "last_hit_at": {"$ref": "#/components/schemas/Time"}, "hits": {"type": "integer"},
+                   "output": {"description": "Only on GET /api/v1/cache/{key}"}}},
+  "CacheList": {
+    "type": "object", "additionalProperties": false, "required": ["entries", "total", "bytes"],
+    "properties": {"entries": {"type": "array", "items": {"$ref": "#/components/schemas/CacheEntry"}},
+                   "total": {"type": "integer"}, "bytes": {"type": "integer"}}},
   "Object": {"type": "object", "additionalProperties": true, "description": "A JSON object (see the operation's description and the README)"}
 })json";
 
