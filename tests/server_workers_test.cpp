@@ -369,6 +369,10 @@ steps:
   EXPECT_EQ(local["capacity"], 1);
   EXPECT_EQ(local["currentLoad"], 1);
   EXPECT_EQ(local["assignments"], Json({id + "/" + step + "/1"}));
+  // One by id too, though the local worker's assignments are not stored (it was 404).
+  Json one = Get("/api/v1/assignments/" + id + "/" + step + "/1");
+  EXPECT_EQ(one["workerId"], "local") << one.dump();
+  EXPECT_EQ(one["status"], "running") << one.dump();
 
   // Not a worker one can drain, or pose as.
   auto drain = Admin().Send("DELETE", "/api/v1/workers/local", "", "application/json");

@@ -221,6 +221,49 @@ const triggers = await baton.GET("/api/v1/triggers");
 if (triggers.error) fail("listTriggers");
 conforms("listTriggers", "TriggerList", triggers.data);
 
+const workersList = await baton.GET("/api/v1/workers");
+if (workersList.error) fail("listWorkers");
+conforms("listWorkers", "WorkerList", workersList.data);
+const local = await baton.GET("/api/v1/workers/{id}", { params: { path: { id: "local" } } });
+if (local.error) fail(`getWorker local: ${local.error.error.code}`);
+conforms("getWorker", "Worker", local.data);
+const coordinator = await baton.GET("/api/v1/coordinator/health");
+if (coordinator.error) fail("coordinatorHealth");
+conforms("coordinatorHealth", "CoordinatorHealth", coordinator.data);
+// A shell step runs as an assignment of the local worker: seen while it runs.
+const sleeper = await baton.POST("/api/v1/workflows", {
+  body: { name: "sleeper", steps: [{ id: "nap", type: "shell", run: ["sleep", "30"] }] },
+});
+if (sleeper.error) fail("createWorkflow sleeper");
+const napping = await baton.POST("/api/v1/executions", { body: { workflow: "sleeper" } });
+if (napping.error) fail("submitExecution sleeper");
+let assignments: components["schemas"]["AssignmentList"] | undefined;
+for (let i = 0; i < 600 && !assignments; i++) {
+  const got = await baton.GET("/api/v1/assignments", { params: { query: { execution: napping.data.id } } });
+  if (got.error) fail(`listAssignments: ${got.error.error.code}`);
+  if (got.data.assignments.length > 0) assignments = got.data;
+  else await new Promise((resolve) => setTimeout(resolve, 50));
+}
+if (!assignments) fail("the shell step never showed as an assignment");
+conforms("listAssignments", "AssignmentList", assignments);
+const history = await baton.GET("/api/v1/assignments", { params: { query: { status: "all" } } });
+if (history.error) fail(`listAssignments all: ${history.error.error.code}`);
+conforms("listAssignments", "AssignmentList", history.data);
+const [dExecution, dStep, dAttempt] = assignments.assignments[0].dispatchId.split("/");
+const assignment = await baton.GET("/api/v1/assignments/{execution}/{step}/{attempt}", {
+  params: { path: { execution: dExecution, step: dStep, attempt: dAttempt } },
+});
+if (assignment.error) fail(`getAssignment: ${assignment.error.error.code}`);
+conforms("getAssignment", "Assignment", assignment.data);
+const stopped = await baton.POST("/api/v1/executions/{id}/cancel", {
+  params: { path: { id: napping.data.id } },
+  body: {},
+});
+if (stopped.error) fail(`cancelExecution sleeper: ${stopped.error.error.code}`);
+const moves = await baton.GET("/api/v1/reassignments", {});
+if (moves.error) fail("listReassignments");
+conforms("listReassignments", "ReassignmentList", moves.data);
+
 const missing = await baton.GET("/api/v1/executions/{id}", { params: { path: { id: "nosuch" } } });
 if (!missing.error || missing.response.status !== 404 || missing.error.error.code !== "NOT_FOUND") {
   fail(`a missing execution: ${missing.response.status} ${JSON.stringify(missing.error)}`);

@@ -87,9 +87,9 @@ constexpr Operation kOperations[] = {
   {"GET", "/api/v1/cache/{key}", "getCacheEntry", 200, "CacheEntry", "", ""},
   {"DELETE", "/api/v1/cache/{key}", "deleteCacheEntry", 200, "Object", "", ""},
   // Workers (docs/worker-protocol.md; the WebSocket transport is /api/v1/workers/connect)
-  {"GET", "/api/v1/workers", "listWorkers", 200, "Object", "", ""},
-  {"GET", "/api/v1/workers/{id}", "getWorker", 200, "Object", "", ""},
-  {"DELETE", "/api/v1/workers/{id}", "drainWorker", 200, "Object", "", ""},
+  {"GET", "/api/v1/workers", "listWorkers", 200, "WorkerList", "", ""},
+  {"GET", "/api/v1/workers/{id}", "getWorker", 200, "Worker", "", ""},
+  {"DELETE", "/api/v1/workers/{id}", "drainWorker", 202, "Worker", "", ""},
   {"POST", "/api/v1/workers/register", "registerWorker", 200, "Object", "Object", ""},
   {"POST", "/api/v1/workers/{id}/heartbeat", "workerHeartbeat", 200, "Object", "Object", ""},
   {"GET", "/api/v1/workers/{id}/poll", "pollWorker", 200, "Object", "", "wait"},
@@ -98,10 +98,10 @@ constexpr Operation kOperations[] = {
   {"POST", "/api/v1/workers/{id}/result", "commandResult", 200, "Object", "Object", ""},
   {"POST", "/api/v1/workers/{id}/batch", "workerBatch", 200, "Object", "Object", ""},
   {"POST", "/api/v1/workers/{id}/deregister", "deregisterWorker", 200, "Object", "Object", ""},
-  {"GET", "/api/v1/assignments", "listAssignments", 200, "Object", "", "worker,workerId,execution,status,limit"},
-  {"GET", "/api/v1/assignments/{execution}/{step}/{attempt}", "getAssignment", 200, "Object", "", ""},
-  {"GET", "/api/v1/reassignments", "listReassignments", 200, "Object", "", "limit,worker,assignment"},
-  {"GET", "/api/v1/coordinator/health", "coordinatorHealth", 200, "Object", "", ""},
+  {"GET", "/api/v1/assignments", "listAssignments", 200, "AssignmentList", "", "worker,workerId,execution,status,limit"},
+  {"GET", "/api/v1/assignments/{execution}/{step}/{attempt}", "getAssignment", 200, "Assignment", "", ""},
+  {"GET", "/api/v1/reassignments", "listReassignments", 200, "ReassignmentList", "", "limit,worker,assignment"},
+  {"GET", "/api/v1/coordinator/health", "coordinatorHealth", 200, "CoordinatorHealth", "", ""},
 };
 // clang-format on
 

@@ -1,8 +1,8 @@
 // The JSON Schemas of the API's records (components/schemas of openapi.json). A record's
 // schema lists every field and allows no other: tests/openapi/check.sh checks real
 // answers against them, so a field a view adds or drops without its schema fails there.
-// The worker-facing messages, workers, assignments, dead-letter statistics and replay
-// jobs are `Object` for now.
+// The worker protocol's messages (docs/worker-protocol.md), dead-letter statistics and
+// replay jobs are `Object` for now.
 #include "server/openapi/openapi.h"
 
 namespace baton::server {
@@ -304,6 +304,52 @@ constexpr const char* kSchemas = R"json({
     "type": "object", "additionalProperties": false, "required": ["entries", "total", "bytes"],
     "properties": {"entries": {"type": "array", "items": {"$ref": "#/components/schemas/CacheEntry"}},
                    "total": {"type": "integer"}, "bytes": {"type": "integer"}}},
+  "Worker": {
+    "type": "object", "additionalProperties": false,
+    "required": ["workerId", "namespace", "local", "nodeId", "host", "status", "capacity", "currentLoad", "reportedLoad", "commands", "tags", "lastHeartbeat", "registeredAt", "assignments"],
+    "properties": {"workerId": {"type": "string"}, "namespace": {"type": "string", "description": "\"*\" for the server's own local worker"},
+                   "local": {"type": "boolean"}, "nodeId": {"type": "string"}, "host": {"type": "string"},
+                   "status": {"type": "string", "enum": ["ONLINE", "UNHEALTHY", "DRAINING", "OFFLINE"]},
+                   "capacity": {"type": "integer"}, "currentLoad": {"type": "integer"}, "reportedLoad": {"type": "integer"},
+                   "commands": {"type": "array", "items": {"type": "string"}},
+                   "tags": {"type": "array", "items": {"type": "string"}},
+                   "lastHeartbeat": {"type": "string"}, "registeredAt": {"type": "string"},
+                   "assignments": {"type": "array", "items": {"type": "string"}}}},
+  "WorkerList": {
+    "type": "object", "additionalProperties": false, "required": ["workers"],
+    "properties": {"workers": {"type": "array", "items": {"$ref": "#/components/schemas/Worker"}}}},
+  "Reassignment": {
+    "type": "object", "additionalProperties": false,
+    "required": ["id", "dispatchId", "assignmentId", "executionId", "stepId", "fromWorkerId", "toWorkerId", "reassignedAt", "reason", "checkpoint"],
+    "properties": {"id": {"type": ["integer", "string"]}, "dispatchId": {"type": "string"}, "assignmentId": {"type": "string"},
+                   "executionId": {"type": "string"}, "stepId": {"type": "string"}, "fromWorkerId": {"type": "string"},
+                   "toWorkerId": {"type": ["string", "null"]}, "reassignedAt": {"type": "string"},
+                   "reason": {"type": "string"}, "checkpoint": {}}},
+  "ReassignmentList": {
+    "type": "object", "additionalProperties": false, "required": ["reassignments"],
+    "properties": {"reassignments": {"type": "array", "items": {"$ref": "#/components/schemas/Reassignment"}}}},
+  "Assignment": {
+    "type": "object", "additionalProperties": false,
+    "required": ["assignmentId", "dispatchId", "executionId", "stepId", "attempt", "command", "workerId", "status", "progress", "checkpoint", "reassignments", "createdAt", "updatedAt"],
+    "properties": {"assignmentId": {"type": "string"}, "dispatchId": {"type": "string", "description": "EXECUTION/STEP/ATTEMPT"},
+                   "executionId": {"type": "string"}, "stepId": {"type": "string"}, "attempt": {"type": "integer"},
+                   "command": {"type": "string"}, "workerId": {"type": ["string", "null"]}, "status": {"type": "string"},
+                   "progress": {"type": "integer"}, "checkpoint": {}, "reassignments": {"type": "integer"},
+                   "createdAt": {"type": "string"}, "updatedAt": {"type": "string"},
+                   "waitingReason": {"type": "string", "description": "Waiting: why no worker took it"},
+                   "reassignmentHistory": {"type": "array", "items": {"$ref": "#/components/schemas/Reassignment"}}}},
+  "AssignmentList": {
+    "type": "object", "additionalProperties": false, "required": ["assignments"],
+    "properties": {"assignments": {"type": "array", "items": {"$ref": "#/components/schemas/Assignment"}}}},
+  "CoordinatorHealth": {
+    "type": "object", "additionalProperties": false,
+    "required": ["totalWorkers", "onlineWorkers", "unhealthyWorkers", "drainingWorkers", "offlineWorkers", "totalCapacity", "usedCapacity", "reassignmentEvents", "waitingAssignments", "heartbeatMisses", "staleMessages"],
+    "properties": {"totalWorkers": {"type": "integer"}, "onlineWorkers": {"type": "integer"},
+                   "unhealthyWorkers": {"type": "integer"}, "drainingWorkers": {"type": "integer"},
+                   "offlineWorkers": {"type": "integer"}, "totalCapacity": {"type": "integer"},
+                   "usedCapacity": {"type": "integer"}, "reassignmentEvents": {"type": "integer"},
+                   "waitingAssignments": {"type": "integer"}, "heartbeatMisses": {"type": "integer"},
+                   "staleMessages": {"type": "integer"}}},
   "Object": {"type": "object", "additionalProperties": true, "description": "A JSON object (see the operation's description and the README)"}
 })json";
 

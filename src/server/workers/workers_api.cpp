@@ -99,7 +99,20 @@ void AddAssignmentRoutes(Router& router, ApiContext& ctx) {
                const std::string id =
                    call.Param("execution") + "/" + call.Param("step") + "/" + call.Param("attempt");
                auto a = ctx.store->GetAssignment(id);
-               if (!a.ok() || a->ns != call.principal.ns) {
+               if (!a.ok()) {
+                 // The local worker's assignments live in the coordinator only (a shell
+                 // step's start writes no assignment record): the one running is found
+                 // there, as the list finds it.
+                 return OnEngine(ctx, respond, [&ctx, id, ns = call.principal.ns] {
+                   for (const AssignmentRecord& live : ctx.coordinator->Active(ns, "")) {
+                     if (live.id == id || live.dispatch_id == id) {
+                       return JsonResponse(200, AssignmentJson(live));
+                     }
+                   }
+                   return ErrorResponse(404, errc::kNotFound, "no assignment '" + id + "'");
+                 });
+               }
+               if (a->ns != call.principal.ns) {
                  return respond(ErrorResponse(404, errc::kNotFound, "no assignment '" + id + "'"));
                }
                Json j = AssignmentJson(*a);
