@@ -176,6 +176,22 @@ const letter = await baton.GET("/api/v1/dlq/{id}", {
 });
 if (letter.error) fail(`getDeadLetter: ${letter.error.error.code}`);
 conforms("getDeadLetter", "DeadLetter", letter.data);
+const stats = await baton.GET("/api/v1/dlq/stats", {});
+if (stats.error) fail("deadLetterStats");
+conforms("deadLetterStats", "DeadLetterStats", stats.data);
+if (stats.data.total < 1) fail(`dlq stats total ${stats.data.total}`);
+const replay = await baton.POST("/api/v1/dlq/replay", {
+  body: { filter: { workflow: "nothing-matches" }, per_second: 10 },
+});
+if (replay.error) fail(`replayDeadLetters: ${replay.error.error.code} ${replay.error.error.message}`);
+conforms("replayDeadLetters", "ReplayJobStarted", replay.data);
+const replays = await baton.GET("/api/v1/dlq/replays");
+if (replays.error) fail("listDeadLetterReplays");
+conforms("listDeadLetterReplays", "ReplayJobList", replays.data);
+const job = await baton.GET("/api/v1/dlq/replays/{id}", { params: { path: { id: replay.data.replay.id } } });
+if (job.error) fail("getDeadLetterReplay");
+conforms("getDeadLetterReplay", "ReplayJob", job.data);
+
 const breakers = await baton.GET("/api/v1/breakers");
 if (breakers.error) fail("listBreakers");
 conforms("listBreakers", "BreakerList", breakers.data);

@@ -52,16 +52,16 @@ constexpr Operation kOperations[] = {
   {"GET", "/api/v1/tokens", "listTokens", 200, "TokenList", "", ""},
   {"DELETE", "/api/v1/tokens/{id}", "revokeToken", 204, "", "", ""},
   // Schedules, webhooks, triggers, deliveries
-  {"POST", "/api/v1/schedules", "createSchedule", 201, "Schedule", "Object", ""},
+  {"POST", "/api/v1/schedules", "createSchedule", 201, "Schedule", "ScheduleRequest", ""},
   {"GET", "/api/v1/schedules", "listSchedules", 200, "ScheduleList", "", ""},
   {"GET", "/api/v1/schedules/{id}", "getSchedule", 200, "Schedule", "", ""},
   {"DELETE", "/api/v1/schedules/{id}", "deleteSchedule", 204, "", "", ""},
-  {"POST", "/api/v1/hooks", "createHook", 201, "Hook", "Object", ""},
+  {"POST", "/api/v1/hooks", "createHook", 201, "Hook", "HookRequest", ""},
   {"GET", "/api/v1/hooks", "listHooks", 200, "HookList", "", ""},
   {"GET", "/api/v1/hooks/{name}", "getHook", 200, "Hook", "", ""},
   {"DELETE", "/api/v1/hooks/{name}", "deleteHook", 204, "", "", ""},
   {"POST", "/api/v1/hooks/{name}", "callHook", 202, "HookStarted", "any", "", 200},
-  {"POST", "/api/v1/triggers", "createTrigger", 201, "Trigger", "Object", ""},
+  {"POST", "/api/v1/triggers", "createTrigger", 201, "Trigger", "TriggerRequest", ""},
   {"GET", "/api/v1/triggers", "listTriggers", 200, "TriggerList", "", ""},
   {"DELETE", "/api/v1/triggers/{id}", "deleteTrigger", 204, "", "", ""},
   {"GET", "/api/v1/deliveries", "listDeliveries", 200, "DeliveryList", "", "execution,status,limit"},
@@ -69,18 +69,18 @@ constexpr Operation kOperations[] = {
   {"POST", "/api/v1/deliveries/{id}/redeliver", "redeliver", 202, "Delivery", "", ""},
   // Dead letters, breakers, pools, the cache
   {"GET", "/api/v1/dlq", "listDeadLetters", 200, "DeadLetterPage", "", "workflow,step,code,fingerprint,execution,status,since,until,limit,cursor"},
-  {"GET", "/api/v1/dlq/stats", "deadLetterStats", 200, "Object", "", "workflow,step,code,fingerprint,execution,status,since,until"},
-  {"POST", "/api/v1/dlq/replay", "replayDeadLetters", 202, "Object", "Object", ""},
-  {"GET", "/api/v1/dlq/replays", "listDeadLetterReplays", 200, "Object", "", ""},
-  {"GET", "/api/v1/dlq/replays/{id}", "getDeadLetterReplay", 200, "Object", "", ""},
-  {"DELETE", "/api/v1/dlq/replays/{id}", "stopDeadLetterReplay", 200, "Object", "", ""},
+  {"GET", "/api/v1/dlq/stats", "deadLetterStats", 200, "DeadLetterStats", "", "workflow,step,code,fingerprint,execution,status,since,until"},
+  {"POST", "/api/v1/dlq/replay", "replayDeadLetters", 202, "ReplayJobStarted", "ReplayRequest", ""},
+  {"GET", "/api/v1/dlq/replays", "listDeadLetterReplays", 200, "ReplayJobList", "", ""},
+  {"GET", "/api/v1/dlq/replays/{id}", "getDeadLetterReplay", 200, "ReplayJob", "", ""},
+  {"DELETE", "/api/v1/dlq/replays/{id}", "stopDeadLetterReplay", 200, "ReplayJob", "", ""},
   {"GET", "/api/v1/dlq/{id}", "getDeadLetter", 200, "DeadLetter", "", ""},
   {"POST", "/api/v1/dlq/{id}/replay", "replayDeadLetter", 200, "Object", "", ""},
   {"DELETE", "/api/v1/dlq/{id}", "discardDeadLetter", 200, "DeadLetter", "", ""},
   {"GET", "/api/v1/breakers", "listBreakers", 200, "BreakerList", "", ""},
   {"POST", "/api/v1/breakers/{key}/reset", "resetBreaker", 200, "Breaker", "", ""},
   {"GET", "/api/v1/pools", "listPools", 200, "PoolList", "", ""},
-  {"POST", "/api/v1/pools", "setPool", 201, "Pool", "Object", "", 200},
+  {"POST", "/api/v1/pools", "setPool", 201, "Pool", "PoolRequest", "", 200},
   {"DELETE", "/api/v1/pools/{name}", "deletePool", 200, "Object", "", ""},
   {"GET", "/api/v1/cache", "listCache", 200, "CacheList", "", "workflow,step,limit"},
   {"DELETE", "/api/v1/cache", "clearCache", 200, "Object", "", "workflow,step"},
@@ -176,10 +176,9 @@ Json DescribeOperation(const RouteInfo& r) {
       o["requestBody"] = {{"required", false},
                           {"content", {{"application/json", {{"schema", Json::object()}}}}}};
     } else if (!request.empty()) {
-      o["requestBody"] = {
-          {"required", request == "SubmitRequest" || request == "BatchSubmitRequest" ||
-                           request == "TokenRequest"},
-          {"content", {{"application/json", {{"schema", Ref(request)}}}}}};
+      o["requestBody"] = {// Control and retry bodies are optional; every other one is required.
+                          {"required", request != "ControlRequest" && request != "RetryRequest"},
+                          {"content", {{"application/json", {{"schema", Ref(request)}}}}}};
     }
   }
   Json params = Json::array();

@@ -1,8 +1,8 @@
 // The JSON Schemas of the API's records (components/schemas of openapi.json). A record's
 // schema lists every field and allows no other: tests/openapi/check.sh checks real
 // answers against them, so a field a view adds or drops without its schema fails there.
-// The worker protocol's messages (docs/worker-protocol.md), dead-letter statistics and
-// replay jobs are `Object` for now.
+// The worker protocol's messages (docs/worker-protocol.md) are `Object`: their own
+// document describes them.
 #include "server/openapi/openapi.h"
 
 namespace baton::server {
@@ -350,6 +350,61 @@ constexpr const char* kSchemas = R"json({
                    "usedCapacity": {"type": "integer"}, "reassignmentEvents": {"type": "integer"},
                    "waitingAssignments": {"type": "integer"}, "heartbeatMisses": {"type": "integer"},
                    "staleMessages": {"type": "integer"}}},
+  "DeadLetterStats": {
+    "type": "object", "additionalProperties": false,
+    "required": ["total", "status", "by_workflow", "by_step", "by_fingerprint"],
+    "properties": {"total": {"type": "integer"}, "status": {"type": "string"},
+                   "by_workflow": {"type": "array", "items": {"type": "object", "additionalProperties": false,
+                     "required": ["workflow", "count"],
+                     "properties": {"workflow": {"type": "string"}, "count": {"type": "integer"}}}},
+                   "by_step": {"type": "array", "items": {"type": "object", "additionalProperties": false,
+                     "required": ["workflow", "step_id", "count"],
+                     "properties": {"workflow": {"type": "string"}, "step_id": {"type": "string"}, "count": {"type": "integer"}}}},
+                   "by_fingerprint": {"type": "array", "items": {"type": "object", "additionalProperties": false,
+                     "required": ["workflow", "step_id", "fingerprint", "code", "count", "first_failed_at", "last_failed_at", "last_id"],
+                     "properties": {"workflow": {"type": "string"}, "step_id": {"type": "string"},
+                                    "fingerprint": {"type": "string"}, "code": {"type": "string"}, "count": {"type": "integer"},
+                                    "first_failed_at": {"type": "string"}, "last_failed_at": {"type": "string"},
+                                    "last_id": {"type": "integer"}}}}}},
+  "ReplayJob": {
+    "type": "object", "additionalProperties": false,
+    "required": ["id", "state", "filter", "per_second", "matched", "replayed", "skipped", "failed", "remaining", "errors", "started_at", "finished_at"],
+    "properties": {"id": {"type": "string"}, "state": {"type": "string"}, "filter": {},
+                   "per_second": {"type": "number"}, "matched": {"type": "integer"}, "replayed": {"type": "integer"},
+                   "skipped": {"type": "integer"}, "failed": {"type": "integer"}, "remaining": {"type": "integer"},
+                   "errors": {"type": "array"}, "started_at": {"type": "string"},
+                   "finished_at": {"type": ["string", "null"]}}},
+  "ReplayJobStarted": {
+    "type": "object", "additionalProperties": false, "required": ["replay"],
+    "properties": {"replay": {"$ref": "#/components/schemas/ReplayJob"}}},
+  "ReplayJobList": {
+    "type": "object", "additionalProperties": false, "required": ["replays"],
+    "properties": {"replays": {"type": "array", "items": {"$ref": "#/components/schemas/ReplayJob"}}}},
+  "ReplayRequest": {
+    "type": "object", "additionalProperties": false, "required": ["filter", "per_second"],
+    "properties": {"filter": {"type": "object", "additionalProperties": true, "description": "As the query of GET /api/v1/dlq: workflow, step, code, fingerprint, execution, since, until"},
+                   "per_second": {"type": "number", "exclusiveMinimum": 0}, "limit": {"type": "integer", "minimum": 1}}},
+  "ScheduleRequest": {
+    "type": "object", "additionalProperties": false, "required": ["name", "workflow", "cron"],
+    "properties": {"name": {"type": "string"}, "workflow": {"type": "string"}, "version": {"type": "integer", "minimum": 1},
+                   "cron": {"type": "string", "description": "Five fields: minute hour day month weekday"},
+                   "timezone": {"type": "string", "description": "IANA name (default UTC)"},
+                   "input": {"type": "object", "additionalProperties": true},
+                   "overlap": {"type": "string", "enum": ["skip", "allow", "cancel_previous"]},
+                   "catchup": {"type": "string"}}},
+  "HookRequest": {
+    "type": "object", "additionalProperties": false, "required": ["name", "workflow"],
+    "properties": {"name": {"type": "string"}, "workflow": {"type": "string"}, "version": {"type": "integer", "minimum": 1},
+                   "secret": {"type": "string", "description": "Default: generated, shown once"}}},
+  "TriggerRequest": {
+    "type": "object", "additionalProperties": false, "required": ["name", "source", "on", "workflow"],
+    "properties": {"name": {"type": "string"}, "source": {"type": "string", "description": "The workflow whose executions' ends start this one"},
+                   "on": {"type": "array", "items": {"type": "string"}}, "workflow": {"type": "string"},
+                   "version": {"type": "integer", "minimum": 1},
+                   "input": {"type": "object", "additionalProperties": true, "description": "Templates over {{ source.* }}"}}},
+  "PoolRequest": {
+    "type": "object", "additionalProperties": false, "required": ["name", "slots"],
+    "properties": {"name": {"type": "string"}, "slots": {"type": "integer", "minimum": 1, "maximum": 1000000}}},
   "Object": {"type": "object", "additionalProperties": true, "description": "A JSON object (see the operation's description and the README)"}
 })json";
 
