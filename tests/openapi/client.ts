@@ -280,6 +280,50 @@ const moves = await baton.GET("/api/v1/reassignments", {});
 if (moves.error) fail("listReassignments");
 conforms("listReassignments", "ReassignmentList", moves.data);
 
+// A long-polling worker through the generated client: register, heartbeat, poll, leave.
+const workerToken = await baton.POST("/api/v1/tokens", { body: { name: "w", scopes: ["worker"] } });
+if (workerToken.error || !workerToken.data.token) fail("createToken worker");
+const asWorker = createClient<paths>({
+  baseUrl: server,
+  headers: { Authorization: `Bearer ${workerToken.data.token}` },
+});
+const registered = await asWorker.POST("/api/v1/workers/register", {
+  body: { type: "register", workerId: "ts-1", capacity: 1, commands: ["nothing.here"] },
+});
+if (registered.error) fail(`registerWorker: ${registered.error.error.code} ${registered.error.error.message}`);
+conforms("registerWorker", "RegisteredMessage", registered.data);
+const beat = await asWorker.POST("/api/v1/workers/{id}/heartbeat", {
+  params: { path: { id: "ts-1" } },
+  body: { type: "heartbeat", currentLoad: 0, capacity: 1, status: "ONLINE" },
+});
+if (beat.error) fail(`workerHeartbeat: ${beat.error.error.code} ${beat.error.error.message}`);
+conforms("workerHeartbeat", "WorkerOk", beat.data);
+const polled = await asWorker.GET("/api/v1/workers/{id}/poll", {
+  params: { path: { id: "ts-1" }, query: { wait: 0 } },
+});
+if (polled.error) fail(`pollWorker: ${polled.error.error.code}`);
+conforms("pollWorker", "PollReply", polled.data);
+const batch = await asWorker.POST("/api/v1/workers/{id}/batch", {
+  params: { path: { id: "ts-1" } },
+  body: { type: "batch", messages: [{ type: "heartbeat", currentLoad: 0, capacity: 1, status: "ONLINE" }] },
+});
+if (batch.error) fail(`workerBatch: ${batch.error.error.code} ${batch.error.error.message}`);
+conforms("workerBatch", "BatchReply", batch.data);
+const left = await asWorker.POST("/api/v1/workers/{id}/deregister", { params: { path: { id: "ts-1" } } });
+if (left.error) fail(`deregisterWorker: ${left.error.error.code}`);
+conforms("deregisterWorker", "WorkerOk", left.data);
+const cleared = await baton.DELETE("/api/v1/cache", { params: { query: { workflow: "failing" } } });
+if (cleared.error) fail("clearCache");
+conforms("clearCache", "Deleted", cleared.data);
+const dropped = await baton.DELETE("/api/v1/pools/{name}", { params: { path: { name: "gpu" } } });
+if (dropped.error) fail("deletePool");
+conforms("deletePool", "Deleted", dropped.data);
+const again = await baton.POST("/api/v1/dlq/{id}/replay", {
+  params: { path: { id: String(letters.data.entries[0].id) } },
+});
+if (again.error) fail(`replayDeadLetter: ${again.error.error.code} ${again.error.error.message}`);
+conforms("replayDeadLetter", "DeadLetterReplayed", again.data);
+
 const missing = await baton.GET("/api/v1/executions/{id}", { params: { path: { id: "nosuch" } } });
 if (!missing.error || missing.response.status !== 404 || missing.error.error.code !== "NOT_FOUND") {
   fail(`a missing execution: ${missing.response.status} ${JSON.stringify(missing.error)}`);

@@ -17,8 +17,9 @@ namespace baton::server {
 // components/schemas.
 const Json& OpenApiSchemas();
 
-// The document for `routes`. Routes the table does not describe still appear, with a
-// generic object response (UndocumentedRoutes names them; a test keeps it empty).
+// The document for `routes`. A route the table does not describe still appears, with
+// no operationId and a generic object response: Redocly's lint (tests/openapi) fails on
+// it, and UndocumentedRoutes names it.
 Json OpenApiDocument(const std::vector<RouteInfo>& routes);
 
 // "METHOD /pattern" of each route without an entry in the operation table.

@@ -75,29 +75,29 @@ constexpr Operation kOperations[] = {
   {"GET", "/api/v1/dlq/replays/{id}", "getDeadLetterReplay", 200, "ReplayJob", "", ""},
   {"DELETE", "/api/v1/dlq/replays/{id}", "stopDeadLetterReplay", 200, "ReplayJob", "", ""},
   {"GET", "/api/v1/dlq/{id}", "getDeadLetter", 200, "DeadLetter", "", ""},
-  {"POST", "/api/v1/dlq/{id}/replay", "replayDeadLetter", 200, "Object", "", ""},
+  {"POST", "/api/v1/dlq/{id}/replay", "replayDeadLetter", 200, "DeadLetterReplayed", "", ""},
   {"DELETE", "/api/v1/dlq/{id}", "discardDeadLetter", 200, "DeadLetter", "", ""},
   {"GET", "/api/v1/breakers", "listBreakers", 200, "BreakerList", "", ""},
   {"POST", "/api/v1/breakers/{key}/reset", "resetBreaker", 200, "Breaker", "", ""},
   {"GET", "/api/v1/pools", "listPools", 200, "PoolList", "", ""},
   {"POST", "/api/v1/pools", "setPool", 201, "Pool", "PoolRequest", "", 200},
-  {"DELETE", "/api/v1/pools/{name}", "deletePool", 200, "Object", "", ""},
+  {"DELETE", "/api/v1/pools/{name}", "deletePool", 200, "Deleted", "", ""},
   {"GET", "/api/v1/cache", "listCache", 200, "CacheList", "", "workflow,step,limit"},
-  {"DELETE", "/api/v1/cache", "clearCache", 200, "Object", "", "workflow,step"},
+  {"DELETE", "/api/v1/cache", "clearCache", 200, "Deleted", "", "workflow,step"},
   {"GET", "/api/v1/cache/{key}", "getCacheEntry", 200, "CacheEntry", "", ""},
-  {"DELETE", "/api/v1/cache/{key}", "deleteCacheEntry", 200, "Object", "", ""},
+  {"DELETE", "/api/v1/cache/{key}", "deleteCacheEntry", 200, "Deleted", "", ""},
   // Workers (docs/worker-protocol.md; the WebSocket transport is /api/v1/workers/connect)
   {"GET", "/api/v1/workers", "listWorkers", 200, "WorkerList", "", ""},
   {"GET", "/api/v1/workers/{id}", "getWorker", 200, "Worker", "", ""},
   {"DELETE", "/api/v1/workers/{id}", "drainWorker", 202, "Worker", "", ""},
-  {"POST", "/api/v1/workers/register", "registerWorker", 200, "Object", "Object", ""},
-  {"POST", "/api/v1/workers/{id}/heartbeat", "workerHeartbeat", 200, "Object", "Object", ""},
-  {"GET", "/api/v1/workers/{id}/poll", "pollWorker", 200, "Object", "", "wait"},
-  {"POST", "/api/v1/workers/{id}/ack", "ackCommand", 200, "Object", "Object", ""},
-  {"POST", "/api/v1/workers/{id}/progress", "commandProgress", 200, "Object", "Object", ""},
-  {"POST", "/api/v1/workers/{id}/result", "commandResult", 200, "Object", "Object", ""},
-  {"POST", "/api/v1/workers/{id}/batch", "workerBatch", 200, "Object", "Object", ""},
-  {"POST", "/api/v1/workers/{id}/deregister", "deregisterWorker", 200, "Object", "Object", ""},
+  {"POST", "/api/v1/workers/register", "registerWorker", 200, "RegisteredMessage", "RegisterMessage", ""},
+  {"POST", "/api/v1/workers/{id}/heartbeat", "workerHeartbeat", 200, "WorkerOk", "HeartbeatMessage", ""},
+  {"GET", "/api/v1/workers/{id}/poll", "pollWorker", 200, "PollReply", "", "wait"},
+  {"POST", "/api/v1/workers/{id}/ack", "ackCommand", 200, "WorkerOk", "AckMessage", ""},
+  {"POST", "/api/v1/workers/{id}/progress", "commandProgress", 200, "WorkerOk", "ProgressMessage", ""},
+  {"POST", "/api/v1/workers/{id}/result", "commandResult", 200, "WorkerOk", "ResultMessage", ""},
+  {"POST", "/api/v1/workers/{id}/batch", "workerBatch", 200, "BatchReply", "BatchMessage", ""},
+  {"POST", "/api/v1/workers/{id}/deregister", "deregisterWorker", 200, "WorkerOk", "", ""},
   {"GET", "/api/v1/assignments", "listAssignments", 200, "AssignmentList", "", "worker,workerId,execution,status,limit"},
   {"GET", "/api/v1/assignments/{execution}/{step}/{attempt}", "getAssignment", 200, "Assignment", "", ""},
   {"GET", "/api/v1/reassignments", "listReassignments", 200, "ReassignmentList", "", "limit,worker,assignment"},
@@ -161,7 +161,9 @@ Json DescribeOperation(const RouteInfo& r) {
   Json answers = Json::object();
   if (op == nullptr) {
     answers["200"] = {{"description", "Success"},
-                      {"content", {{"application/json", {{"schema", Ref("Object")}}}}}};
+                      {"content",
+                       {{"application/json",
+                         {{"schema", {{"type", "object"}, {"additionalProperties", true}}}}}}}};
   } else {
     o["operationId"] = op->id;
     answers[std::to_string(op->status)] = SuccessAnswer(*op);

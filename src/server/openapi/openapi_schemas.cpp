@@ -1,8 +1,8 @@
 // The JSON Schemas of the API's records (components/schemas of openapi.json). A record's
 // schema lists every field and allows no other: tests/openapi/check.sh checks real
 // answers against them, so a field a view adds or drops without its schema fails there.
-// The worker protocol's messages (docs/worker-protocol.md) are `Object`: their own
-// document describes them.
+// The worker protocol's messages (docs/worker-protocol.md) allow more fields than they
+// list: the protocol lets a newer peer add some.
 #include "server/openapi/openapi.h"
 
 namespace baton::server {
@@ -405,7 +405,69 @@ constexpr const char* kSchemas = R"json({
   "PoolRequest": {
     "type": "object", "additionalProperties": false, "required": ["name", "slots"],
     "properties": {"name": {"type": "string"}, "slots": {"type": "integer", "minimum": 1, "maximum": 1000000}}},
-  "Object": {"type": "object", "additionalProperties": true, "description": "A JSON object (see the operation's description and the README)"}
+  "RegisterMessage": {
+    "type": "object", "additionalProperties": true, "required": ["type", "workerId", "capacity", "commands"],
+    "description": "docs/worker-protocol.md, Worker to server",
+    "properties": {"type": {"const": "register"}, "workerId": {"type": "string"}, "nodeId": {"type": "string"},
+                   "host": {"type": "string"}, "capacity": {"type": "integer", "minimum": 1},
+                   "commands": {"type": "array", "items": {"type": "string"}},
+                   "tags": {"type": "array", "items": {"type": "string"}},
+                   "sessionId": {"type": "string", "maxLength": 128}, "batching": {"type": "boolean"}}},
+  "RegisteredMessage": {
+    "type": "object", "additionalProperties": true, "required": ["type", "workerId", "heartbeatInterval", "heartbeatTimeout"],
+    "properties": {"type": {"const": "registered"}, "workerId": {"type": "string"},
+                   "heartbeatInterval": {"type": "integer", "description": "Milliseconds"},
+                   "heartbeatTimeout": {"type": "integer", "description": "Milliseconds"},
+                   "batching": {"type": "boolean"}}},
+  "HeartbeatMessage": {
+    "type": "object", "additionalProperties": true, "required": ["type", "currentLoad", "capacity", "status"],
+    "properties": {"type": {"const": "heartbeat"}, "currentLoad": {"type": "integer", "minimum": 0},
+                   "capacity": {"type": "integer", "minimum": 1},
+                   "status": {"type": "string", "enum": ["ONLINE", "DRAINING"]}}},
+  "AckMessage": {
+    "type": "object", "additionalProperties": true, "required": ["type", "assignmentId", "status"],
+    "properties": {"type": {"const": "command.ack"}, "assignmentId": {"type": "string"},
+                   "status": {"type": "string", "enum": ["accepted", "rejected"]},
+                   "estimatedDuration": {"type": "integer"}}},
+  "ProgressMessage": {
+    "type": "object", "additionalProperties": true, "required": ["type", "assignmentId", "progress"],
+    "properties": {"type": {"const": "command.progress"}, "assignmentId": {"type": "string"},
+                   "progress": {"type": "integer", "minimum": 0, "maximum": 100}, "checkpoint": {}, "data": {}}},
+  "ResultMessage": {
+    "type": "object", "additionalProperties": true, "required": ["type", "assignmentId", "status"],
+    "properties": {"type": {"const": "command.result"}, "assignmentId": {"type": "string"},
+                   "status": {"type": "string", "enum": ["success", "failure"]}, "output": {},
+                   "error": {"$ref": "#/components/schemas/Failure"}}},
+  "WorkerMessage": {
+    "oneOf": [{"$ref": "#/components/schemas/HeartbeatMessage"}, {"$ref": "#/components/schemas/AckMessage"},
+              {"$ref": "#/components/schemas/ProgressMessage"}, {"$ref": "#/components/schemas/ResultMessage"},
+              {"type": "object", "required": ["type"], "properties": {"type": {"const": "deregister"}}}]},
+  "BatchMessage": {
+    "type": "object", "additionalProperties": true, "required": ["type", "messages"],
+    "properties": {"type": {"const": "batch"},
+                   "messages": {"type": "array", "maxItems": 1000, "items": {"$ref": "#/components/schemas/WorkerMessage"}}}},
+  "BatchReply": {
+    "type": "object", "additionalProperties": false, "required": ["results"],
+    "properties": {"results": {"type": "array", "items": {"type": "object", "additionalProperties": true}}}},
+  "ServerMessage": {
+    "type": "object", "additionalProperties": true, "required": ["type"],
+    "description": "command, command.cancel or error (docs/worker-protocol.md, Server to worker)",
+    "properties": {"type": {"type": "string"}, "assignmentId": {"type": "string"}, "command": {"type": "string"},
+                   "resource": {}, "data": {}, "execution": {"type": "object", "additionalProperties": true},
+                   "checkpoint": {}, "timeoutSeconds": {"type": "integer"}, "reason": {"type": "string"}}},
+  "PollReply": {
+    "type": "object", "additionalProperties": false, "required": ["messages"],
+    "properties": {"messages": {"type": "array", "items": {"$ref": "#/components/schemas/ServerMessage"}}}},
+  "WorkerOk": {
+    "type": "object", "additionalProperties": false, "required": ["type"],
+    "properties": {"type": {"type": "string", "enum": ["ok", "heartbeat.ok"]}}},
+  "DeadLetterReplayed": {
+    "type": "object", "additionalProperties": false, "required": ["entry", "execution"],
+    "properties": {"entry": {"$ref": "#/components/schemas/DeadLetter"},
+                   "execution": {"oneOf": [{"$ref": "#/components/schemas/ExecutionSummary"}, {"type": "null"}]}}},
+  "Deleted": {
+    "type": "object", "additionalProperties": false, "required": ["deleted"],
+    "properties": {"deleted": {"type": ["integer", "string"], "description": "How many, or the name deleted"}}}
 })json";
 
 }  // namespace
