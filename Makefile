@@ -9,7 +9,7 @@ export CCACHE_NOHASHDIR := 1
 # Without these ccache refuses every compilation that uses a precompiled header.
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 
-.PHONY: setup build release demo install test test-plain test-tsan bench bench-peers fuzz soak format clean
+.PHONY: setup build release demo install deb test test-plain test-tsan bench bench-peers fuzz soak format clean
 
 setup:
 	@bash scripts/setup.sh
@@ -33,6 +33,12 @@ PREFIX ?= /usr/local
 install: release
 	ninja -C build-release baton_extras
 	DESTDIR="$(DESTDIR)" cmake --install build-release --prefix "$(PREFIX)"
+
+# The same as a Debian package: build-release/baton_VERSION_ARCH.deb (install it with
+# `sudo apt install ./build-release/baton_*.deb`).
+deb: release
+	ninja -C build-release baton_extras
+	cd build-release && cpack -G DEB
 
 # A test still running after 10 minutes has hung (the slowest take about a minute under
 # TSan): ctest fails it instead of waiting out its 25-minute default.
