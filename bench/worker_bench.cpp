@@ -378,10 +378,8 @@ Result<LatencyFigures> MeasureLatency(int rate, double seconds, const Setting& s
   if (m.Failed() > 0) return Status(errc::kIo, "some executions failed");
   f.server_p50_us = m.Get("baton_dispatch_latency_recent_seconds{quantile=\"0.5\"}") * 1e6;
   f.server_p99_us = m.Get("baton_dispatch_latency_recent_seconds{quantile=\"0.99\"}") * 1e6;
-  f.prepared_p50_us =
-      m.Get("baton_dispatch_prepared_latency_seconds{quantile=\"0.5\"}") * 1e6;
-  f.prepared_p99_us =
-      m.Get("baton_dispatch_prepared_latency_seconds{quantile=\"0.99\"}") * 1e6;
+  f.prepared_p50_us = m.Get("baton_dispatch_prepared_latency_seconds{quantile=\"0.5\"}") * 1e6;
+  f.prepared_p99_us = m.Get("baton_dispatch_prepared_latency_seconds{quantile=\"0.99\"}") * 1e6;
   f.placed_at_prepare =
       m.Get("baton_commands_placed_at_prepare_total") / m.Get("baton_commands_dispatched_total");
   const double count = m.Get("baton_dispatch_latency_seconds_count");
