@@ -223,4 +223,17 @@ void ProgressView::Finish() {
   std::fflush(out_);
 }
 
+void PrintOutcome(FILE* out, const std::string& id, ExecutionStatus status, const Json& error,
+                  const Json& output, bool color, bool with_output, const std::string& where) {
+  const char* start = !color ? "" : status == ExecutionStatus::kCompleted ? "\x1b[32m" : "\x1b[31m";
+  std::fprintf(out, "%s%s %s%s %s%s\n", start, id.c_str(), ToString(status), color ? "\x1b[0m" : "",
+               error.is_object()
+                   ? (error.value("code", "") + ": " + error.value("message", "")).c_str()
+                   : "",
+               where.c_str());
+  if (with_output && status == ExecutionStatus::kCompleted && !output.is_null()) {
+    std::fprintf(out, "output: %s\n", output.dump().c_str());
+  }
+}
+
 }  // namespace baton::cli

@@ -65,4 +65,10 @@ class ProgressView final : public ExecutionObserver {
   bool flush_posted_ = false;  // a FlushLines task is queued on loop_
 };
 
+// The lines `baton run` and `baton status --watch` end with: "ID STATUS [CODE: message]
+// [where]" (green or red when `color`), then "output: JSON" for a completed execution
+// with an output when `with_output`.
+void PrintOutcome(FILE* out, const std::string& id, ExecutionStatus status, const Json& error,
+                  const Json& output, bool color, bool with_output, const std::string& where = "");
+
 }  // namespace baton::cli

@@ -240,18 +240,9 @@ int Drive(const RunArgs& args, Session& session,
       std::cout << final_json->dump(2) << std::endl;
     }
     if (!args.quiet) {
-      const Json& err = (*final_json)["error"];
-      std::string color = status == ExecutionStatus::kCompleted ? "\x1b[32m" : "\x1b[31m";
-      if (!live) color.clear();
-      std::fprintf(
-          stderr, "%s%s %s%s %s%s\n", color.c_str(), id.c_str(), ToString(status),
-          live ? "\x1b[0m" : "",
-          err.is_object() ? (err.value("code", "") + ": " + err.value("message", "")).c_str() : "",
-          session.db_path.empty() ? "" : ("  (db: " + session.db_path + ")").c_str());
-      if (!args.json && status == ExecutionStatus::kCompleted &&
-          !(*final_json)["output"].is_null()) {
-        std::fprintf(stderr, "output: %s\n", (*final_json)["output"].dump().c_str());
-      }
+      PrintOutcome(stderr, id, status, (*final_json)["error"], (*final_json)["output"], live,
+                   /*with_output=*/!args.json,
+                   session.db_path.empty() ? "" : "  (db: " + session.db_path + ")");
     }
   }
   return exit_code;

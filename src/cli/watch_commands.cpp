@@ -70,8 +70,8 @@ ExecutionProgress ProgressOfDetail(const Json& detail) {
   return p;
 }
 
-// The line `baton run` ends with: the status, the error, the output.
-int PrintOutcome(const client::ApiClient& api, const std::string& id, bool live) {
+// The outcome as `baton run` ends with it, read from the server.
+int PrintOutcomeOf(const client::ApiClient& api, const std::string& id, bool live) {
   auto e = api.Call("GET", "/api/v1/executions/" + client::UrlEncode(id));
   if (!e.ok()) {
     std::fprintf(stderr, "baton: %s: %s\n", e.status().code().c_str(),
@@ -80,16 +80,8 @@ int PrintOutcome(const client::ApiClient& api, const std::string& id, bool live)
   }
   const ExecutionStatus status =
       ParseExecutionStatus(e->value("status", "failed")).value_or(ExecutionStatus::kFailed);
-  const Json err = e->value("error", Json());
-  std::string color = status == ExecutionStatus::kCompleted ? "\x1b[32m" : "\x1b[31m";
-  if (!live) color.clear();
-  std::fprintf(
-      stderr, "%s%s %s%s %s\n", color.c_str(), id.c_str(), ToString(status), live ? "\x1b[0m" : "",
-      err.is_object() ? (err.value("code", "") + ": " + err.value("message", "")).c_str() : "");
-  const Json output = e->value("output", Json());
-  if (status == ExecutionStatus::kCompleted && !output.is_null()) {
-    std::fprintf(stderr, "output: %s\n", output.dump().c_str());
-  }
+  PrintOutcome(stderr, id, status, e->value("error", Json()), e->value("output", Json()), live,
+               /*with_output=*/true);
   return ExitCodeFor(status);
 }
 
@@ -161,7 +153,7 @@ int FollowExecution(const std::string& id, const client::Endpoint& endpoint, boo
   }
   if (watch) {
     view.Finish();
-    return PrintOutcome(api, id, live);
+    return PrintOutcomeOf(api, id, live);
   }
   return ExitCodeFor(final_status);
 }
