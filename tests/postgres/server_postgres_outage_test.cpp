@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <iostream>
 #include <set>
 #include <string>
 #include <thread>
@@ -63,6 +64,7 @@ TEST(PostgresOutage, AcceptedWorkFinishesOnceTheDatabaseIsBack) {
   auto health = server.As("").Send("GET", "/health");
   ASSERT_TRUE(health.ok());
   EXPECT_EQ(health->body.find("degraded"), std::string::npos) << health->body;
+  if (HasFailure()) std::cerr << server.log();
 }
 
 }  // namespace

@@ -22,12 +22,15 @@ Result<Rows> PgStore::Read(const std::string& sql,
   const size_t first = next_reader_.fetch_add(1, std::memory_order_relaxed) % n;
   Reader* reader = nullptr;
   std::unique_lock<std::mutex> lock;
-  for (size_t i = 0; i < n && reader == nullptr; ++i) {
-    Reader* r = readers_[(first + i) % n].get();
-    std::unique_lock<std::mutex> held(r->mu, std::try_to_lock);
-    if (held.owns_lock()) {
-      reader = r;
-      lock = std::move(held);
+  // First a free reader that is connected, then any free one (which reconnects).
+  for (bool connected_only : {true, false}) {
+    for (size_t i = 0; i < n && reader == nullptr; ++i) {
+      Reader* r = readers_[(first + i) % n].get();
+      std::unique_lock<std::mutex> held(r->mu, std::try_to_lock);
+      if (held.owns_lock() && (!connected_only || r->conn.ok())) {
+        reader = r;
+        lock = std::move(held);
+      }
     }
   }
   if (reader == nullptr) {  // all busy: wait for this turn's
@@ -35,6 +38,9 @@ Result<Rows> PgStore::Read(const std::string& sql,
     lock = std::unique_lock<std::mutex>(reader->mu);
   }
   if (Status s = Reconnected(reader->conn, reader->again, false); !s.ok()) return s;
+  Result<Rows> rows = reader->conn.Exec(sql, params, what);
+  if (rows.ok() || reader->conn.ok()) return rows;
+  if (!Reconnected(reader->conn, reader->again, false).ok()) return rows;
   return reader->conn.Exec(sql, params, what);
 }
 

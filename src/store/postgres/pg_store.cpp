@@ -138,7 +138,9 @@ Status TakeOwnerLock(Connection& c, const std::string& url, const std::string& i
 Status PgStore::Reconnected(Connection& c, Reconnect& r, bool writer) {
   if (c.ok()) return Status::Ok();
   const auto now = std::chrono::steady_clock::now();
-  if (now < r.next) {
+  const bool back_since =
+      connected_at_.load(std::memory_order_acquire) > r.failed_at.time_since_epoch().count();
+  if (now < r.next && !back_since) {
     return Status(errc::kStore, "the connection to PostgreSQL at " + RedactedUrl(url_) +
                                     " is lost; reconnecting");
   }
@@ -146,12 +148,14 @@ Status PgStore::Reconnected(Connection& c, Reconnect& r, bool writer) {
   Status s = again.ok() ? Status::Ok() : again.status();
   if (s.ok() && writer) s = TakeOwnerLock(*again, url_, instance_);
   if (!s.ok()) {
+    r.failed_at = now;
     r.next = now + r.delay;
     r.delay = std::min(r.delay * 2, std::chrono::milliseconds(5000));
     return s;
   }
   c = std::move(again).value();
   r = Reconnect{};
+  connected_at_.store(now.time_since_epoch().count(), std::memory_order_release);
   return Status::Ok();
 }
 

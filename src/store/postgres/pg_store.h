@@ -211,15 +211,22 @@ class PgStore final : public Store, public ExecutionLeases, public SharedFeed {
   std::string KeyOf(const rows::Table<R>& table, const R& r);
 
   // A connection that is gone is opened again, at most once per backoff period (doubling
-  // from 100 ms to 5 s while attempts fail); until then each call fails at once. The
-  // writer takes the owner lock again: a server that lost it to another gives up.
+  // from 100 ms to 5 s while attempts fail); until then each call fails at once -- unless
+  // another connection of this store opened since this one's last failed attempt: the
+  // database is back, so every connection tries again at once instead of failing reads
+  // and commits for up to its remaining backoff. The writer takes the owner lock again: a
+  // server that lost it to another gives up.
   struct Reconnect {
     std::chrono::steady_clock::time_point next{};
+    std::chrono::steady_clock::time_point failed_at{};
     std::chrono::milliseconds delay{100};
   };
   Status Reconnected(Connection& c, Reconnect& r, bool writer);
   Status WriterReady() { return Reconnected(writer_, writer_again_, true); }
-  // Runs a read on a reader of the pool: a free one, else the next in turn.
+  // Runs a read on a reader of the pool: a free connected one, else a free one, else the
+  // next in turn. A read whose connection broke (the database restarted since that
+  // connection was last used) is sent once more on a new connection: reads are
+  // idempotent.
   Result<Rows> Read(const std::string& sql, const std::vector<std::optional<std::string>>& params,
                     std::string_view what);
 
@@ -236,6 +243,8 @@ class PgStore final : public Store, public ExecutionLeases, public SharedFeed {
   };
   std::vector<std::unique_ptr<Reader>> readers_;
   std::atomic<size_t> next_reader_{0};
+  // When a connection of this store last opened (steady clock ticks; see Reconnect).
+  std::atomic<int64_t> connected_at_{0};
   rows::RowOut row_;                    // reused by each written record
   std::vector<const char*> values_;     // its cells as libpq parameters
   std::vector<std::string> formatted_;  // its integers and repaired texts, as text

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -155,6 +156,46 @@ TEST_F(PgStoreTest, AWrongPasswordIsAClearErrorWithoutThePassword) {
   const std::string m = store.status().ToString();
   EXPECT_NE(m.find("password authentication failed"), std::string::npos) << m;
   EXPECT_EQ(m.find("not-the-password"), std::string::npos) << m;
+}
+
+// After an outage every connection of the pool had backed off (up to 5 s). Once the
+// database is back and one connection has opened again, reads must not fail on the others
+// meanwhile: a server answered 503 and /health said "degraded" for seconds after its
+// database had returned (PostgresOutage in CI), because reads went round the pool to
+// readers still waiting out their backoff, or to connections broken by the restart.
+TEST(PgStoreOutage, OnceOneConnectionIsBackNoReadFails) {
+  testing::PgCluster cluster;  // its own: this test stops it
+  ASSERT_EQ(cluster.StartOwn(), "");
+  PostgresOptions options;
+  options.readers = 4;
+  auto store = OpenPostgresStore(cluster.Url(), options);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto read = [&] {
+    auto r = (*store)->GetExecution("nosuch");
+    return r.ok() || r.status().code() == errc::kNotFound;
+  };
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(read());  // every reader connected and used
+  ASSERT_EQ(cluster.Pause(), "");
+  // Reads go on all along, as a server's do (health checks, re-adoption), so every
+  // reader's backoff grows to its longest, 5 s, and is renewed until one read succeeds.
+  std::atomic<bool> back{false};
+  // Irregular pauses between them, as a server's reads come: the readers' backoffs end
+  // at different times.
+  std::thread reading([&] {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    for (int i = 0; !back && std::chrono::steady_clock::now() < deadline; ++i) {
+      if (read()) back = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(i * 37 % 250));
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(7000));
+  EXPECT_FALSE(back) << "a read succeeded while the database was stopped";
+  ASSERT_EQ(cluster.Resume(), "");
+  reading.join();
+  ASSERT_TRUE(back) << "the database never came back";
+  int failed = 0;
+  for (int i = 0; i < 40; ++i) failed += read() ? 0 : 1;
+  EXPECT_EQ(failed, 0) << "reads failed after the database was back";
 }
 
 }  // namespace
