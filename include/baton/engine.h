@@ -300,6 +300,11 @@ class Engine {
   // Cached step results. Takes the stored entries (LoadCache below does): call before
   // Start or Recover. Entries beyond the options' limits are deleted.
   void AdoptCache(std::vector<CacheEntryRecord> entries);
+  // What other instances sharing the store cached or deleted (SharedCache in
+  // <baton/store.h>), already stored: `deleted` is removed, then each of `entries` this
+  // cache does not hold as written is added. Nothing is written back, except entries the
+  // limits then evict.
+  void MergeCache(std::vector<CacheEntryRecord> entries, const std::vector<CacheKey>& deleted);
   // Entries of `ns` (empty = every namespace), optionally of one workflow and step, by
   // key; outputs included.
   std::vector<CacheEntryRecord> CacheEntries(const std::string& ns, const std::string& workflow,

@@ -813,6 +813,23 @@ class SharedFeed {
   virtual Result<int64_t> FeedEnd() = 0;
 };
 
+// The result cache as every instance sees it, when several instances share a database:
+// what changed since a position, for each instance to merge into its engine's cache
+// (Engine::MergeCache), so a result one instance cached is found by the others, and one
+// cleared or evicted anywhere goes everywhere.
+struct CacheChanges {
+  std::vector<CacheEntryRecord> entries;  // added or replaced since `after`, outputs included
+  std::vector<CacheKey> deleted;          // deleted since `after` (before `entries` apply)
+  int64_t next = 0;                       // the `after` of the next call
+};
+class SharedCache {
+ public:
+  virtual ~SharedCache() = default;
+  // Changes committed after position `after` (0: every entry stored) up to a point no
+  // commit can appear below later; a deletion is listed for a bounded time (an hour).
+  virtual Result<CacheChanges> CacheChangesAfter(int64_t after) = 0;
+};
+
 class Store : public ExecutionStore, public CatalogStore, public WorkerStore {
  public:
   // The board of work offered between instances; null unless leases() is not.
@@ -821,6 +838,8 @@ class Store : public ExecutionStore, public CatalogStore, public WorkerStore {
   virtual ControlRelay* relay() { return nullptr; }
   // The feed every instance shares; null unless leases() is not.
   virtual SharedFeed* feed() { return nullptr; }
+  // The cache every instance shares; null unless leases() is not.
+  virtual SharedCache* shared_cache() { return nullptr; }
   // The leases of executions when the store is shared by several server instances; null
   // when one process owns the store (SQLite, memory, PostgreSQL without an instance name).
   virtual ExecutionLeases* leases() { return nullptr; }
@@ -850,6 +869,7 @@ class StoreWrapper : public Store {
   OfferBoard* offers() override { return target_->offers(); }
   ControlRelay* relay() override { return target_->relay(); }
   SharedFeed* feed() override { return target_->feed(); }
+  SharedCache* shared_cache() override { return target_->shared_cache(); }
   Result<ExecutionRecord> GetExecution(const std::string& id) override {
     return target_->GetExecution(id);
   }

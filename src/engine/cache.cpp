@@ -215,6 +215,25 @@ void Engine::Impl::AdoptCache(std::vector<CacheEntryRecord> entries) {
   DeleteCacheEntries(dropped);
 }
 
+void Engine::Impl::MergeCache(std::vector<CacheEntryRecord> entries,
+                              const std::vector<CacheKey>& deleted) {
+  for (const CacheKey& k : deleted) cache_.Erase(k.ns, k.key);
+  std::vector<CacheKey> dropped;
+  const TimeMs now = loop_->Now();
+  for (CacheEntryRecord& e : entries) {
+    // This instance's own entries come back too, and a hit changes only the counts.
+    const CacheEntryRecord* held = cache_.Peek(e.ns, e.key);
+    if (held != nullptr && held->created_at == e.created_at &&
+        held->execution_id == e.execution_id) {
+      continue;
+    }
+    cache_.Insert(std::move(e), now, &dropped);
+  }
+  if (dropped.empty()) return;
+  TurnGuard turn(this);
+  DeleteCacheEntries(dropped);
+}
+
 Result<size_t> Engine::Impl::ClearCache(const std::string& ns, const std::string& key,
                                         const std::string& workflow, const std::string& step_id) {
   std::vector<CacheKey> keys;

@@ -69,6 +69,10 @@ void Engine::WhenDurable(std::function<void(const Status&)> done) {
 void Engine::AdoptCache(std::vector<CacheEntryRecord> entries) {
   impl_->AdoptCache(std::move(entries));
 }
+void Engine::MergeCache(std::vector<CacheEntryRecord> entries,
+                        const std::vector<CacheKey>& deleted) {
+  impl_->MergeCache(std::move(entries), deleted);
+}
 std::vector<CacheEntryRecord> Engine::CacheEntries(const std::string& ns,
                                                    const std::string& workflow,
                                                    const std::string& step_id) const {

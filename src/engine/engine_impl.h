@@ -203,6 +203,7 @@ class Engine::Impl {
   void EndCacheFlight(const std::string& flight_id, bool stored, const std::string& key);
   void DeleteCacheEntries(const std::vector<CacheKey>& keys);  // into this turn's batch
   void AdoptCache(std::vector<CacheEntryRecord> entries);
+  void MergeCache(std::vector<CacheEntryRecord> entries, const std::vector<CacheKey>& deleted);
   Result<size_t> ClearCache(const std::string& ns, const std::string& key,
                             const std::string& workflow, const std::string& step_id);
 

@@ -103,6 +103,11 @@ bool ResultCache::Insert(CacheEntryRecord entry, TimeMs now, std::vector<CacheKe
   return true;
 }
 
+const CacheEntryRecord* ResultCache::Peek(const std::string& ns, const std::string& key) const {
+  auto it = entries_.find(IdOf(ns, key));
+  return it == entries_.end() ? nullptr : &it->second.rec;
+}
+
 bool ResultCache::Erase(const std::string& ns, const std::string& key) {
   auto it = entries_.find(IdOf(ns, key));
   if (it == entries_.end()) return false;

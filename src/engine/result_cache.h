@@ -28,6 +28,8 @@ class ResultCache {
   // `removed`) and not returned.
   const CacheEntryRecord* Find(const std::string& ns, const std::string& key, TimeMs now,
                                std::vector<CacheKey>* removed);
+  // The entry as held, expired or not, without removing anything; nullptr when absent.
+  const CacheEntryRecord* Peek(const std::string& ns, const std::string& key) const;
   // Counts a hit on an entry Find just returned; the change to store.
   CacheTouch Hit(const std::string& ns, const std::string& key, TimeMs now);
   // Adds or replaces the entry, then removes expired entries and evicts by policy until

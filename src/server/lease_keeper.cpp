@@ -82,6 +82,17 @@ bool LeaseKeeper::Turn(bool first) {
       engine.MergeBreakers(std::move(stored));
     });
   }
+  // Results other instances cached (or deleted) are found here too from now on.
+  if (SharedCache* cache = host_->store()->shared_cache(); cache != nullptr) {
+    if (auto changes = cache->CacheChangesAfter(cache_after_); changes.ok()) {
+      cache_after_ = changes->next;
+      if (!changes->entries.empty() || !changes->deleted.empty()) {
+        host_->Post([changes = std::move(changes).value()](Engine& engine) mutable {
+          engine.MergeCache(std::move(changes.entries), changes.deleted);
+        });
+      }
+    }
+  }
   auto led = leases_->Lead("cron");
   leading_.store(led.ok() && *led, std::memory_order_release);
   auto claimed = leases_->Claim(kClaimBatch, first);

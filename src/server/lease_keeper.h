@@ -3,7 +3,8 @@
 // drops from the engine what was lost, claims executions whose holder stopped renewing
 // (recovering them from the store), holds the leader role that one instance at a time
 // performs (the cron scheduler), and brings in the circuit breakers other instances
-// changed (Engine::MergeBreakers), every turn.
+// changed (Engine::MergeBreakers) and the results they cached or deleted
+// (Engine::MergeCache), every turn.
 //
 // Threading: its own thread talks to the database; everything that touches the engine is
 // posted to the engine's thread. leading() may be called from any thread.
@@ -50,7 +51,9 @@ class LeaseKeeper {
   ExecutionLeases* leases_;
   EngineHost* host_;
   std::atomic<bool> leading_{false};
-  bool evicted_all_ = false;  // after the trust window lapsed, until a renewal succeeds
+  bool evicted_all_ = false;
+  int64_t cache_after_ = 0;  // the shared cache's position read up to (keeper thread only)  //
+                             // after the trust window lapsed, until a renewal succeeds
   std::mutex mu_;
   std::condition_variable wake_;
   bool stopping_ = false;

@@ -10,11 +10,20 @@
 
 #include <unistd.h>
 
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace baton::testing {
+
+// How many times a test's shell step ran: the lines it appended to `dir`/runs.
+inline int Runs(const std::string& dir) {
+  std::ifstream in(dir + "/runs");
+  int n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
 
 struct Instances {
   PgCluster cluster;

@@ -7,7 +7,6 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <string>
 
 namespace baton::testing {
@@ -23,13 +22,6 @@ std::string Ingest(const std::string& dir) {
          dir +
          "']\n"
          "    circuit_breaker: {key: warehouse, failure_threshold: 2, recovery_timeout: 1h}\n";
-}
-
-int Runs(const std::string& dir) {
-  std::ifstream in(dir + "/runs");
-  int n = 0;
-  for (std::string line; std::getline(in, line);) ++n;
-  return n;
 }
 
 // The state of breaker "warehouse" as instance `api` shows it ("" when it has none).

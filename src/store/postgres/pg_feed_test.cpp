@@ -157,9 +157,15 @@ TEST_F(PgFeed, EventsWrittenBeforeTheFeedMigrationKeepTheirOrder) {
     ASSERT_TRUE(one.ok()) << one.status().ToString();
     ASSERT_TRUE((*one)->Commit(Started("x", "n", 3)).ok());
   }
-  // As the database was at migration 3: no feed columns, positions from an engine.
+  // As the database was at migration 3: no feed columns, positions from an engine (and
+  // none of the later migrations).
   ASSERT_TRUE(c->Script("ALTER TABLE events DROP COLUMN feed_xid, DROP COLUMN feed_ord; "
-                        "DELETE FROM schema_migrations WHERE version = 4",
+                        "DROP TABLE cache_deletions; "
+                        "DROP TRIGGER cache_entries_changed ON cache_entries; "
+                        "DROP TRIGGER cache_entries_deleted ON cache_entries; "
+                        "DROP FUNCTION baton_cache_entry_changed, baton_cache_entry_deleted; "
+                        "ALTER TABLE cache_entries DROP COLUMN changed_xid; "
+                        "DELETE FROM schema_migrations WHERE version >= 4",
                         "going back to migration 3")
                   .ok());
   auto a = OpenInstance(url, "a");

@@ -377,7 +377,8 @@ END $$;
 )sql";
 
 const std::vector<const char*>& Migrations() {
-  static const std::vector<const char*> kAll = {kSchemaV1, kSchemaV2, kSchemaOffers, kSchemaFeed};
+  static const std::vector<const char*> kAll = {kSchemaV1, kSchemaV2, kSchemaOffers, kSchemaFeed,
+                                                kSchemaSharedCache};
   return kAll;
 }
 

@@ -56,7 +56,8 @@ TEST_F(PgMigrations, AFreshDatabaseGetsTheWholeSchemaOnce) {
                                       "execution_leases",
                                       "leaders",
                                       "offered_dispatches",
-                                      "control_requests"};
+                                      "control_requests",
+                                      "cache_deletions"};
   EXPECT_EQ(Tables(*c), want);
   // Again: nothing to do, nothing recorded twice.
   ASSERT_TRUE(Migrate(*c).ok());

@@ -2,6 +2,7 @@
 #include "store/postgres/pg_store.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -239,6 +240,43 @@ Status PgStore::DeletePool(const std::string& ns, const std::string& name) {
 
 Result<std::vector<CacheEntryRecord>> PgStore::ListCacheEntries(const std::string& ns) {
   return ListByNs<CacheEntryRecord>(ns, "ns, key");
+}
+
+Result<CacheChanges> PgStore::CacheChangesAfter(int64_t after) {
+  // Every transaction below the horizon has ended, so the rows below it are all visible
+  // to the reads that follow, on whichever connection, and none can appear there later.
+  auto horizon = Read("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint", {},
+                      "reading the shared cache's horizon");
+  if (!horizon.ok()) return horizon.status();
+  CacheChanges out;
+  if (horizon->size() != 1 || !RowOfRows(*horizon, 0).Int(0, &out.next)) {
+    return Status(errc::kStore, "reading the shared cache's horizon: no number");
+  }
+  Params p;
+  const std::string range = " BETWEEN " + p.Add(std::max<int64_t>(after, 0)) + "::text::xid8 AND " +
+                            p.Add(out.next - 1) + "::text::xid8";
+  auto deleted = Read("SELECT ns, key FROM cache_deletions WHERE deleted_xid" + range, p.values(),
+                      "reading deleted cache entries");
+  if (!deleted.ok()) return deleted.status();
+  for (size_t i = 0; i < deleted->size(); ++i) {
+    out.deleted.push_back({deleted->at(i, 0).value_or(""), deleted->at(i, 1).value_or("")});
+  }
+  auto entries = Query<CacheEntryRecord>(" WHERE changed_xid" + range, p);
+  if (!entries.ok()) return entries.status();
+  out.entries = std::move(entries).value();
+  // Deletions are kept an hour: an instance that has not read for that long has lost its
+  // leases too, and reads the whole cache again when it starts.
+  const int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
+  const int64_t minute =
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::minutes(1))
+          .count();
+  if (int64_t swept = cache_swept_at_.load(); now - swept > minute) {
+    if (cache_swept_at_.compare_exchange_strong(swept, now)) {
+      (void)Read("DELETE FROM cache_deletions WHERE deleted_at < now() - interval '1 hour'", {},
+                 "removing old cache deletions");
+    }
+  }
+  return out;
 }
 
 Result<WorkflowRecord> PgStore::GetWorkflow(const std::string& ns, const std::string& name,

@@ -79,4 +79,39 @@ UPDATE events SET feed_xid = ((n.rn - 1) / 4194303 + 3)::text::xid8,
 CREATE INDEX events_feed ON events (feed_xid, feed_ord);
 )sql";
 
+// Migration 5: the result cache every instance shares. An entry row keeps the id of the
+// transaction that wrote its result (`changed_xid`; a hit, which only counts, keeps it),
+// and a deleted entry leaves its key in `cache_deletions` with the deleting transaction's
+// id, for an hour. Read as the feed is: only rows of transactions older than the oldest
+// one still running, so nothing appears later below a point already read.
+const char* const kSchemaSharedCache = R"sql(
+ALTER TABLE cache_entries ADD COLUMN changed_xid xid8 NOT NULL DEFAULT pg_current_xact_id();
+CREATE INDEX cache_entries_changed ON cache_entries (changed_xid);
+CREATE TABLE cache_deletions (
+  ns TEXT COLLATE "C" NOT NULL,
+  key TEXT COLLATE "C" NOT NULL,
+  deleted_xid xid8 NOT NULL DEFAULT pg_current_xact_id(),
+  deleted_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE INDEX cache_deletions_xid ON cache_deletions (deleted_xid);
+CREATE INDEX cache_deletions_at ON cache_deletions (deleted_at);
+CREATE FUNCTION baton_cache_entry_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.created_at IS DISTINCT FROM OLD.created_at OR
+     NEW.execution_id IS DISTINCT FROM OLD.execution_id THEN
+    NEW.changed_xid := pg_current_xact_id();
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER cache_entries_changed BEFORE UPDATE ON cache_entries
+  FOR EACH ROW EXECUTE FUNCTION baton_cache_entry_changed();
+CREATE FUNCTION baton_cache_entry_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO cache_deletions (ns, key) VALUES (OLD.ns, OLD.key);
+  RETURN OLD;
+END $$;
+CREATE TRIGGER cache_entries_deleted AFTER DELETE ON cache_entries
+  FOR EACH ROW EXECUTE FUNCTION baton_cache_entry_deleted();
+)sql";
+
 }  // namespace baton::pg

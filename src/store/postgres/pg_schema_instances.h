@@ -11,6 +11,8 @@ namespace baton::pg {
 extern const char* const kSchemaOffers;
 // Migration 4: the feed every instance shares (SharedFeed in <baton/store.h>).
 extern const char* const kSchemaFeed;
+// Migration 5: the result cache every instance shares (SharedCache in <baton/store.h>).
+extern const char* const kSchemaSharedCache;
 
 // A feed position packs the committing transaction's id (PostgreSQL's 64-bit xid8) above
 // the event's ordinal within that transaction (1, 2, ...): ordered as the pair is, and one

@@ -75,7 +75,7 @@ std::string FeedAfterSql(int64_t after, Params& p);
 // lock of the name (no two processes with one name).
 Status TakeOwnerLock(Connection& c, const std::string& url, const std::string& instance);
 
-class PgStore final : public Store, public ExecutionLeases, public SharedFeed {
+class PgStore final : public Store, public ExecutionLeases, public SharedFeed, public SharedCache {
  public:
   // `readers`: at least one connection. `instance`: empty for one server per database;
   // otherwise this instance's name, and executions are leased (ExecutionLeases).
@@ -99,10 +99,13 @@ class PgStore final : public Store, public ExecutionLeases, public SharedFeed {
   OfferBoard* offers() override { return board_.get(); }
   ControlRelay* relay() override { return board_.get(); }
   SharedFeed* feed() override { return instance_.empty() ? nullptr : this; }
+  SharedCache* shared_cache() override { return instance_.empty() ? nullptr : this; }
 
   // SharedFeed (pg_feed.cpp). With an instance name, every event read returns its feed
   // position in EventRecord::position, and ListEvents() lists by it.
   Result<std::vector<FeedEntry>> FeedAfter(int64_t after, size_t limit) override;
+  // SharedCache (pg_reads.cpp).
+  Result<CacheChanges> CacheChangesAfter(int64_t after) override;
   Result<int64_t> FeedEnd() override;
 
   // ExecutionLeases (pg_leases.cpp).
@@ -245,6 +248,8 @@ class PgStore final : public Store, public ExecutionLeases, public SharedFeed {
   std::atomic<size_t> next_reader_{0};
   // When a connection of this store last opened (steady clock ticks; see Reconnect).
   std::atomic<int64_t> connected_at_{0};
+  // When deletions older than an hour were last removed (steady clock ticks).
+  std::atomic<int64_t> cache_swept_at_{0};
   rows::RowOut row_;                    // reused by each written record
   std::vector<const char*> values_;     // its cells as libpq parameters
   std::vector<std::string> formatted_;  // its integers and repaired texts, as text

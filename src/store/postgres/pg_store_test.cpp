@@ -158,6 +158,66 @@ TEST_F(PgStoreTest, AWrongPasswordIsAClearErrorWithoutThePassword) {
   EXPECT_EQ(m.find("not-the-password"), std::string::npos) << m;
 }
 
+// The shared cache's changes: what was written after a position, once; a hit is not a
+// change; a deletion is, and so is the entry written again.
+TEST_F(PgStoreTest, CacheChangesListEachWriteAndDeletionOnce) {
+  auto store = OpenInstance(NewDatabase(), "i1");
+  ASSERT_NE(store, nullptr);
+  SharedCache* shared = store->shared_cache();
+  ASSERT_NE(shared, nullptr);
+  auto single = OpenPostgresStore(NewDatabase());
+  ASSERT_TRUE(single.ok()) << single.status().ToString();
+  EXPECT_EQ((*single)->shared_cache(), nullptr) << "one server per database has nothing to share";
+  CacheEntryRecord e;
+  e.key = std::string(64, 'a');
+  e.workflow = "embed";
+  e.step_id = "embed";
+  e.execution_id = "x-1";
+  e.output = Json{{"v", 42}};
+  e.bytes = 8;
+  e.created_at = 1000;
+  WriteBatch put;
+  put.cache_entries.push_back(e);
+  ASSERT_TRUE(store->Commit(put).ok());
+
+  auto all = shared->CacheChangesAfter(0);
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  ASSERT_EQ(all->entries.size(), 1u);
+  EXPECT_EQ(all->entries[0].output, e.output);
+  EXPECT_TRUE(all->deleted.empty());
+  auto none = shared->CacheChangesAfter(all->next);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->entries.empty());
+  EXPECT_GE(none->next, all->next);
+
+  WriteBatch hit;
+  hit.cache_touches.push_back({e.ns, e.key, 2000, 1});
+  ASSERT_TRUE(store->Commit(hit).ok());
+  auto after_hit = shared->CacheChangesAfter(none->next);
+  ASSERT_TRUE(after_hit.ok());
+  EXPECT_TRUE(after_hit->entries.empty()) << "a hit is sent again to every instance";
+
+  WriteBatch del;
+  del.cache_deletes.push_back({e.ns, e.key});
+  ASSERT_TRUE(store->Commit(del).ok());
+  auto after_delete = shared->CacheChangesAfter(after_hit->next);
+  ASSERT_TRUE(after_delete.ok());
+  EXPECT_TRUE(after_delete->entries.empty());
+  ASSERT_EQ(after_delete->deleted.size(), 1u);
+  EXPECT_EQ(after_delete->deleted[0].key, e.key);
+
+  e.created_at = 3000;
+  e.execution_id = "x-2";
+  WriteBatch again;
+  again.cache_entries.push_back(e);
+  ASSERT_TRUE(store->Commit(again).ok());
+  auto after_again = shared->CacheChangesAfter(after_delete->next);
+  ASSERT_TRUE(after_again.ok());
+  ASSERT_EQ(after_again->entries.size(), 1u);
+  EXPECT_EQ(after_again->entries[0].execution_id, "x-2");
+  EXPECT_TRUE(after_again->deleted.empty());
+}
+
 // After an outage every connection of the pool had backed off (up to 5 s). Once the
 // database is back and one connection has opened again, reads must not fail on the others
 // meanwhile: a server answered 503 and /health said "degraded" for seconds after its
