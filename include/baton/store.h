@@ -827,6 +827,9 @@ class SharedCache {
   virtual ~SharedCache() = default;
   // Changes committed after position `after` (0: every entry stored) up to a point no
   // commit can appear below later; a deletion is listed for a bounded time (an hour).
+  // `after` = kCacheNow lists nothing: `next` is then where to start reading when every
+  // entry is read next (ListCacheEntries), so none is missed and few are read twice.
+  static constexpr int64_t kCacheNow = INT64_MAX;
   virtual Result<CacheChanges> CacheChangesAfter(int64_t after) = 0;
 };
 

@@ -35,6 +35,12 @@ Result<size_t> EngineHost::Start(bool recover) {
     // New events are numbered after every stored one, then recovery continues.
     Status seeded = SeedEventPositions(store_, engine_.get());
     if (seeded.ok()) seeded = LoadBreakers(store_, engine_.get());
+    if (SharedCache* shared = store_->shared_cache(); shared != nullptr && seeded.ok()) {
+      // Before the whole cache is read: the lease keeper reads what changed from here.
+      auto now = shared->CacheChangesAfter(SharedCache::kCacheNow);
+      if (now.ok()) cache_read_from_ = now->next;
+      seeded = now.status();
+    }
     if (seeded.ok()) seeded = LoadCache(store_, engine_.get());
     if (seeded.ok()) seeded = LoadPools(store_, engine_.get());
     if (!seeded.ok()) {

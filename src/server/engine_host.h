@@ -7,6 +7,7 @@
 #include <baton/runner.h>
 #include <baton/store.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <thread>
@@ -54,6 +55,9 @@ class EngineHost {
   Runner* shell_runner() { return shell_.get(); }
 
   Store* store() const { return store_; }
+  // Where the shared cache's changes are to be read from (SharedCache): the position
+  // just before Start() read every entry; 0 before Start() or without a shared cache.
+  int64_t cache_read_from() const { return cache_read_from_; }
   // The engine's loop, for components that live on the engine thread (the scheduler).
   EventLoop* loop() { return &loop_; }
   const Clock& clock() const { return loop_.clock(); }
@@ -61,6 +65,7 @@ class EngineHost {
 
  private:
   Store* store_;
+  std::atomic<int64_t> cache_read_from_{0};
   RealEventLoop loop_;
   std::unique_ptr<Committer> committer_;
   std::unique_ptr<Runner> shell_;

@@ -12,6 +12,7 @@
 namespace baton::server {
 
 void LeaseKeeper::Start() {
+  cache_after_ = host_->cache_read_from();
   thread_ = std::thread([this] {
     SetThreadName("baton-leases");
     Run();

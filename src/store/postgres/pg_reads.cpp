@@ -252,6 +252,7 @@ Result<CacheChanges> PgStore::CacheChangesAfter(int64_t after) {
   if (horizon->size() != 1 || !RowOfRows(*horizon, 0).Int(0, &out.next)) {
     return Status(errc::kStore, "reading the shared cache's horizon: no number");
   }
+  if (after == SharedCache::kCacheNow) return out;
   Params p;
   const std::string range = " BETWEEN " + p.Add(std::max<int64_t>(after, 0)) + "::text::xid8 AND " +
                             p.Add(out.next - 1) + "::text::xid8";

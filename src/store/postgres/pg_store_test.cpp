@@ -168,6 +168,10 @@ TEST_F(PgStoreTest, CacheChangesListEachWriteAndDeletionOnce) {
   auto single = OpenPostgresStore(NewDatabase());
   ASSERT_TRUE(single.ok()) << single.status().ToString();
   EXPECT_EQ((*single)->shared_cache(), nullptr) << "one server per database has nothing to share";
+  // Where a reader that reads every entry now starts: nothing listed, nothing missed.
+  auto start = shared->CacheChangesAfter(SharedCache::kCacheNow);
+  ASSERT_TRUE(start.ok()) << start.status().ToString();
+  EXPECT_TRUE(start->entries.empty() && start->deleted.empty());
   CacheEntryRecord e;
   e.key = std::string(64, 'a');
   e.workflow = "embed";
@@ -180,6 +184,9 @@ TEST_F(PgStoreTest, CacheChangesListEachWriteAndDeletionOnce) {
   put.cache_entries.push_back(e);
   ASSERT_TRUE(store->Commit(put).ok());
 
+  auto since_start = shared->CacheChangesAfter(start->next);
+  ASSERT_TRUE(since_start.ok());
+  EXPECT_EQ(since_start->entries.size(), 1u);
   auto all = shared->CacheChangesAfter(0);
   ASSERT_TRUE(all.ok()) << all.status().ToString();
   ASSERT_EQ(all->entries.size(), 1u);
