@@ -14,6 +14,8 @@
 
 namespace baton::cli {
 
+enum class EventKind;  // an event's type as the view tells them apart (progress_view.cpp)
+
 class ProgressView final : public ExecutionObserver {
  public:
   // `live`: draw the terminal view (else event lines). `quiet`: print nothing. `loop`
@@ -43,7 +45,7 @@ class ProgressView final : public ExecutionObserver {
     int progress = 0;
     int attempt = 1;
   };
-  void PrintLine(const EventRecord& e);
+  void PrintLine(const EventRecord& e, EventKind kind);
   void FlushLines();
   void Redraw(TimeMs now);
   void Erase();

@@ -93,5 +93,56 @@ TEST(ProgressView, TheLiveViewShowsAStepQueuedUntilItStarts) {
   std::fclose(out);
 }
 
+// Each kind of event line carries its detail: a completed step its duration, a failed one
+// its error, a retry its delay, a skip its reason, progress its percentage; the live
+// view marks each outcome and removes the step from the running list.
+TEST(ProgressView, EachEventLineCarriesItsDetail) {
+  FILE* out = std::tmpfile();
+  ASSERT_NE(out, nullptr);
+  ProgressView view(out, /*live=*/false, /*quiet=*/false);
+  EventRecord dispatched = Event("step.dispatched", "a");
+  view.OnEvent(dispatched, ExecutionProgress{});
+  EventRecord progress = Event("step.progress", "a");
+  progress.data = Json{{"progress", 40}};
+  view.OnEvent(progress, ExecutionProgress{});
+  EventRecord retrying = Event("step.retrying", "a");
+  retrying.time += 1'250;
+  retrying.data = Json{{"delay_ms", 2'000}, {"error", {{"code", "EXIT_1"}, {"message", "boom"}}}};
+  view.OnEvent(retrying, ExecutionProgress{});
+  view.OnEvent(dispatched, ExecutionProgress{});
+  EventRecord completed = Event("step.completed", "a");
+  completed.time += 1'250;
+  view.OnEvent(completed, ExecutionProgress{});
+  EventRecord skipped = Event("step.skipped", "b");
+  skipped.data = Json{{"reason", "when was false"}};
+  view.OnEvent(skipped, ExecutionProgress{});
+  EventRecord failed = Event("step.timed_out", "c");
+  failed.data = Json{{"error", {{"code", "TIMEOUT"}, {"message", "after 1s"}}}};
+  view.OnEvent(failed, ExecutionProgress{});
+  const std::string text = Written(out);
+  EXPECT_NE(text.find("step.progress a attempt=1 40%"), std::string::npos) << text;
+  EXPECT_NE(text.find("step.retrying a attempt=1 delay=2.0s EXIT_1: boom"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("step.completed a attempt=1 (1.3s)"), std::string::npos) << text;
+  EXPECT_NE(text.find("step.skipped b attempt=1 (when was false)"), std::string::npos) << text;
+  EXPECT_NE(text.find("step.timed_out c attempt=1 TIMEOUT: after 1s"), std::string::npos) << text;
+  std::fclose(out);
+
+  FILE* live_out = std::tmpfile();
+  ASSERT_NE(live_out, nullptr);
+  ProgressView live(live_out, /*live=*/true, /*quiet=*/false);
+  live.OnEvent(Event("execution.started", ""), ExecutionProgress{});
+  live.OnEvent(dispatched, ExecutionProgress{});
+  live.OnEvent(completed, ExecutionProgress{});
+  live.OnEvent(failed, ExecutionProgress{});
+  live.Finish();
+  const std::string drawn = Written(live_out);
+  EXPECT_NE(drawn.find("\u2714\x1b[0m a"), std::string::npos) << drawn;
+  EXPECT_NE(drawn.find("1.3s"), std::string::npos) << drawn;
+  EXPECT_NE(drawn.find("\u2718\x1b[0m c"), std::string::npos) << drawn;
+  EXPECT_NE(drawn.find("TIMEOUT: after 1s"), std::string::npos) << drawn;
+  std::fclose(live_out);
+}
+
 }  // namespace
 }  // namespace baton::cli

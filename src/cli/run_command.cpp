@@ -57,8 +57,9 @@ struct Session {
 Result<Session> OpenStore(const RunArgs& args) {
   Session s;
   if (args.ephemeral) {
-    // The live view sees every event as it is committed; nothing reads the log back.
-    s.store = NewMemoryStore({.keep_events = false});
+    // The live view sees every event as it is committed; nothing reads the log back, and
+    // the steps are read back only for --json's final view.
+    s.store = NewMemoryStore({.keep_events = false, .keep_steps = args.json});
     return s;
   }
   s.db_path = args.db.empty() ? DefaultDbPath() : args.db;

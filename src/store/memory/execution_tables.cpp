@@ -301,16 +301,19 @@ void ExecutionTables::ApplyBatch(Batch& b) {
   }
   // One execution per batch is the common case: size its tables once instead of
   // rehashing as they grow (a new 100k-step execution arrives in one batch).
-  if (!b.steps.empty() && b.steps.front().execution_id == b.steps.back().execution_id) {
+  if (keep_steps_ && !b.steps.empty() &&
+      b.steps.front().execution_id == b.steps.back().execution_id) {
     GrowFor(DataFor(b.steps.front().execution_id).steps, b.steps.size());
   }
-  for (auto& s : b.steps) {
-    StepEntry& entry = DataFor(s.execution_id).steps[s.step_id];
-    entry.row = Take(s);
-  }
-  for (auto& a : b.attempts) {
-    StepEntry& entry = DataFor(a.execution_id).steps[a.step_id];
-    PutAttempt(entry.attempts, a);
+  if (keep_steps_) {
+    for (auto& s : b.steps) {
+      StepEntry& entry = DataFor(s.execution_id).steps[s.step_id];
+      entry.row = Take(s);
+    }
+    for (auto& a : b.attempts) {
+      StepEntry& entry = DataFor(a.execution_id).steps[a.step_id];
+      PutAttempt(entry.attempts, a);
+    }
   }
   if (!keep_events_) {
     for (auto& sg : b.signals) signals_[{sg.execution_id, sg.seq}] = Take(sg);

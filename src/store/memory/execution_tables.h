@@ -52,8 +52,10 @@ struct PositionEntry {
 class ExecutionTables {
  public:
   // keep_events = false: events are neither checked nor kept (a run that only watches
-  // them as they are committed, and never reads them back).
-  explicit ExecutionTables(bool keep_events = true) : keep_events_(keep_events) {}
+  // them as they are committed, and never reads them back). keep_steps = false: step and
+  // attempt rows are not kept (a run that reads no step back).
+  explicit ExecutionTables(bool keep_events = true, bool keep_steps = true)
+      : keep_events_(keep_events), keep_steps_(keep_steps) {}
   // What would fail the commit: an event seq already stored, or repeated within the
   // commit. Called before anything is applied (the commit is all or nothing).
   Status Check(std::span<const WriteBatch* const> batches) const {
@@ -88,6 +90,7 @@ class ExecutionTables {
   std::map<std::pair<std::string, int64_t>, SignalRecord> signals_;  // by execution, seq
   std::vector<PositionEntry> by_position_;  // every event with a position, ascending
   bool keep_events_ = true;
+  bool keep_steps_ = true;
   uint64_t next_order_ = 0;
   ExecutionData* last_data_ = nullptr;
   std::string last_id_;

@@ -20,7 +20,8 @@ namespace {
 
 class MemoryStore final : public Store {
  public:
-  explicit MemoryStore(const MemoryStoreOptions& options) : executions_(options.keep_events) {}
+  explicit MemoryStore(const MemoryStoreOptions& options)
+      : executions_(options.keep_events, options.keep_steps) {}
 
   Status Commit(std::span<const WriteBatch* const> batches) override {
     std::lock_guard lock(mu_);

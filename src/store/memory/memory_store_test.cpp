@@ -42,5 +42,34 @@ TEST(MemoryStore, WithoutEventsKeepsEverythingElseAndNoEvent) {
   EXPECT_EQ(keeping->GetEvents("e", 0, 0)->size(), 1u);
 }
 
+// Without --json, `baton run --ephemeral` reads no step back: the engine schedules from
+// its own state, so the store keeps the execution's record alone.
+TEST(MemoryStore, WithoutStepsKeepsTheExecutionAndNoStepOrAttempt) {
+  auto store = NewMemoryStore({.keep_events = false, .keep_steps = false});
+  WriteBatch b;
+  ExecutionRecord ex;
+  ex.id = "e";
+  ex.status = ExecutionStatus::kCompleted;
+  b.executions.push_back(ex);
+  StepRecord step;
+  step.execution_id = "e";
+  step.step_id = "a";
+  b.steps.push_back(step);
+  AttemptRecord attempt;
+  attempt.execution_id = "e";
+  attempt.step_id = "a";
+  attempt.attempt = 1;
+  b.attempts.push_back(attempt);
+  ASSERT_TRUE(store->Commit(b).ok());
+  EXPECT_EQ(store->GetExecution("e")->status, ExecutionStatus::kCompleted);
+  EXPECT_TRUE(store->GetSteps("e")->empty());
+  EXPECT_TRUE(store->GetAttempts("e")->empty());
+
+  auto keeping = NewMemoryStore({.keep_events = false});
+  ASSERT_TRUE(keeping->Commit(b).ok());
+  EXPECT_EQ(keeping->GetSteps("e")->size(), 1u);
+  EXPECT_EQ(keeping->GetAttempts("e")->size(), 1u);
+}
+
 }  // namespace
 }  // namespace baton
