@@ -158,6 +158,23 @@ TEST_F(PgStoreTest, AWrongPasswordIsAClearErrorWithoutThePassword) {
   EXPECT_EQ(m.find("not-the-password"), std::string::npos) << m;
 }
 
+// CacheChangesAfter(after) once it lists `entries` entries and `deleted` deletions: a
+// transaction open anywhere in the cluster (another test's database runs beside this one)
+// holds the listing back until it ends (the contract; it failed here when the whole suite
+// ran in parallel).
+Result<CacheChanges> ChangesOnceListed(SharedCache* shared, int64_t after, size_t entries,
+                                       size_t deleted = 0) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  for (;;) {
+    auto changes = shared->CacheChangesAfter(after);
+    if (!changes.ok() || std::chrono::steady_clock::now() > give_up ||
+        (changes->entries.size() >= entries && changes->deleted.size() >= deleted)) {
+      return changes;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 // The shared cache's changes: what was written after a position, once; a hit is not a
 // change; a deletion is, and so is the entry written again.
 TEST_F(PgStoreTest, CacheChangesListEachWriteAndDeletionOnce) {
@@ -184,10 +201,10 @@ TEST_F(PgStoreTest, CacheChangesListEachWriteAndDeletionOnce) {
   put.cache_entries.push_back(e);
   ASSERT_TRUE(store->Commit(put).ok());
 
-  auto since_start = shared->CacheChangesAfter(start->next);
+  auto since_start = ChangesOnceListed(shared, start->next, 1);
   ASSERT_TRUE(since_start.ok());
   EXPECT_EQ(since_start->entries.size(), 1u);
-  auto all = shared->CacheChangesAfter(0);
+  auto all = ChangesOnceListed(shared, 0, 1);
   ASSERT_TRUE(all.ok()) << all.status().ToString();
   ASSERT_EQ(all->entries.size(), 1u);
   EXPECT_EQ(all->entries[0].output, e.output);
@@ -207,7 +224,7 @@ TEST_F(PgStoreTest, CacheChangesListEachWriteAndDeletionOnce) {
   WriteBatch del;
   del.cache_deletes.push_back({e.ns, e.key});
   ASSERT_TRUE(store->Commit(del).ok());
-  auto after_delete = shared->CacheChangesAfter(after_hit->next);
+  auto after_delete = ChangesOnceListed(shared, after_hit->next, 0, 1);
   ASSERT_TRUE(after_delete.ok());
   EXPECT_TRUE(after_delete->entries.empty());
   ASSERT_EQ(after_delete->deleted.size(), 1u);
@@ -218,7 +235,7 @@ TEST_F(PgStoreTest, CacheChangesListEachWriteAndDeletionOnce) {
   WriteBatch again;
   again.cache_entries.push_back(e);
   ASSERT_TRUE(store->Commit(again).ok());
-  auto after_again = shared->CacheChangesAfter(after_delete->next);
+  auto after_again = ChangesOnceListed(shared, after_delete->next, 1);
   ASSERT_TRUE(after_again.ok());
   ASSERT_EQ(after_again->entries.size(), 1u);
   EXPECT_EQ(after_again->entries[0].execution_id, "x-2");
