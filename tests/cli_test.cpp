@@ -217,6 +217,17 @@ TEST(Cli, AnUnknownCommandIsNamedWithTheCommandsThereAre) {
   EXPECT_NE(r.err.find("server"), std::string::npos) << r.err;
   // A known command still parses as before.
   EXPECT_EQ(RunProcess({BatonBin(), "validate", "--help"}).exit_code, 0);
+  // One level down too: `baton token foo` said "A subcommand is required".
+  ProcessResult sub = RunProcess({BatonBin(), "token", "frobnicate"});
+  EXPECT_EQ(sub.exit_code, 2);
+  EXPECT_NE(sub.err.find("baton token: unknown command 'frobnicate'"), std::string::npos)
+      << sub.err;
+  EXPECT_NE(sub.err.find("create"), std::string::npos) << sub.err;
+  EXPECT_NE(sub.err.find("Run 'baton token --help'"), std::string::npos) << sub.err;
+  // A command's positional argument is not a command (`baton status ID`).
+  ProcessResult status = RunProcess(
+      {BatonBin(), "status", "nosuchid", "--server", "http://127.0.0.1:1", "--token", "bt_x"});
+  EXPECT_EQ(status.err.find("unknown command"), std::string::npos) << status.err;
 }
 
 // Issue 16: a misspelt --input ran silently with the declared input's default.

@@ -301,6 +301,23 @@ TEST_F(LiveFeed, FiltersByWorkflowAndNamespaceAndNeedsAToken) {
   EXPECT_FALSE(nothing->has_value());
 }
 
+// `events --follow` prints the lines `events` prints: with the attempt and the error
+// (issue 16: it printed the type and the step alone).
+TEST_F(LiveFeed, CliFollowPrintsTheAttemptAndTheError) {
+  auto put = server_->Admin().Send(
+      "POST", "/api/v1/workflows",
+      "name: broken\nsteps:\n  - {id: boom, type: shell, run: 'echo disk on fire >&2; exit 3'}\n",
+      "application/yaml");
+  ASSERT_TRUE(put.ok() && put->status < 300) << (put.ok() ? put->body : put.status().ToString());
+  std::string id = Submit("broken");
+  auto r = testing::RunProcess({testing::BatonBin(), "events", id, "--follow", "--server",
+                                server_->url(), "--token", server_->admin_token()});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("step.failed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("boom attempt=1 EXIT_NONZERO: exited with code 3"), std::string::npos)
+      << r.out;
+}
+
 TEST_F(LiveFeed, CliFollowsUntilTheExecutionFinishes) {
   std::string id = Submit();
   auto r = testing::RunProcess({testing::BatonBin(), "events", id, "--follow", "--server",

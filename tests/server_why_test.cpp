@@ -119,6 +119,14 @@ TEST_F(ServerWhy, NamesARetryBackoffAMissingWorkerAndAPause) {
       << reason;
   Json download = WaitForKind(id, "download", "worker");
   EXPECT_EQ(download["reason"], "waits for a worker: no ONLINE worker handles model.download");
+  // On the command line a step no worker has taken is queued, as `status` says (issue 16).
+  ProcessResult why = Cli({"why", id});
+  ASSERT_EQ(why.exit_code, 0) << why.err;
+  const size_t line = why.out.find("download");
+  ASSERT_NE(line, std::string::npos) << why.out;
+  const std::string download_line = why.out.substr(line, why.out.find('\n', line) - line);
+  EXPECT_NE(download_line.find("queued"), std::string::npos) << why.out;
+  EXPECT_EQ(download_line.find("dispatched"), std::string::npos) << why.out;
 
   ASSERT_TRUE(server_->Admin().Call("POST", "/api/v1/executions/" + id + "/pause", {}).ok());
   flaky = WaitForKind(id, "flaky", "paused");

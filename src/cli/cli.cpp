@@ -107,23 +107,32 @@ int Main(int argc, char** argv) {
   AddCacheCommands(app, &action);
   AddCompletionCommand(app, &action);  // last: it lists every command above
 
-  // An unknown command: name it and the commands there are (CLI11 alone would only say
-  // that a subcommand is required).
-  if (argc > 1 && argv[1][0] != '-') {
-    const std::string name = argv[1];
-    bool known = false;
+  // An unknown command, at the top or under a command that needs one (`baton token foo`):
+  // name it and the commands there are (CLI11 alone would only say that a subcommand is
+  // required).
+  CLI::App* level = &app;
+  std::string path = "baton";
+  for (int i = 1; i < argc && argv[i][0] != '-'; ++i) {
+    const std::vector<CLI::App*> subs = level->get_subcommands([](CLI::App*) { return true; });
+    if (subs.empty()) break;
+    const std::string name = argv[i];
+    CLI::App* found = nullptr;
     std::string names;
-    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-      known = known || sub->check_name(name);
+    for (CLI::App* sub : subs) {
+      if (!found && sub->check_name(name)) found = sub;
       names += (names.empty() ? "" : ", ") + sub->get_name();
     }
-    if (!known) {
-      std::fprintf(stderr,
-                   "baton: unknown command '%s'\nThe commands are: %s.\nRun 'baton --help' "
-                   "for what each does.\n",
-                   name.c_str(), names.c_str());
-      return 2;
+    if (found) {
+      level = found;
+      path += " " + found->get_name();
+      continue;
     }
+    if (level != &app && level->get_require_subcommand_min() == 0) break;  // an argument
+    std::fprintf(stderr,
+                 "%s: unknown command '%s'\nThe commands are: %s.\nRun '%s --help' for what "
+                 "each does.\n",
+                 path.c_str(), name.c_str(), names.c_str(), path.c_str());
+    return 2;
   }
   try {
     app.parse(argc, argv);

@@ -51,19 +51,6 @@ std::map<std::string, WaitReason> WaitReasons(const ApiClient& api, const Json& 
 
 // An execution, its steps, and under each step the child workflows it started (their
 // steps and children in turn), indented. `budget` bounds the requests for children.
-// What an event says beyond its type and step: the attempt, the error ("CODE: message"),
-// and why (a cancel's reason).
-std::string EventDetail(const Json& e) {
-  std::string out;
-  if (e.contains("attempt")) out += " attempt=" + Str(e, "attempt");
-  const Json data = e.contains("data") && e["data"].is_object() ? e["data"] : Json::object();
-  if (data.contains("error") && data["error"].is_object()) {
-    out += " " + Str(data["error"], "code") + ": " + Str(data["error"], "message");
-  }
-  if (data.contains("reason")) out += " (" + Str(data, "reason") + ")";
-  return out;
-}
-
 void PrintExecutionTree(const ApiClient& api, const Json& e, const std::string& indent,
                         int* budget) {
   std::printf("%s%s  %s  %s@%s  progress %s%%\n", indent.c_str(), Str(e, "id").c_str(),
@@ -340,8 +327,11 @@ void AddClientCommands(CLI::App& app, std::function<int()>* action) {
               std::printf("%s  %s\n", Str(r, "execution_id").c_str(), Str(r, "status").c_str());
               if (r["steps"].empty()) std::printf("  nothing waits: the execution has finished\n");
               for (const Json& w : r["steps"]) {
-                std::printf("  %-24s %-13s %s\n", Str(w, "step_id").c_str(),
-                            Str(w, "status").c_str(), Str(w, "reason").c_str());
+                // A dispatched step no worker has taken is queued (as `status` says).
+                std::string status = Str(w, "status");
+                if (status == "dispatched" && Str(w, "kind") == "worker") status = "queued";
+                std::printf("  %-24s %-13s %s\n", Str(w, "step_id").c_str(), status.c_str(),
+                            Str(w, "reason").c_str());
               }
             });
       };

@@ -76,4 +76,15 @@ std::string Str(const Json& j, const char* key) {
   return it->is_string() ? it->get<std::string>() : it->dump();
 }
 
+std::string EventDetail(const Json& e) {
+  std::string out;
+  if (e.contains("attempt")) out += " attempt=" + Str(e, "attempt");
+  const Json data = e.contains("data") && e["data"].is_object() ? e["data"] : Json::object();
+  if (data.contains("error") && data["error"].is_object()) {
+    out += " " + Str(data["error"], "code") + ": " + Str(data["error"], "message");
+  }
+  if (data.contains("reason")) out += " (" + Str(data, "reason") + ")";
+  return out;
+}
+
 }  // namespace baton::cli

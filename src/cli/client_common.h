@@ -50,5 +50,8 @@ void AddDeleteCommand(CLI::App* parent, std::function<int()>* action, const char
                       const char* done = "deleted");
 // The field as text: strings bare, other values as JSON, "-" when absent or null.
 std::string Str(const Json& j, const char* key);
+// What an event (as REST and the live feed give it) says beyond its type and step: the
+// attempt, the error ("CODE: message"), and why (a cancel's reason).
+std::string EventDetail(const Json& event);
 
 }  // namespace baton::cli

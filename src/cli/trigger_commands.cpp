@@ -39,8 +39,9 @@ void AddHookCommands(CLI::App& app, std::function<int()>* action) {
         },
         [](const Json& r) {
           std::printf(
-              "%s -> %s\nsecret %s\n(sign each body: X-Baton-Signature: "
-              "sha256=<hex HMAC-SHA256 of the body with the secret>)\n",
+              "%s -> %s\nsecret %s\n(sign each call: X-Baton-Timestamp: <Unix seconds>, "
+              "X-Baton-Signature: sha256=<hex HMAC-SHA256 of \"<timestamp>.<body>\" with the "
+              "secret>)\n",
               Str(r, "url").c_str(), Str(r, "workflow").c_str(), Str(r, "secret").c_str());
         });
   }

@@ -1,4 +1,5 @@
 // `baton events ID --follow` and `baton status ID --watch`: the server's live feed.
+#include "cli/client_common.h"
 #include "cli/commands.h"
 #include "cli/progress_view.h"
 #include "client/api_client.h"
@@ -141,8 +142,9 @@ int FollowExecution(const std::string& id, const client::Endpoint& endpoint, boo
       std::printf("%s\n", m.dump().c_str());
       std::fflush(stdout);
     } else {
-      std::printf("%5s %s %-18s %s\n", m["seq"].dump().c_str(), m.value("time", "").c_str(),
-                  type.c_str(), m.value("step_id", "").c_str());
+      // The same line as `baton events`: with the attempt, the error and the reason.
+      std::printf("%5s %s %-18s %s%s\n", m["seq"].dump().c_str(), m.value("time", "").c_str(),
+                  type.c_str(), m.value("step_id", "").c_str(), EventDetail(m).c_str());
       std::fflush(stdout);
     }
     if (IsFinalEvent(type)) {
