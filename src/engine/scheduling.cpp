@@ -181,11 +181,14 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   const bool child = def.type == StepType::kWorkflow;  // run by the engine itself
   if (!child && (runner_it == runners_.end() || runner_it->second == nullptr)) {
     st.resolved_input = std::move(spec);
-    return FailAttempt(ex, step, StepStatus::kFailed,
-                       Status(errc::kUnsupportedStepType,
-                              std::string("step type '") + ToString(def.type) +
-                                  "' cannot run here yet (no runner for it in this engine)"),
-                       nullptr);
+    return FailAttempt(
+        ex, step, StepStatus::kFailed,
+        Status(
+            errc::kUnsupportedStepType,
+            std::string("step type '") + ToString(def.type) +
+                "' cannot run here (no runner for it in this engine; command steps need a server "
+                "and its workers)"),
+        nullptr);
   }
   // A cached result needs no run; an open breaker refuses the attempt before anything
   // starts (the attempt has failed).

@@ -216,8 +216,15 @@ Json DescribeOperation(const RouteInfo& r) {
   if (r.method != "GET" || !params.empty()) {
     answers["400"] = ErrorAnswer("A bad request: the message and details name the field");
   }
-  if (r.pattern.find('{') != std::string::npos) answers["404"] = ErrorAnswer("Not found");
-  if (r.method != "GET") answers["409"] = ErrorAnswer("Conflicts with the current state");
+  // A path's id, or a workflow (or other record) a request body names, that does not exist.
+  if (r.pattern.find('{') != std::string::npos || r.method != "GET") {
+    answers["404"] = ErrorAnswer("Not found: what the path or the body names does not exist");
+  }
+  if (r.method != "GET") {
+    answers["409"] = ErrorAnswer("Conflicts with the current state");
+    answers["413"] = ErrorAnswer(
+        "The body is past --max-body, or a payload in it past --max-payload (PAYLOAD_TOO_LARGE)");
+  }
   answers["429"] = ErrorAnswer("Past the rate limit (RATE_LIMITED; see Retry-After)");
   answers["503"] = ErrorAnswer("The store is unavailable; retry");
   o["responses"] = answers;
