@@ -20,6 +20,17 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# Node.js and npm for the tests that lint openapi.json and run a client generated from it
+# (tests/openapi, pinned packages from the npm registry, Node >= 20): the machine's own
+# when it has them, else Debian's.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  echo "setup: installing nodejs npm (Debian's)"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq nodejs npm >/dev/null
+fi
+
 # promtool (Debian's prometheus package) for the test that checks a live server's
 # /metrics: only the one program is unpacked into .cache/tools/. Installing the package
 # would start a Prometheus daemon, which the tests neither want nor stop.
