@@ -2,6 +2,7 @@
 // assignment commits with the step's dispatch, Start() sends it (or queues it), Cancel()
 // ends it; and the latency figures measured from them.
 #include "workers/coordinator_internal.h"
+#include "workers/nearest_rank.h"
 
 #include <algorithm>
 
@@ -111,15 +112,9 @@ void Coordinator::LatencyWindow::Add(int64_t us) {
 }
 
 std::pair<int64_t, int64_t> Coordinator::LatencyWindow::Quantiles() const {
-  if (ring_.empty()) return {0, 0};
-  std::vector<int64_t> sorted = ring_;
-  auto at = [&](double q) {
-    auto nth = sorted.begin() + static_cast<std::ptrdiff_t>(q * (sorted.size() - 1));
-    std::nth_element(sorted.begin(), nth, sorted.end());
-    return *nth;
-  };
-  const int64_t p50 = at(0.5);
-  return {p50, at(0.99)};
+  std::vector<int64_t> sample = ring_;
+  const int64_t p50 = NearestRank(sample, 0.5);
+  return {p50, NearestRank(sample, 0.99)};
 }
 
 }  // namespace baton::workers

@@ -3,6 +3,7 @@
 // goes out only at Start(); Cancel() before Start() frees the slot; with no room it falls
 // back to the queue; a worker lost or gone between Prepare() and Start().
 #include "workers/coordinator_test_util.h"
+#include "workers/nearest_rank.h"
 
 namespace baton::workers {
 namespace {
@@ -198,6 +199,22 @@ TEST(CoordinatorPrepare, AnAttemptLostBeforeStartGetsItsResultAtStart) {
   f.Start("ex1");
   EXPECT_EQ(f.Done(id).status.code(), errc::kWorkerLost);
   EXPECT_TRUE(f.coordinator->Active("", "").empty());
+}
+
+// Nearest rank: with two samples p99 is the larger (it was the smaller: the index
+// 0.99 * (n - 1) rounded down).
+TEST(NearestRank, IsTheSmallestValueWithQOfTheSampleAtOrBelowIt) {
+  std::vector<int64_t> two = {900, 100};
+  EXPECT_EQ(NearestRank(two, 0.99), 900);
+  EXPECT_EQ(NearestRank(two, 0.5), 100);
+  std::vector<int64_t> one = {7};
+  EXPECT_EQ(NearestRank(one, 0.99), 7);
+  std::vector<int64_t> none;
+  EXPECT_EQ(NearestRank(none, 0.5), 0);
+  std::vector<int64_t> hundred;
+  for (int64_t i = 100; i >= 1; --i) hundred.push_back(i);
+  EXPECT_EQ(NearestRank(hundred, 0.99), 99);
+  EXPECT_EQ(NearestRank(hundred, 0.5), 50);
 }
 
 }  // namespace
