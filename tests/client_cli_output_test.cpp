@@ -110,16 +110,16 @@ TEST(ClientCliOutput, WatchAttachedMidRunShowsTheProgressSoFarAndTheOutcome) {
   const std::string dir = MakeTempDir();
   ServerProcess server(dir);
   ASSERT_TRUE(server.ok()) << server.log();
-  auto created =
-      server.Admin().Send("POST", "/api/v1/workflows",
-                          "name: train\n"
-                          "steps:\n"
-                          "  - {id: prepare, type: noop}\n"
-                          "  - {id: fit, name: Fit the model, type: shell, run: 'sleep 3',\n"
-                          "     depends_on: [prepare]}\n"
-                          "  - {id: publish, type: noop, depends_on: [fit]}\n"
-                          "output: {done: yes}\n",
-                          "application/yaml");
+  auto created = server.Admin().Send(
+      "POST", "/api/v1/workflows",
+      "name: train\n"
+      "steps:\n"
+      "  - {id: prepare, type: noop}\n"
+      "  - {id: fit, name: Fit the model on every shard, type: shell, run: 'sleep 3',\n"
+      "     depends_on: [prepare]}\n"
+      "  - {id: publish, type: noop, depends_on: [fit]}\n"
+      "output: {done: yes}\n",
+      "application/yaml");
   ASSERT_TRUE(created.ok() && created->status == 201) << (created.ok() ? created->body : "");
   auto started = server.Admin().Call("POST", "/api/v1/executions", {{"workflow", "train"}});
   ASSERT_TRUE(started.ok()) << started.status().ToString();
@@ -144,7 +144,16 @@ TEST(ClientCliOutput, WatchAttachedMidRunShowsTheProgressSoFarAndTheOutcome) {
   EXPECT_NE(w.out.find(R"(output: {"done":"yes"})"), std::string::npos) << w.out;
   // `baton status` names it too, and the detail carries it.
   ProcessResult status = server.Cli({"status", id});
-  EXPECT_NE(status.out.find("fit (Fit the model)"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("fit (Fit the model on every shard)"), std::string::npos) << status.out;
+  // A label wider than the column widens it for every step: the statuses line up.
+  auto status_column = [&](const std::string& step) {
+    const size_t line = status.out.find("\n  " + step);
+    const size_t at = status.out.find("completed", line);
+    return line == std::string::npos || at == std::string::npos ? std::string::npos : at - line;
+  };
+  EXPECT_NE(status_column("prepare"), std::string::npos) << status.out;
+  EXPECT_EQ(status_column("prepare"), status_column("fit")) << status.out;
+  EXPECT_EQ(status_column("prepare"), status_column("publish")) << status.out;
   std::filesystem::remove_all(dir);
 }
 

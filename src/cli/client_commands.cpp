@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -58,6 +59,17 @@ void PrintExecutionTree(const ApiClient& api, const Json& e, const std::string& 
               Str(e, "progress").c_str());
   std::map<std::string, WaitReason> why = WaitReasons(api, e);
   const Json children = e.contains("children") ? e["children"] : Json::array();
+  // The step's `name`, when it has one, after its id; the column as wide as the widest
+  // label (capped), so the statuses line up.
+  auto label_of = [](const Json& s) {
+    std::string label = Str(s, "id");
+    if (s.contains("name") && s["name"].is_string()) label += " (" + Str(s, "name") + ")";
+    return label;
+  };
+  int width = 24;
+  for (const Json& s : e["steps"]) {
+    width = std::max(width, std::min(static_cast<int>(label_of(s).size()), 64));
+  }
   for (const Json& s : e["steps"]) {
     auto reason = why.find(Str(s, "id"));
     std::string error;
@@ -69,11 +81,8 @@ void PrintExecutionTree(const ApiClient& api, const Json& e, const std::string& 
     if (status == "dispatched" && reason != why.end() && reason->second.kind == "worker") {
       status = "queued";
     }
-    // The step's `name`, when it has one, after its id.
-    std::string label = Str(s, "id");
-    if (s.contains("name") && s["name"].is_string()) label += " (" + Str(s, "name") + ")";
-    std::printf("%s  %-24s %-13s attempts %s%s%s\n", indent.c_str(), label.c_str(), status.c_str(),
-                Str(s, "attempts").c_str(), error.c_str(),
+    std::printf("%s  %-*s %-13s attempts %s%s%s\n", indent.c_str(), width, label_of(s).c_str(),
+                status.c_str(), Str(s, "attempts").c_str(), error.c_str(),
                 reason == why.end() ? "" : ("  " + reason->second.reason).c_str());
     for (const Json& c : children) {
       if (Str(c, "parent_step") != Str(s, "id")) continue;
