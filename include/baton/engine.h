@@ -121,6 +121,11 @@ struct EngineOptions {
   CacheOptions cache{};
   // Unset: `type: workflow` steps fail UNSUPPORTED_STEP_TYPE.
   ChildWorkflowResolver child_workflows{};
+  // Set (Store::shared_pools() of a store several instances share; not owned, outlives
+  // the engine): a pool's slots are held in the store, so the pool bounds the steps of
+  // every instance; steps waiting for one try again every quarter second. Null: pools
+  // are counted in this engine alone.
+  SharedPools* shared_pools = nullptr;
   // How deep child workflows may nest (a top-level execution is at depth 1).
   int max_child_depth = 16;
   // Top-level executions running at once (0 = no limit); more wait `queued`, highest
@@ -293,6 +298,11 @@ class Engine {
   // RemovePool forgets one (NOT_FOUND when unknown): its holders keep their slots until
   // they end, steps waiting for it fail NOT_FOUND. The store's row is the caller's.
   void AdoptPools(std::vector<PoolRecord> pools);
+  // Several instances on one database: the pools as stored now (every namespace), read
+  // after other instances may have created, resized or removed some. A pool changed
+  // here later than the stored row, or in the last 10 s (its row may not be durable
+  // yet), stays as it is here.
+  void MergePools(std::vector<PoolRecord> stored);
   Status SetPool(const PoolRecord& pool);
   Status RemovePool(const std::string& ns, const std::string& name);
   std::vector<PoolUsage> Pools(const std::string& ns) const;

@@ -833,6 +833,31 @@ class SharedCache {
   virtual Result<CacheChanges> CacheChangesAfter(int64_t after) = 0;
 };
 
+// Pools as every instance sees them, when several instances share a database: a step's
+// slots are held in the database, for its instance, and renewed with that instance's
+// leases (ExecutionLeases::Renew), so a pool's size bounds its steps across instances,
+// and the slots of an instance that died come free once its holds are not renewed.
+struct PoolHold {
+  std::string ns;
+  std::string pool;
+  std::string holder;  // "EXECUTION/STEP"
+  int64_t slots = 1;
+};
+class SharedPools {
+ public:
+  virtual ~SharedPools() = default;
+  // Holds `hold.slots` slots if the holds of every instance leave room for them under
+  // `limit`, or regardless when `force` (a step that held them before a restart or a
+  // failover keeps them); a holder that holds already keeps its hold. True when held.
+  virtual Result<bool> HoldSlots(const PoolHold& hold, int64_t limit, bool force) = 0;
+  // Gives the holder's slots back (nothing when this instance holds none for it).
+  virtual Status ReleaseSlots(const PoolHold& hold) = 0;
+  // Gives back every slot this instance holds (its engine dropped them all).
+  virtual Status ReleaseAllSlots() = 0;
+  // The slots every instance holds in the pool now.
+  virtual Result<int64_t> SlotsHeld(const std::string& ns, const std::string& pool) = 0;
+};
+
 class Store : public ExecutionStore, public CatalogStore, public WorkerStore {
  public:
   // The board of work offered between instances; null unless leases() is not.
@@ -843,6 +868,8 @@ class Store : public ExecutionStore, public CatalogStore, public WorkerStore {
   virtual SharedFeed* feed() { return nullptr; }
   // The cache every instance shares; null unless leases() is not.
   virtual SharedCache* shared_cache() { return nullptr; }
+  // The pools every instance shares; null unless leases() is not.
+  virtual SharedPools* shared_pools() { return nullptr; }
   // The leases of executions when the store is shared by several server instances; null
   // when one process owns the store (SQLite, memory, PostgreSQL without an instance name).
   virtual ExecutionLeases* leases() { return nullptr; }
@@ -873,6 +900,7 @@ class StoreWrapper : public Store {
   ControlRelay* relay() override { return target_->relay(); }
   SharedFeed* feed() override { return target_->feed(); }
   SharedCache* shared_cache() override { return target_->shared_cache(); }
+  SharedPools* shared_pools() override { return target_->shared_pools(); }
   Result<ExecutionRecord> GetExecution(const std::string& id) override {
     return target_->GetExecution(id);
   }

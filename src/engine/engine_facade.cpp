@@ -83,6 +83,10 @@ std::vector<CacheEntryRecord> Engine::CacheEntries(const std::string& ns,
 void Engine::AdoptPools(std::vector<PoolRecord> pools) {
   impl_->AdoptPools(std::move(pools));
 }
+
+void Engine::MergePools(std::vector<PoolRecord> stored) {
+  impl_->MergePools(std::move(stored));
+}
 Status Engine::SetPool(const PoolRecord& pool) {
   return impl_->SetPool(pool);
 }

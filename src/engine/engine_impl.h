@@ -272,8 +272,15 @@ class Engine::Impl {
   Status SetPool(const PoolRecord& record);
   Status RemovePool(const std::string& ns, const std::string& name);
   void AdoptPools(std::vector<PoolRecord> records);
+  void MergePools(std::vector<PoolRecord> stored);
   std::vector<PoolUsage> ListPools(const std::string& ns) const;
   void DropPoolSlots();
+  // With EngineOptions::shared_pools: holds the step's slots in the store (true when
+  // held; a store error counts as no room, and the step tries again), and the timer that
+  // lets waiting steps try again while slots may come free on other instances.
+  bool HoldSharedSlots(const engine::ExecState& ex, int step, const PoolState& pool, bool force);
+  void ArmPoolRetry();
+  bool pool_retry_armed_ = false;
 
   // --- stalls.cpp -------------------------------------------------------------
   // Arms the periodic check for stalled executions (EngineOptions::stall_after) unless

@@ -42,13 +42,19 @@ bool Engine::Impl::TakePoolSlots(const ExecPtr& ex, int step) {
                                 "', which has " + std::to_string(pool.rec.slots));
     return false;
   }
-  if (pool.used + n > pool.rec.slots) {
+  // Shared by several instances, the room is counted in the store; a step does not
+  // overtake one waiting here.
+  const bool room = options_.shared_pools != nullptr
+                        ? pool.waiting.empty() && HoldSharedSlots(*ex, step, pool, false)
+                        : pool.used + n <= pool.rec.slots;
+  if (!room) {
     if (!st.Guards().pool_waiting) {
       st.guards->pool_waiting = true;
       pool.waiting.insert(
           {-(ex->rec.priority * 8 + static_cast<int>(st.def->priority)), ready_seq_++, ex, step});
       Emit(*ex, "step.waiting", step, {{"pool", name}, {"slots", n}});
     }
+    if (options_.shared_pools != nullptr) ArmPoolRetry();
     return false;
   }
   pool.used += n;
@@ -62,6 +68,7 @@ void Engine::Impl::HoldPoolSlots(const ExecPtr& ex, int step) {
   if (st.def->extra().pool.empty() || (st.guards && st.guards->pool_held > 0)) return;
   // It held them before the restart: it keeps them, even past a size lowered since.
   PoolState& pool = pools_[{ex->rec.ns, st.def->extra().pool}];
+  if (options_.shared_pools != nullptr) HoldSharedSlots(*ex, step, pool, true);
   pool.used += st.def->extra().pool_slots;
   pool.holders.push_back(Holder(*ex, step));
   st.Guards().pool_held = st.def->extra().pool_slots;
@@ -82,6 +89,12 @@ void Engine::Impl::ReturnPoolSlots(const ExecPtr& ex, int step) {
     }
   }
   if (st.guards->pool_held > 0) {
+    if (options_.shared_pools != nullptr) {
+      // A failure leaves the hold to lapse: it is no longer renewed once this instance
+      // stops, and meanwhile counts against the pool (never more steps than slots).
+      (void)options_.shared_pools->ReleaseSlots(
+          {ex->rec.ns, st.def->extra().pool, Holder(*ex, step), st.guards->pool_held});
+    }
     pool.used -= st.guards->pool_held;
     st.guards->pool_held = 0;
     std::erase(pool.holders, Holder(*ex, step));
@@ -94,10 +107,15 @@ void Engine::Impl::WakePoolWaiters(PoolState& pool) {
   while (!pool.waiting.empty()) {
     auto [priority, seq, ex, step] = *pool.waiting.begin();
     StepState& st = ex->steps[step];
-    if (pool.used + st.def->extra().pool_slots > pool.rec.slots) break;
+    const bool gone = ex->finished || st.rec.status != StepStatus::kReady;
+    if (!gone && (options_.shared_pools != nullptr
+                      ? !HoldSharedSlots(*ex, step, pool, false)
+                      : pool.used + st.def->extra().pool_slots > pool.rec.slots)) {
+      break;
+    }
     pool.waiting.erase(pool.waiting.begin());
     st.guards->pool_waiting = false;
-    if (ex->finished || st.rec.status != StepStatus::kReady) continue;
+    if (gone) continue;
     // The slots are its own from now (so nothing overtakes it before it dispatches);
     // Release() gives them back should it end without running.
     pool.used += st.def->extra().pool_slots;
@@ -105,6 +123,32 @@ void Engine::Impl::WakePoolWaiters(PoolState& pool) {
     st.guards->pool_held = st.def->extra().pool_slots;
     pool_woken_.emplace_back(ex, step);
   }
+}
+
+bool Engine::Impl::HoldSharedSlots(const ExecState& ex, int step, const PoolState& pool,
+                                   bool force) {
+  const StepDef& def = *ex.steps[step].def;
+  Result<bool> held = options_.shared_pools->HoldSlots(
+      {ex.rec.ns, def.extra().pool, Holder(ex, step), def.extra().pool_slots}, pool.rec.slots,
+      force);
+  return held.ok() && *held;
+}
+
+void Engine::Impl::ArmPoolRetry() {
+  if (pool_retry_armed_) return;
+  pool_retry_armed_ = true;
+  loop_->ScheduleAfter(Duration(250), [this, alive = std::weak_ptr<bool>(alive_)] {
+    if (alive.expired()) return;
+    pool_retry_armed_ = false;
+    TurnGuard turn(this);
+    bool waiting = false;
+    for (auto& [key, pool] : pools_) {
+      if (pool.waiting.empty()) continue;
+      WakePoolWaiters(pool);
+      waiting = waiting || !pool.waiting.empty();
+    }
+    if (waiting) ArmPoolRetry();
+  });
 }
 
 void Engine::Impl::DispatchPoolWoken() {
@@ -166,6 +210,26 @@ void Engine::Impl::AdoptPools(std::vector<PoolRecord> records) {
   }
 }
 
+void Engine::Impl::MergePools(std::vector<PoolRecord> stored) {
+  TurnGuard turn(this);
+  std::set<std::pair<std::string, std::string>> listed;
+  for (PoolRecord& r : stored) {
+    listed.insert({r.ns, r.name});
+    PoolState& pool = pools_[{r.ns, r.name}];
+    if (pool.defined && pool.rec.updated_at >= r.updated_at) continue;  // as new here
+    pool.rec = std::move(r);
+    pool.defined = true;
+    WakePoolWaiters(pool);  // a bigger pool lets more in
+  }
+  // Removed through another instance: unless changed here lately (not durable yet).
+  const TimeMs settled = loop_->Now() - 10'000;
+  std::vector<std::pair<std::string, std::string>> removed;
+  for (const auto& [key, pool] : pools_) {
+    if (pool.defined && !listed.count(key) && pool.rec.updated_at < settled) removed.push_back(key);
+  }
+  for (const auto& [ns, name] : removed) (void)RemovePool(ns, name);
+}
+
 std::vector<PoolUsage> Engine::Impl::ListPools(const std::string& ns) const {
   std::vector<PoolUsage> out;
   for (const auto& [key, pool] : pools_) {
@@ -173,6 +237,10 @@ std::vector<PoolUsage> Engine::Impl::ListPools(const std::string& ns) const {
     PoolUsage& u = out.emplace_back();
     u.pool = pool.rec;
     u.used = pool.used;
+    if (options_.shared_pools != nullptr) {  // every instance's holders
+      Result<int64_t> held = options_.shared_pools->SlotsHeld(key.first, key.second);
+      if (held.ok()) u.used = static_cast<int>(*held);
+    }
     u.holders = pool.holders;
     u.waiting = pool.waiting.size();
   }
@@ -180,6 +248,9 @@ std::vector<PoolUsage> Engine::Impl::ListPools(const std::string& ns) const {
 }
 
 void Engine::Impl::DropPoolSlots() {
+  // Taken again as the executions are re-adopted (HoldPoolSlots); a failure leaves the
+  // holds to lapse.
+  if (options_.shared_pools != nullptr) (void)options_.shared_pools->ReleaseAllSlots();
   for (auto& [key, pool] : pools_) {
     pool.used = 0;
     pool.holders.clear();

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+#include <vector>
+
 namespace baton {
 namespace {
 
@@ -128,6 +132,125 @@ TEST(EnginePools, AfterACrashNoSlotIsLeaked) {
   EXPECT_EQ(h.Execution(id).status, ExecutionStatus::kCompleted);
   EXPECT_EQ(h.runner->max_running, 1);
   EXPECT_EQ(h.engine->Pools("")[0].used, 0);
+}
+
+// The slots of pools held in one place for several engines (as PostgreSQL holds them for
+// several instances): each engine's view through `me`.
+struct SharedSlots {
+  struct Hold {
+    std::string owner;
+    int64_t slots;
+  };
+  std::map<std::string, Hold> holds;  // by "ns/pool/holder"
+  int64_t Sum(const std::string& ns, const std::string& pool) const {
+    int64_t n = 0;
+    for (const auto& [key, h] : holds) {
+      if (key.rfind(ns + "/" + pool + "/", 0) == 0) n += h.slots;
+    }
+    return n;
+  }
+};
+struct InstanceSlots final : SharedPools {
+  SharedSlots* all;
+  std::string me;
+  InstanceSlots(SharedSlots* a, std::string m) : all(a), me(std::move(m)) {}
+  static std::string Key(const PoolHold& h) { return h.ns + "/" + h.pool + "/" + h.holder; }
+  Result<bool> HoldSlots(const PoolHold& h, int64_t limit, bool force) override {
+    if (auto it = all->holds.find(Key(h)); it != all->holds.end()) {
+      it->second.owner = me;
+      return true;
+    }
+    if (!force && all->Sum(h.ns, h.pool) + h.slots > limit) return false;
+    all->holds[Key(h)] = {me, h.slots};
+    return true;
+  }
+  Status ReleaseSlots(const PoolHold& h) override {
+    auto it = all->holds.find(Key(h));
+    if (it != all->holds.end() && it->second.owner == me) all->holds.erase(it);
+    return Status::Ok();
+  }
+  Status ReleaseAllSlots() override {
+    std::erase_if(all->holds, [&](const auto& kv) { return kv.second.owner == me; });
+    return Status::Ok();
+  }
+  Result<int64_t> SlotsHeld(const std::string& ns, const std::string& pool) override {
+    return all->Sum(ns, pool);
+  }
+};
+
+constexpr const char* kOneGpuStep =
+    "name: one\nsteps:\n  - {id: a, type: shell, run: a, pool: gpu}\n";
+
+// With shared pools, a pool bounds the steps of every engine together: one engine's step
+// waits while another's holds the last slot, and takes it at its next retry once given
+// back.
+TEST(EnginePools, SharedSlotsBoundTheStepsOfEveryEngineTogether) {
+  SharedSlots slots;
+  InstanceSlots mine(&slots, "a"), theirs(&slots, "b");
+  SimHarness a(EngineOptions{.parallel = 8, .shared_pools = &mine});
+  SimHarness b(EngineOptions{.parallel = 8, .shared_pools = &theirs});
+  SetPool(a, "gpu", 1);
+  SetPool(b, "gpu", 1);
+  a.runner->script["a"] = {Outcome(1'000)};
+  b.runner->script["a"] = {Outcome(1'000)};
+  const std::string x = a.StartOnly(kOneGpuStep);
+  a.loop->RunUntilIdle(a.clock.Now() + 10);
+  EXPECT_EQ(a.runner->running, 1);
+  const std::string y = b.StartOnly(kOneGpuStep);
+  b.loop->RunUntilIdle(b.clock.Now() + 1'000);  // through several retries
+  EXPECT_EQ(b.runner->running, 0);
+  EXPECT_EQ(b.engine->Pools("")[0].used, 1) << "a's holder counts on b";
+  EXPECT_EQ(b.engine->Pools("")[0].waiting, 1u);
+
+  a.loop->RunUntilIdle();
+  EXPECT_EQ(a.Execution(x).status, ExecutionStatus::kCompleted);
+  EXPECT_TRUE(slots.holds.empty()) << "given back when the attempt ended";
+  b.loop->RunUntilIdle(b.clock.Now() + 300);
+  EXPECT_EQ(b.runner->running, 1);
+  b.loop->RunUntilIdle();
+  EXPECT_EQ(b.Execution(y).status, ExecutionStatus::kCompleted);
+  EXPECT_TRUE(slots.holds.empty());
+}
+
+// Pools as stored by other instances: created, resized (waiting steps let in), and
+// removed once the local copy is older than 10 s.
+TEST(EnginePools, MergedPoolsAreCreatedResizedAndRemoved) {
+  SimHarness h(EngineOptions{.parallel = 8});
+  for (const char* s : {"a", "b", "c"}) h.runner->script[s] = {Outcome(10'000)};
+  PoolRecord gpu;
+  gpu.name = "gpu";
+  gpu.slots = 1;
+  gpu.updated_at = h.clock.Now();
+  auto merge = [&](std::vector<PoolRecord> stored) {
+    h.loop->Post([&h, stored]() mutable { h.engine->MergePools(std::move(stored)); });
+    h.loop->RunReady();
+  };
+  merge({gpu});
+  ASSERT_EQ(h.engine->Pools("").size(), 1u);
+  const std::string id = h.StartOnly(kTrain);
+  h.loop->RunUntilIdle(h.clock.Now() + 10);
+  EXPECT_EQ(h.runner->running, 1);
+  gpu.slots = 3;
+  gpu.updated_at += 1;
+  merge({gpu});
+  h.loop->RunUntilIdle(h.clock.Now() + 10);
+  EXPECT_EQ(h.runner->running, 3);
+  gpu.slots = 1;  // older than what the engine has: ignored
+  gpu.updated_at -= 1;
+  merge({gpu});
+  EXPECT_EQ(h.engine->Pools("")[0].pool.slots, 3);
+  h.loop->RunUntilIdle();
+  EXPECT_EQ(h.Execution(id).status, ExecutionStatus::kCompleted);
+  merge({});
+  EXPECT_EQ(h.engine->Pools("").size(), 1u) << "changed here less than 10 s ago";
+  h.clock.Advance(Duration(1'000));
+  merge({});
+  EXPECT_EQ(h.engine->Pools("").size(), 0u) << "removed elsewhere, unchanged here for 10 s";
+
+  // A pool set here in the last 10 s is kept: its row may not be durable yet.
+  SetPool(h, "cpu", 2);
+  merge({});
+  EXPECT_EQ(h.engine->Pools("").size(), 1u);
 }
 
 }  // namespace

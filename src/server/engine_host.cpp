@@ -11,6 +11,8 @@ EngineHost::EngineHost(Store* store, EngineOptions options, const HttpRunnerOpti
   committer_ = NewGroupCommitter(store_);
   shell_ = NewShellRunner();
   http_ = NewHttpRunner(http);
+  // Several instances on one database hold pool slots in it (null otherwise).
+  options.shared_pools = store_->shared_pools();
   engine_ = std::make_unique<Engine>(&loop_, committer_.get(), options);
   engine_->SetRunner(StepType::kShell, shell_.get());
   engine_->SetRunner(StepType::kHttp, http_.get());

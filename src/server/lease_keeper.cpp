@@ -83,6 +83,12 @@ bool LeaseKeeper::Turn(bool first) {
       engine.MergeBreakers(std::move(stored));
     });
   }
+  // Pools other instances created, resized or removed apply here too from now on.
+  if (auto pools = host_->store()->ListPools(""); pools.ok()) {
+    host_->Post([stored = std::move(pools).value()](Engine& engine) mutable {
+      engine.MergePools(std::move(stored));
+    });
+  }
   // Results other instances cached (or deleted) are found here too from now on.
   if (SharedCache* cache = host_->store()->shared_cache(); cache != nullptr) {
     if (auto changes = cache->CacheChangesAfter(cache_after_); changes.ok()) {

@@ -25,6 +25,14 @@ inline int Runs(const std::string& dir) {
   return n;
 }
 
+// The status of the first step of execution `id`, read through `api` ("" when it does
+// not answer).
+inline std::string StepStatus(const client::ApiClient& api, const std::string& id) {
+  auto detail = api.Call("GET", "/api/v1/executions/" + id);
+  if (!detail.ok()) return "";
+  return (*detail)["steps"][0]["status"];
+}
+
 struct Instances {
   PgCluster cluster;
   std::string url;

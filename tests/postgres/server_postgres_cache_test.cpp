@@ -31,13 +31,6 @@ int Entries(const client::ApiClient& api) {
   return static_cast<int>((*list)["entries"].size());
 }
 
-// The status of the only step of execution `id`, read through `api`.
-std::string StepStatus(const client::ApiClient& api, const std::string& id) {
-  auto detail = api.Call("GET", "/api/v1/executions/" + id);
-  if (!detail.ok()) return "";
-  return (*detail)["steps"][0]["status"];
-}
-
 TEST(PostgresCache, AResultOneInstanceCachedIsFoundByTheOthersAndAClearReachesThem) {
   Instances in;
   in.Start(2, "1s");

@@ -165,6 +165,8 @@ TEST_F(PgFeed, EventsWrittenBeforeTheFeedMigrationKeepTheirOrder) {
                         "DROP TRIGGER cache_entries_deleted ON cache_entries; "
                         "DROP FUNCTION baton_cache_entry_changed, baton_cache_entry_deleted; "
                         "ALTER TABLE cache_entries DROP COLUMN changed_xid; "
+                        "DROP TABLE pool_holds; "
+                        "DROP FUNCTION baton_pool_hold; "
                         "DELETE FROM schema_migrations WHERE version >= 4",
                         "going back to migration 3")
                   .ok());

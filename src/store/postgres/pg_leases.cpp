@@ -174,6 +174,11 @@ Result<std::vector<std::string>> PgStore::Renew() {
       kRenew, {instance_, std::to_string(lease_.count()), TextArray(ids), IntArray(fences)},
       "renewing this instance's leases");
   if (!renewed.ok()) return renewed.status();
+  // The pool slots this instance holds live as long as its leases do.
+  auto holds = writer_.Exec(
+      "UPDATE pool_holds SET lease_until = baton_now_ms() + $2 WHERE owner = $1",
+      {instance_, std::to_string(lease_.count())}, "renewing this instance's pool slots");
+  if (!holds.ok()) return holds.status();
   std::unordered_set<std::string> kept;
   for (size_t i = 0; i < renewed->size(); ++i) kept.insert(renewed->at(i, 0).value_or(""));
   std::lock_guard held(lease_mu_);

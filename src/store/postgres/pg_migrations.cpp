@@ -377,8 +377,8 @@ END $$;
 )sql";
 
 const std::vector<const char*>& Migrations() {
-  static const std::vector<const char*> kAll = {kSchemaV1, kSchemaV2, kSchemaOffers, kSchemaFeed,
-                                                kSchemaSharedCache};
+  static const std::vector<const char*> kAll = {
+      kSchemaV1, kSchemaV2, kSchemaOffers, kSchemaFeed, kSchemaSharedCache, kSchemaSharedPools};
   return kAll;
 }
 

@@ -57,7 +57,8 @@ TEST_F(PgMigrations, AFreshDatabaseGetsTheWholeSchemaOnce) {
                                       "leaders",
                                       "offered_dispatches",
                                       "control_requests",
-                                      "cache_deletions"};
+                                      "cache_deletions",
+                                      "pool_holds"};
   EXPECT_EQ(Tables(*c), want);
   // Again: nothing to do, nothing recorded twice.
   ASSERT_TRUE(Migrate(*c).ok());

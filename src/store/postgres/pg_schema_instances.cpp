@@ -114,4 +114,44 @@ CREATE TRIGGER cache_entries_deleted AFTER DELETE ON cache_entries
   FOR EACH ROW EXECUTE FUNCTION baton_cache_entry_deleted();
 )sql";
 
+// Migration 6: pools every instance shares. A row holds `slots` slots of a pool for one
+// step (`holder`, "EXECUTION/STEP") on instance `owner` until `lease_until` (the
+// database's clock), renewed with the owner's leases; a hold not renewed (its instance
+// died) stops counting and is removed by the next hold of its pool. baton_pool_hold()
+// takes a hold under the pool's advisory lock: the count and the insert are one step for
+// every instance.
+const char* const kSchemaSharedPools = R"sql(
+CREATE TABLE pool_holds (
+  ns TEXT COLLATE "C" NOT NULL,
+  pool TEXT COLLATE "C" NOT NULL,
+  holder TEXT COLLATE "C" NOT NULL,
+  owner TEXT COLLATE "C" NOT NULL,
+  slots BIGINT NOT NULL,
+  lease_until BIGINT NOT NULL,
+  PRIMARY KEY (ns, pool, holder)
+);
+CREATE INDEX pool_holds_owner ON pool_holds (owner);
+CREATE FUNCTION baton_pool_hold(p_ns TEXT, p_pool TEXT, p_holder TEXT, me TEXT,
+                                p_slots BIGINT, p_limit BIGINT, lease_ms BIGINT,
+                                p_force BOOLEAN) RETURNS BOOLEAN LANGUAGE plpgsql AS $$
+DECLARE
+  now_ms BIGINT := baton_now_ms();
+  used BIGINT;
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended('baton pool ' || p_ns || '/' || p_pool, 0));
+  DELETE FROM pool_holds WHERE ns = p_ns AND pool = p_pool AND lease_until < now_ms;
+  UPDATE pool_holds SET owner = me, lease_until = now_ms + lease_ms
+    WHERE ns = p_ns AND pool = p_pool AND holder = p_holder;
+  IF FOUND THEN
+    RETURN true;
+  END IF;
+  SELECT COALESCE(SUM(slots), 0) INTO used FROM pool_holds WHERE ns = p_ns AND pool = p_pool;
+  IF NOT p_force AND used + p_slots > p_limit THEN
+    RETURN false;
+  END IF;
+  INSERT INTO pool_holds VALUES (p_ns, p_pool, p_holder, me, p_slots, now_ms + lease_ms);
+  RETURN true;
+END $$;
+)sql";
+
 }  // namespace baton::pg

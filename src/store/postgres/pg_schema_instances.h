@@ -13,6 +13,8 @@ extern const char* const kSchemaOffers;
 extern const char* const kSchemaFeed;
 // Migration 5: the result cache every instance shares (SharedCache in <baton/store.h>).
 extern const char* const kSchemaSharedCache;
+// Migration 6: the pools every instance shares (SharedPools in <baton/store.h>).
+extern const char* const kSchemaSharedPools;
 
 // A feed position packs the committing transaction's id (PostgreSQL's 64-bit xid8) above
 // the event's ordinal within that transaction (1, 2, ...): ordered as the pair is, and one

@@ -75,7 +75,11 @@ std::string FeedAfterSql(int64_t after, Params& p);
 // lock of the name (no two processes with one name).
 Status TakeOwnerLock(Connection& c, const std::string& url, const std::string& instance);
 
-class PgStore final : public Store, public ExecutionLeases, public SharedFeed, public SharedCache {
+class PgStore final : public Store,
+                      public ExecutionLeases,
+                      public SharedFeed,
+                      public SharedCache,
+                      public SharedPools {
  public:
   // `readers`: at least one connection. `instance`: empty for one server per database;
   // otherwise this instance's name, and executions are leased (ExecutionLeases).
@@ -100,12 +104,18 @@ class PgStore final : public Store, public ExecutionLeases, public SharedFeed, p
   ControlRelay* relay() override { return board_.get(); }
   SharedFeed* feed() override { return instance_.empty() ? nullptr : this; }
   SharedCache* shared_cache() override { return instance_.empty() ? nullptr : this; }
+  SharedPools* shared_pools() override { return instance_.empty() ? nullptr : this; }
 
   // SharedFeed (pg_feed.cpp). With an instance name, every event read returns its feed
   // position in EventRecord::position, and ListEvents() lists by it.
   Result<std::vector<FeedEntry>> FeedAfter(int64_t after, size_t limit) override;
   // SharedCache (pg_reads.cpp).
   Result<CacheChanges> CacheChangesAfter(int64_t after) override;
+  // SharedPools (pg_pools.cpp). Holds are renewed by Renew().
+  Result<bool> HoldSlots(const PoolHold& hold, int64_t limit, bool force) override;
+  Status ReleaseSlots(const PoolHold& hold) override;
+  Status ReleaseAllSlots() override;
+  Result<int64_t> SlotsHeld(const std::string& ns, const std::string& pool) override;
   Result<int64_t> FeedEnd() override;
 
   // ExecutionLeases (pg_leases.cpp).
