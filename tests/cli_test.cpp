@@ -272,7 +272,7 @@ TEST(Cli, RunJsonHasTheDocumentedShape) {
   WriteFile(dir + "/wf.yaml", R"(
 name: shape
 steps:
-  - {id: a, type: shell, run: [echo, '{"x": 1}']}
+  - {id: a, name: Say x, type: shell, run: [echo, '{"x": 1}']}
 output: {x: "{{ steps.a.output.x }}"}
 )");
   ProcessResult r = RunProcess({BatonBin(), "run", dir + "/wf.yaml", "--ephemeral", "--json"});
@@ -284,6 +284,7 @@ output: {x: "{{ steps.a.output.x }}"}
   EXPECT_EQ(j["output"], (Json{{"x", 1}}));
   EXPECT_EQ(j["progress"], 100);
   const Json& s = j["steps"][0];
+  EXPECT_EQ(s.value("name", ""), "Say x");  // as the server's detail has it
   for (const char* k :
        {"id", "status", "attempts", "output", "error", "started_at", "completed_at"}) {
     EXPECT_TRUE(s.contains(k)) << k;

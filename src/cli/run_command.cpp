@@ -91,7 +91,7 @@ Result<PoolRecord> ParsePoolFlag(const std::string& spec) {
 }
 
 // Runs the loop until every execution in `ids` (or started by `start`) is terminal.
-// `step_names`: the live view's names of steps (by id).
+// `step_names`: the steps' names (by id), for the live view and --json.
 int Drive(const RunArgs& args, Session& session,
           const std::function<Result<std::vector<std::string>>(Engine&)>& begin,
           std::map<std::string, std::string> step_names = {}) {
@@ -126,7 +126,7 @@ int Drive(const RunArgs& args, Session& session,
   const bool live =
       isatty(STDERR_FILENO) && std::getenv("TERM") && std::string(std::getenv("TERM")) != "dumb";
   ProgressView view(stderr, live, args.quiet, &loop);
-  view.SetStepNames(std::move(step_names));
+  view.SetStepNames(step_names);
   engine.AddObserver(&view);
 
   std::set<std::string> waiting;
@@ -224,6 +224,13 @@ int Drive(const RunArgs& args, Session& session,
     Result<Json> final_json = Json();
     if (args.json) {
       final_json = ExecutionJson(session.store.get(), id);
+      // Each step's `name`, as the server's detail has it.
+      if (final_json.ok() && final_json->contains("steps")) {
+        for (Json& step : (*final_json)["steps"]) {
+          auto it = step_names.find(step.value("id", ""));
+          if (it != step_names.end()) step["name"] = it->second;
+        }
+      }
     } else if (auto rec = session.store->GetExecution(id); rec.ok()) {
       final_json =
           Json{{"status", ToString(rec->status)}, {"error", rec->error}, {"output", rec->output}};
