@@ -125,7 +125,14 @@ struct EngineOptions {
   // the engine): a pool's slots are held in the store, so the pool bounds the steps of
   // every instance; steps waiting for one try again every quarter second. Null: pools
   // are counted in this engine alone.
+  // A workflow's `concurrency:` is held there too (as a pool of `limit` slots per key), so
+  // the limit bounds the executions of every instance.
   SharedPools* shared_pools = nullptr;
+  // With shared_pools: asks the instance that runs execution `id` to cancel it, when a
+  // workflow's `concurrency: cancel_oldest` replaces an execution another instance runs.
+  // Called on the engine thread; must not block. Unset: the new execution waits for the
+  // slot until the old one ends.
+  std::function<void(const std::string& id, const std::string& reason)> cancel_elsewhere{};
   // How deep child workflows may nest (a top-level execution is at depth 1).
   int max_child_depth = 16;
   // Top-level executions running at once (0 = no limit); more wait `queued`, highest

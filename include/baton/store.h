@@ -840,7 +840,9 @@ class SharedCache {
 struct PoolHold {
   std::string ns;
   std::string pool;
-  std::string holder;  // "EXECUTION/STEP"
+  // "EXECUTION/STEP" for a step's pool; "EXECUTION" for a workflow's concurrency limit
+  // (pool "concurrency\nWORKFLOW\nKEY", a name no user pool can have).
+  std::string holder;
   int64_t slots = 1;
 };
 class SharedPools {
@@ -856,6 +858,10 @@ class SharedPools {
   virtual Status ReleaseAllSlots() = 0;
   // The slots every instance holds in the pool now.
   virtual Result<int64_t> SlotsHeld(const std::string& ns, const std::string& pool) = 0;
+  // The holders of the pool on every instance, the longest held first (a workflow's
+  // `concurrency: cancel_oldest` replaces the first).
+  virtual Result<std::vector<std::string>> Holders(const std::string& ns,
+                                                   const std::string& pool) = 0;
 };
 
 class Store : public ExecutionStore, public CatalogStore, public WorkerStore {

@@ -251,7 +251,8 @@ void AddServerCommand(CLI::App& app, std::function<int()>* action) {
       ->capture_default_str();
   cmd->add_option("--max-running-executions", args->options.max_running_executions,
                   "Top-level executions running at once; more wait `queued`, highest priority "
-                  "first, then in order (child workflows are not counted); 0 = no limit")
+                  "first, then in order (child workflows are not counted); 0 = no limit. With "
+                  "several instances, each counts its own")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--cache-max-entries", args->options.cache.max_entries,

@@ -6,6 +6,12 @@
 // admission of an execution until it finishes (FinishExecution) or is dropped (a store
 // error), and after a restart the running executions take theirs again before any
 // queued one is admitted. So no crash, cancel, timeout or store error can leak one.
+//
+// With several instances on one database (EngineOptions::shared_pools), a workflow's
+// limit bounds them all: each admitted execution also holds a slot in the store, leased
+// with its instance (a hold whose instance died lapses), and executions queued here try
+// again every quarter second, in their order here. max_running_executions stays this
+// engine's own: it is the capacity of one instance.
 #include "engine/engine_impl.h"
 
 #include "expr/template.h"
@@ -45,7 +51,9 @@ bool Engine::Impl::Admit(const ExecPtr& ex) {
     }
     ex->concurrency_group = std::move(group.value());
   }
-  if (!ex->concurrency_group.empty() && !ex->holds_group_slot) {
+  if (!ex->concurrency_group.empty() && !ex->holds_group_slot && options_.shared_pools != nullptr) {
+    if (!AdmitToSharedGroup(ex, *ex->def->concurrency)) return false;
+  } else if (!ex->concurrency_group.empty() && !ex->holds_group_slot) {
     const ConcurrencySpec& spec = *ex->def->concurrency;
     if (ConcurrencyGroup& g = concurrency_[ex->concurrency_group];
         static_cast<int>(g.running.size()) >= spec.limit &&
@@ -91,6 +99,83 @@ bool Engine::Impl::Admit(const ExecPtr& ex) {
   return true;
 }
 
+PoolHold Engine::Impl::GroupHold(const ExecState& ex) const {
+  // The group is "namespace\nworkflow\nkey": the pool, "concurrency\nworkflow\nkey", is
+  // a name no user pool can have.
+  const std::string& group = ex.concurrency_group;
+  return {ex.rec.ns, "concurrency" + group.substr(group.find('\n')), ex.rec.id, 1};
+}
+
+bool Engine::Impl::HoldGroupSlot(const ExecState& ex, bool force) {
+  Result<bool> held =
+      options_.shared_pools->HoldSlots(GroupHold(ex), ex.def->concurrency->limit, force);
+  return held.ok() && *held;
+}
+
+bool Engine::Impl::AdmitToSharedGroup(const ExecPtr& ex, const ConcurrencySpec& spec) {
+  // Not ahead of one queued here: it takes the next slot.
+  bool held = concurrency_[ex->concurrency_group].queued.empty() && HoldGroupSlot(*ex, false);
+  if (!held && spec.policy == ConcurrencyPolicy::kCancelOldest &&
+      concurrency_[ex->concurrency_group].queued.empty()) {
+    const PoolHold hold = GroupHold(*ex);
+    Result<std::vector<std::string>> holders = options_.shared_pools->Holders(hold.ns, hold.pool);
+    if (holders.ok() && !holders->empty()) {
+      ++stats_.concurrency_cancelled;
+      const std::string& oldest = holders->front();
+      const std::string reason =
+          "replaced by execution " + ex->rec.id + " (concurrency: cancel_oldest)";
+      if (Find(oldest) != nullptr) {
+        (void)Cancel(oldest, reason);  // gives its slot back now
+        held = HoldGroupSlot(*ex, false);
+      } else if (options_.cancel_elsewhere) {
+        // Its instance cancels it; this one waits queued for the slot meanwhile.
+        options_.cancel_elsewhere(oldest, reason);
+      }
+    }
+  }
+  if (!held && spec.policy == ConcurrencyPolicy::kCancelNewest) {
+    ++stats_.concurrency_cancelled;
+    CancelOpenSteps(ex, "concurrency limit reached");
+    FinishExecution(
+        ex, ExecutionStatus::kCancelled,
+        {{"code", errc::kConcurrencyLimit},
+         {"message",
+          "workflow '" + ex->rec.workflow + "' already runs its concurrency key's limit of " +
+              std::to_string(spec.limit) + " execution(s) across instances (cancel_newest)"}});
+    return false;
+  }
+  // Cancelling may have dropped the group: look it up again.
+  ConcurrencyGroup& g = concurrency_[ex->concurrency_group];
+  if (!held) {
+    Enqueue(ex, &g.queued);
+    ArmSharedSlotRetry();  // a slot may come free on another instance
+    return false;
+  }
+  g.running.push_back(ex->rec.id);
+  ex->holds_group_slot = true;
+  return true;
+}
+
+void Engine::Impl::WakeSharedGroup(const std::string& group) {
+  if (options_.shared_pools == nullptr) return;
+  for (;;) {
+    auto it = concurrency_.find(group);
+    if (it == concurrency_.end()) return;
+    ConcurrencyGroup& g = it->second;
+    if (g.queued.empty()) {
+      if (g.running.empty()) concurrency_.erase(it);
+      return;
+    }
+    ExecPtr next = std::get<2>(*g.queued.begin());
+    if (!HoldGroupSlot(*next, false)) return;
+    g.queued.erase(g.queued.begin());
+    next->waiting_in = nullptr;
+    g.running.push_back(next->rec.id);
+    next->holds_group_slot = true;
+    if (!next->finished && Admit(next)) BeginSteps(next);
+  }
+}
+
 void Engine::Impl::Enqueue(const ExecPtr& ex, WaitQueue* queue) {
   ex->waiting_in = queue;
   ex->queue_seq = ready_seq_++;
@@ -133,6 +218,7 @@ void Engine::Impl::HoldRecoveredSlots(const ExecPtr& ex) {
       ex->concurrency_group = std::move(group.value());
       concurrency_[ex->concurrency_group].running.push_back(ex->rec.id);
       ex->holds_group_slot = true;
+      if (options_.shared_pools != nullptr) HoldGroupSlot(*ex, true);
     }
   }
   if (options_.max_running_executions > 0 && CountsGlobally(*ex)) {
@@ -148,10 +234,16 @@ void Engine::Impl::ReleaseSlots(const ExecPtr& ex) {
     if (stats_.executions_queued > 0) --stats_.executions_queued;
   }
   std::vector<ExecPtr> next;
+  bool wake_shared = false;
   if (ex->holds_group_slot) {
     ex->holds_group_slot = false;
     auto it = concurrency_.find(ex->concurrency_group);
-    if (it != concurrency_.end()) {
+    if (options_.shared_pools != nullptr) {
+      // A failure leaves the hold to lapse (as a pool's: never more than the limit).
+      (void)options_.shared_pools->ReleaseSlots(GroupHold(*ex));
+      if (it != concurrency_.end()) std::erase(it->second.running, ex->rec.id);
+      wake_shared = true;
+    } else if (it != concurrency_.end()) {
       ConcurrencyGroup& g = it->second;
       std::erase(g.running, ex->rec.id);
       if (!g.queued.empty()) {
@@ -174,6 +266,7 @@ void Engine::Impl::ReleaseSlots(const ExecPtr& ex) {
     waiting->waiting_in = nullptr;
     if (!waiting->finished && Admit(waiting)) BeginSteps(waiting);
   }
+  if (wake_shared) WakeSharedGroup(ex->concurrency_group);
 }
 
 void Engine::Impl::DropAllSlots() {
@@ -225,6 +318,11 @@ Status Engine::Impl::Evict(const std::string& id) {
 }
 
 std::vector<std::string> Engine::Impl::SlotHolders(const ExecState& ex) const {
+  if (options_.shared_pools != nullptr && !ex.concurrency_group.empty()) {
+    const PoolHold hold = GroupHold(ex);  // every instance's
+    Result<std::vector<std::string>> holders = options_.shared_pools->Holders(hold.ns, hold.pool);
+    if (holders.ok()) return std::move(holders.value());
+  }
   auto it = concurrency_.find(ex.concurrency_group);
   return it == concurrency_.end() ? std::vector<std::string>{} : it->second.running;
 }

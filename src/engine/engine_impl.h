@@ -251,6 +251,15 @@ class Engine::Impl {
   // not there. Writes nothing.
   bool DropFromMemory(const ExecPtr& ex, std::vector<std::pair<Runner*, std::string>>* cancels);
   std::vector<std::string> SlotHolders(const engine::ExecState& ex) const;
+  // With EngineOptions::shared_pools, a group's slots are held in the store (as a pool of
+  // `limit` slots of the execution's namespace), so the limit bounds every instance:
+  // the hold of `ex`'s slot; taking it (a store error counts as no room, and the queued
+  // execution tries again); admitting `ex` to its group; admitting the queued executions
+  // of a group that the holds now leave room for.
+  PoolHold GroupHold(const engine::ExecState& ex) const;
+  bool HoldGroupSlot(const engine::ExecState& ex, bool force);
+  bool AdmitToSharedGroup(const ExecPtr& ex, const ConcurrencySpec& spec);
+  void WakeSharedGroup(const std::string& group);
   // An admitted execution's steps begin (and its timeout starts).
   void BeginSteps(const ExecPtr& ex);
 
@@ -279,8 +288,9 @@ class Engine::Impl {
   // held; a store error counts as no room, and the step tries again), and the timer that
   // lets waiting steps try again while slots may come free on other instances.
   bool HoldSharedSlots(const engine::ExecState& ex, int step, const PoolState& pool, bool force);
-  void ArmPoolRetry();
-  bool pool_retry_armed_ = false;
+  // Steps waiting for a pool and executions queued for a concurrency slot try again.
+  void ArmSharedSlotRetry();
+  bool shared_retry_armed_ = false;
 
   // --- stalls.cpp -------------------------------------------------------------
   // Arms the periodic check for stalled executions (EngineOptions::stall_after) unless

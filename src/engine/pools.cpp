@@ -54,7 +54,7 @@ bool Engine::Impl::TakePoolSlots(const ExecPtr& ex, int step) {
           {-(ex->rec.priority * 8 + static_cast<int>(st.def->priority)), ready_seq_++, ex, step});
       Emit(*ex, "step.waiting", step, {{"pool", name}, {"slots", n}});
     }
-    if (options_.shared_pools != nullptr) ArmPoolRetry();
+    if (options_.shared_pools != nullptr) ArmSharedSlotRetry();
     return false;
   }
   pool.used += n;
@@ -134,12 +134,12 @@ bool Engine::Impl::HoldSharedSlots(const ExecState& ex, int step, const PoolStat
   return held.ok() && *held;
 }
 
-void Engine::Impl::ArmPoolRetry() {
-  if (pool_retry_armed_) return;
-  pool_retry_armed_ = true;
+void Engine::Impl::ArmSharedSlotRetry() {
+  if (shared_retry_armed_) return;
+  shared_retry_armed_ = true;
   loop_->ScheduleAfter(Duration(250), [this, alive = std::weak_ptr<bool>(alive_)] {
     if (alive.expired()) return;
-    pool_retry_armed_ = false;
+    shared_retry_armed_ = false;
     TurnGuard turn(this);
     bool waiting = false;
     for (auto& [key, pool] : pools_) {
@@ -147,7 +147,17 @@ void Engine::Impl::ArmPoolRetry() {
       WakePoolWaiters(pool);
       waiting = waiting || !pool.waiting.empty();
     }
-    if (waiting) ArmPoolRetry();
+    // Admitting may finish executions, which changes concurrency_: walk a copy of the keys.
+    std::vector<std::string> queued;
+    for (const auto& [group, g] : concurrency_) {
+      if (!g.queued.empty()) queued.push_back(group);
+    }
+    for (const std::string& group : queued) {
+      WakeSharedGroup(group);
+      auto it = concurrency_.find(group);
+      waiting = waiting || (it != concurrency_.end() && !it->second.queued.empty());
+    }
+    if (waiting) ArmSharedSlotRetry();
   });
 }
 

@@ -1,5 +1,6 @@
 // Pools: steps with `pool: NAME` run only while slots of that pool are free, across
 // executions; slots come back however an attempt ends, and after a crash.
+#include "support/shared_slots.h"
 #include "support/sim_harness.h"
 
 #include <gtest/gtest.h>
@@ -11,7 +12,9 @@
 namespace baton {
 namespace {
 
+using testing::InstanceSlots;
 using testing::Outcome;
+using testing::SharedSlots;
 using testing::SimHarness;
 
 constexpr const char* kTrain = R"(
@@ -133,50 +136,6 @@ TEST(EnginePools, AfterACrashNoSlotIsLeaked) {
   EXPECT_EQ(h.runner->max_running, 1);
   EXPECT_EQ(h.engine->Pools("")[0].used, 0);
 }
-
-// The slots of pools held in one place for several engines (as PostgreSQL holds them for
-// several instances): each engine's view through `me`.
-struct SharedSlots {
-  struct Hold {
-    std::string owner;
-    int64_t slots;
-  };
-  std::map<std::string, Hold> holds;  // by "ns/pool/holder"
-  int64_t Sum(const std::string& ns, const std::string& pool) const {
-    int64_t n = 0;
-    for (const auto& [key, h] : holds) {
-      if (key.rfind(ns + "/" + pool + "/", 0) == 0) n += h.slots;
-    }
-    return n;
-  }
-};
-struct InstanceSlots final : SharedPools {
-  SharedSlots* all;
-  std::string me;
-  InstanceSlots(SharedSlots* a, std::string m) : all(a), me(std::move(m)) {}
-  static std::string Key(const PoolHold& h) { return h.ns + "/" + h.pool + "/" + h.holder; }
-  Result<bool> HoldSlots(const PoolHold& h, int64_t limit, bool force) override {
-    if (auto it = all->holds.find(Key(h)); it != all->holds.end()) {
-      it->second.owner = me;
-      return true;
-    }
-    if (!force && all->Sum(h.ns, h.pool) + h.slots > limit) return false;
-    all->holds[Key(h)] = {me, h.slots};
-    return true;
-  }
-  Status ReleaseSlots(const PoolHold& h) override {
-    auto it = all->holds.find(Key(h));
-    if (it != all->holds.end() && it->second.owner == me) all->holds.erase(it);
-    return Status::Ok();
-  }
-  Status ReleaseAllSlots() override {
-    std::erase_if(all->holds, [&](const auto& kv) { return kv.second.owner == me; });
-    return Status::Ok();
-  }
-  Result<int64_t> SlotsHeld(const std::string& ns, const std::string& pool) override {
-    return all->Sum(ns, pool);
-  }
-};
 
 constexpr const char* kOneGpuStep =
     "name: one\nsteps:\n  - {id: a, type: shell, run: a, pool: gpu}\n";

@@ -356,6 +356,11 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   engine_options.max_running_executions = options.max_running_executions;
   engine_options.cache = options.cache;
   engine_options.finish_hook = impl->follow_ups.get();
+  // `concurrency: cancel_oldest` over several instances: the oldest may run on another
+  // (the submitter forwards the cancel to it; the new execution waits for the slot).
+  engine_options.cancel_elsewhere = [raw](const std::string& id, const std::string& reason) {
+    if (raw->submitter) raw->submitter->Control(id, ControlOp::kCancel, reason, [](Status) {});
+  };
   // A `type: workflow` step starts a workflow of the caller's namespace, by name.
   engine_options.child_workflows = [store = impl->store.get(), cache = &impl->workflows](
                                        const std::string& ns, const std::string& name,

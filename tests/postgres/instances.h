@@ -25,6 +25,22 @@ inline int Runs(const std::string& dir) {
   return n;
 }
 
+// A shell step's `run` that notes its start and its end in `dir`/log, and runs until the
+// file `dir`/go exists.
+inline std::string LogUntilGo(const std::string& dir) {
+  return "['sh', '-c', 'echo start >> \"$0/log\"; while [ ! -f \"$0/go\" ]; do sleep 0.05; "
+         "done; echo end >> \"$0/log\"', '" +
+         dir + "']";
+}
+
+// The lines of the file at `path`.
+inline std::vector<std::string> Lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
 // The status of the first step of execution `id`, read through `api` ("" when it does
 // not answer).
 inline std::string StepStatus(const client::ApiClient& api, const std::string& id) {

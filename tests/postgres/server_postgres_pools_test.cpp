@@ -22,16 +22,8 @@ std::string Train(const std::string& dir) {
          "  - id: fit\n"
          "    type: shell\n"
          "    pool: gpu\n"
-         "    run: ['sh', '-c', 'echo start >> \"$0/log\"; while [ ! -f \"$0/go\" ]; do sleep "
-         "0.05; done; echo end >> \"$0/log\"', '" +
-         dir + "']\n";
-}
-
-std::vector<std::string> Lines(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<std::string> out;
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
+         "    run: " +
+         LogUntilGo(dir) + "\n";
 }
 
 // The pool `gpu` as instance `api` sees it (null when it knows none).

@@ -378,7 +378,8 @@ END $$;
 
 const std::vector<const char*>& Migrations() {
   static const std::vector<const char*> kAll = {
-      kSchemaV1, kSchemaV2, kSchemaOffers, kSchemaFeed, kSchemaSharedCache, kSchemaSharedPools};
+      kSchemaV1,          kSchemaV2,          kSchemaOffers,     kSchemaFeed,
+      kSchemaSharedCache, kSchemaSharedPools, kSchemaPoolHoldAge};
   return kAll;
 }
 

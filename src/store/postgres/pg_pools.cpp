@@ -37,4 +37,16 @@ Result<int64_t> PgStore::SlotsHeld(const std::string& ns, const std::string& poo
   return std::stoll(*rows->at(0, 0));
 }
 
+Result<std::vector<std::string>> PgStore::Holders(const std::string& ns, const std::string& pool) {
+  auto rows = Read(
+      "SELECT holder FROM pool_holds WHERE ns = $1 AND pool = $2 AND lease_until >= "
+      "baton_now_ms() ORDER BY held_since, holder",
+      {ns, pool}, "listing the holders of a pool");
+  if (!rows.ok()) return rows.status();
+  std::vector<std::string> out;
+  out.reserve(rows->size());
+  for (size_t i = 0; i < rows->size(); ++i) out.push_back(rows->at(i, 0).value_or(""));
+  return out;
+}
+
 }  // namespace baton::pg

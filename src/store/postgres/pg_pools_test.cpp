@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace baton::pg {
 namespace {
@@ -86,6 +87,43 @@ TEST_F(PgPools, SlotsNotRenewedLapse) {
   EXPECT_EQ(Count(pools->SlotsHeld("default", "gpu")), 1) << "b's hold lapsed";
   EXPECT_TRUE(Held(pools->HoldSlots(Hold("z/s"), 2, false)));
   EXPECT_TRUE(Refused(pools->HoldSlots(Hold("v/s"), 2, false))) << "a's still counts";
+}
+
+// The holders of a pool on every instance, the longest held first (what a workflow's
+// `concurrency: cancel_oldest` replaces); a hold taken again keeps its age, and one that
+// lapsed is not listed.
+TEST_F(PgPools, HoldersAreListedLongestHeldFirst) {
+  const std::string url = NewDatabase();
+  auto a = OpenInstance(url, "a");
+  auto b = OpenInstance(url, "b");
+  ASSERT_TRUE(a && b);
+  auto c = Connection::Open(url);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  // Holders named against their order, so that the order is the age's.
+  for (const char* holder : {"z", "m", "a"}) {
+    SharedPools* pools = holder[0] == 'm' ? b->shared_pools() : a->shared_pools();
+    ASSERT_TRUE(Held(pools->HoldSlots(Hold(holder), 3, false)));
+    // Ages a millisecond apart at least: the database's clock is what orders them.
+    ASSERT_TRUE(c->Script("UPDATE pool_holds SET held_since = held_since - 10",
+                          "ageing the holds taken so far")
+                    .ok());
+  }
+  auto holders = b->shared_pools()->Holders("default", "gpu");
+  ASSERT_TRUE(holders.ok()) << holders.status().ToString();
+  EXPECT_EQ(*holders, (std::vector<std::string>{"z", "m", "a"}));
+  // Taken again on another instance (a failover): still the oldest.
+  ASSERT_TRUE(Held(b->shared_pools()->HoldSlots(Hold("z"), 3, true)));
+  holders = a->shared_pools()->Holders("default", "gpu");
+  ASSERT_TRUE(holders.ok());
+  EXPECT_EQ(*holders, (std::vector<std::string>{"z", "m", "a"}));
+  // A hold whose lease ran out is not a holder.
+  ASSERT_TRUE(c->Script("UPDATE pool_holds SET lease_until = baton_now_ms() - 1 WHERE holder = 'm'",
+                        "letting m's lease run out")
+                  .ok());
+  holders = a->shared_pools()->Holders("default", "gpu");
+  ASSERT_TRUE(holders.ok());
+  EXPECT_EQ(*holders, (std::vector<std::string>{"z", "a"}));
+  EXPECT_TRUE(a->shared_pools()->Holders("default", "cpu")->empty());
 }
 
 }  // namespace

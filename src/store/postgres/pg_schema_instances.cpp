@@ -154,4 +154,35 @@ BEGIN
 END $$;
 )sql";
 
+// Migration 7: `held_since` (the database's clock) orders the holders of a pool, the
+// longest held first: a workflow's `concurrency: cancel_oldest` replaces that one. A hold
+// taken again before it lapses (renewed, or adopted by another instance after a
+// failover) keeps its age.
+const char* const kSchemaPoolHoldAge = R"sql(
+ALTER TABLE pool_holds ADD COLUMN held_since BIGINT NOT NULL DEFAULT 0;
+CREATE OR REPLACE FUNCTION baton_pool_hold(p_ns TEXT, p_pool TEXT, p_holder TEXT, me TEXT,
+                                           p_slots BIGINT, p_limit BIGINT, lease_ms BIGINT,
+                                           p_force BOOLEAN) RETURNS BOOLEAN
+LANGUAGE plpgsql AS $$
+DECLARE
+  now_ms BIGINT := baton_now_ms();
+  used BIGINT;
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended('baton pool ' || p_ns || '/' || p_pool, 0));
+  DELETE FROM pool_holds WHERE ns = p_ns AND pool = p_pool AND lease_until < now_ms;
+  UPDATE pool_holds SET owner = me, lease_until = now_ms + lease_ms
+    WHERE ns = p_ns AND pool = p_pool AND holder = p_holder;
+  IF FOUND THEN
+    RETURN true;
+  END IF;
+  SELECT COALESCE(SUM(slots), 0) INTO used FROM pool_holds WHERE ns = p_ns AND pool = p_pool;
+  IF NOT p_force AND used + p_slots > p_limit THEN
+    RETURN false;
+  END IF;
+  INSERT INTO pool_holds (ns, pool, holder, owner, slots, lease_until, held_since)
+    VALUES (p_ns, p_pool, p_holder, me, p_slots, now_ms + lease_ms, now_ms);
+  RETURN true;
+END $$;
+)sql";
+
 }  // namespace baton::pg

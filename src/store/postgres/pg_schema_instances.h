@@ -15,6 +15,8 @@ extern const char* const kSchemaFeed;
 extern const char* const kSchemaSharedCache;
 // Migration 6: the pools every instance shares (SharedPools in <baton/store.h>).
 extern const char* const kSchemaSharedPools;
+// Migration 7: when each pool hold was taken (the oldest holder of a concurrency limit).
+extern const char* const kSchemaPoolHoldAge;
 
 // A feed position packs the committing transaction's id (PostgreSQL's 64-bit xid8) above
 // the event's ordinal within that transaction (1, 2, ...): ordered as the pair is, and one

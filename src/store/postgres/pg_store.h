@@ -116,6 +116,7 @@ class PgStore final : public Store,
   Status ReleaseSlots(const PoolHold& hold) override;
   Status ReleaseAllSlots() override;
   Result<int64_t> SlotsHeld(const std::string& ns, const std::string& pool) override;
+  Result<std::vector<std::string>> Holders(const std::string& ns, const std::string& pool) override;
   Result<int64_t> FeedEnd() override;
 
   // ExecutionLeases (pg_leases.cpp).
