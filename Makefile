@@ -47,7 +47,8 @@ deb: release
 # build-asan/ is sanitized: one build serves both). The sanitizer builds start from
 # nothing in CI, so they compile the modules in unity batches as Release does;
 # `make build` keeps one object per file for quick incremental rebuilds.
-test: setup
+test:
+	@bash scripts/setup.sh --browser
 	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DBATON_SANITIZE=address \
 	  -DBATON_UNITY_BUILD=ON >/dev/null
 	ninja -C build-asan -j $(JOBS)
@@ -55,9 +56,11 @@ test: setup
 
 # The same tests without sanitizers (faster to build; what `make build` makes).
 test-plain: build
+	@bash scripts/setup.sh --browser
 	cd build && ctest --output-on-failure --timeout 600 -j $(JOBS)
 
-test-tsan: setup
+test-tsan:
+	@bash scripts/setup.sh --browser
 	cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DBATON_SANITIZE=thread \
 	  -DBATON_UNITY_BUILD=ON >/dev/null
 	ninja -C build-tsan -j $(JOBS)

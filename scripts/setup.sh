@@ -2,12 +2,17 @@
 # Installs the Debian packages Baton builds and tests with; only the missing ones.
 # postgresql: its server programs, for the tests that start a private cluster (the
 # package's own system service is not used).
+# --browser: also Debian's chromium, for the dashboard's tests in a headless browser
+# (tests/browser; `make test` and `make test-tsan` ask for it, `make demo` does not).
 set -euo pipefail
+browser=0
+[ "${1:-}" = "--browser" ] && browser=1
 pkgs=(build-essential cmake ninja-build ccache pkg-config
       nlohmann-json3-dev libyaml-dev libre2-dev libcli11-dev libsqlite3-dev sqlite3
       libgtest-dev libgmock-dev libbenchmark-dev python3 util-linux
       libboost1.81-dev libssl-dev libjemalloc-dev ca-certificates curl tzdata
       faketime libpq-dev postgresql help2man)
+((browser)) && pkgs+=(chromium)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -77,6 +77,8 @@ void AddPoolRoutes(Router& router, ApiContext& ctx);        // pools of slots
 // the long-poll transport (workers/worker_longpoll.cpp).
 void AddWorkerRoutes(Router& router, ApiContext& ctx);
 void AddWorkerLongPollRoutes(Router& router, ApiContext& ctx);
+// The dashboard's page and files (GET /, /ui/...) and its session (/api/v1/session).
+void AddDashboardRoutes(Router& router, ApiContext& ctx);
 
 // What each open step of an execution this instance holds waits for (the `steps` of GET
 // /executions/{id}/why), from the engine and the coordinator. Engine thread; NOT_FOUND

@@ -12,6 +12,7 @@ namespace {
 
 constexpr TimeMs kCacheMs = 5'000;  // how long a lookup is trusted without the store
 constexpr const char* kPrefix = "bt_";
+constexpr const char* kSessionPrefix = "bs_";  // a dashboard session's secret
 constexpr size_t kSecretHexDigits = 40;
 
 std::string Hex(const unsigned char* p, size_t n) {
@@ -109,7 +110,10 @@ Result<Principal> TokenAuthority::Authenticate(std::string_view header) {
   if (secret.size() != 3 + kSecretHexDigits || secret.substr(0, 3) != kPrefix) {
     return Unauthorized();
   }
-  const std::string hash = Sha256Hex(secret);
+  return AuthenticateHash(Sha256Hex(secret));
+}
+
+Result<Principal> TokenAuthority::AuthenticateHash(const std::string& hash) {
   const TimeMs now = clock_->Now();
   {
     std::lock_guard lock(mu_);
@@ -177,6 +181,71 @@ Result<std::optional<TokenAuthority::Issued>> TokenAuthority::EnsureAdmin() {
   auto issued = Create(kDefaultNamespace, "initial admin", {Scope::kAdmin});
   if (!issued.ok()) return issued.status();
   return std::optional<Issued>(std::move(*issued));
+}
+
+std::string TokenAuthority::SessionSecret(std::string_view cookie_header) {
+  // "a=1; baton_session=bs_...; b=2": the first cookie of that name.
+  const std::string name = std::string(kSessionCookie) + "=";
+  size_t at = 0;
+  while (at < cookie_header.size()) {
+    while (at < cookie_header.size() && (cookie_header[at] == ' ' || cookie_header[at] == ';')) {
+      ++at;
+    }
+    size_t end = cookie_header.find(';', at);
+    if (end == std::string_view::npos) end = cookie_header.size();
+    std::string_view pair = cookie_header.substr(at, end - at);
+    if (pair.substr(0, name.size()) == name) return std::string(pair.substr(name.size()));
+    at = end;
+  }
+  return "";
+}
+
+Result<TokenAuthority::OpenedSession> TokenAuthority::OpenSession(std::string_view token_secret) {
+  Result<Principal> who = Authenticate("Bearer " + std::string(token_secret));
+  if (!who.ok()) return who.status();
+  OpenedSession out;
+  out.principal = std::move(*who);
+  out.secret = kSessionPrefix + RandomHex(kSecretHexDigits / 2);
+  out.expires_at = clock_->Now() + kSessionMs;
+  const TimeMs now = clock_->Now();
+  std::lock_guard lock(mu_);
+  if (sessions_.size() >= kMaxSessions) {
+    std::erase_if(sessions_, [now](const auto& kv) { return kv.second.expires_at <= now; });
+  }
+  if (sessions_.size() >= kMaxSessions) {
+    auto soonest = std::min_element(
+        sessions_.begin(), sessions_.end(),
+        [](const auto& a, const auto& b) { return a.second.expires_at < b.second.expires_at; });
+    sessions_.erase(soonest);
+  }
+  sessions_[Sha256Hex(out.secret)] = {Sha256Hex(token_secret), out.expires_at};
+  return out;
+}
+
+Result<Principal> TokenAuthority::AuthenticateSession(std::string_view cookie_header) {
+  const std::string secret = SessionSecret(cookie_header);
+  if (secret.size() != 3 + kSecretHexDigits || secret.substr(0, 3) != kSessionPrefix) {
+    return Unauthorized();
+  }
+  std::string token_hash;
+  {
+    std::lock_guard lock(mu_);
+    auto it = sessions_.find(Sha256Hex(secret));
+    if (it == sessions_.end()) return Unauthorized();
+    if (it->second.expires_at <= clock_->Now()) {
+      sessions_.erase(it);
+      return Unauthorized();
+    }
+    token_hash = it->second.token_hash;
+  }
+  return AuthenticateHash(token_hash);
+}
+
+void TokenAuthority::CloseSession(std::string_view cookie_header) {
+  const std::string secret = SessionSecret(cookie_header);
+  if (secret.empty()) return;
+  std::lock_guard lock(mu_);
+  sessions_.erase(Sha256Hex(secret));
 }
 
 }  // namespace baton::server

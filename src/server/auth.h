@@ -67,15 +67,46 @@ class TokenAuthority {
   // default namespace and returns it; otherwise nullopt.
   Result<std::optional<Issued>> EnsureAdmin();
 
+  // Dashboard sessions: a token exchanged for a session whose secret travels in an
+  // HttpOnly cookie (kSessionCookie), so that the browser's script never holds a token.
+  // A session acts as its token, which is checked at each use (a revoked token ends its
+  // sessions); it lasts kSessionMs, lives in this process's memory (a restart, or another
+  // instance, asks for the token again), and only its secret's hash is kept. At most
+  // kMaxSessions: past that, the session closest to its end is dropped.
+  static constexpr const char* kSessionCookie = "baton_session";
+  static constexpr TimeMs kSessionMs = 12LL * 3600 * 1000;
+  static constexpr size_t kMaxSessions = 10'000;
+  struct OpenedSession {
+    Principal principal;
+    std::string secret;  // the cookie's value
+    TimeMs expires_at = 0;
+  };
+  // UNAUTHORIZED as Authenticate() for a bad token.
+  Result<OpenedSession> OpenSession(std::string_view token_secret);
+  // The session named in a "Cookie:" header value. UNAUTHORIZED when it names none, or an
+  // unknown, expired or closed one.
+  Result<Principal> AuthenticateSession(std::string_view cookie_header);
+  // Ends the session named in a "Cookie:" header value (nothing when it names none).
+  void CloseSession(std::string_view cookie_header);
+  // The session secret in a "Cookie:" header value; empty when there is none.
+  static std::string SessionSecret(std::string_view cookie_header);
+
  private:
   struct Cached {
     Principal principal;
     TimeMs checked_at;
   };
+  struct Session {
+    std::string token_hash;
+    TimeMs expires_at;
+  };
+  // Authenticate() once the token's secret is hashed.
+  Result<Principal> AuthenticateHash(const std::string& hash);
   Store* store_;
   const Clock* clock_;
   std::mutex mu_;
-  std::unordered_map<std::string, Cached> cache_;  // by secret hash
+  std::unordered_map<std::string, Cached> cache_;      // by secret hash
+  std::unordered_map<std::string, Session> sessions_;  // by session secret hash
 };
 
 }  // namespace baton::server

@@ -65,7 +65,21 @@ void Router::Handle(std::shared_ptr<const HttpRequest> request, Responder respon
     }
     Call call{request, std::move(params), {}};
     if (route.info.scope != Scope::kPublic) {
-      Result<Principal> who = auth_->Authenticate(request->Header("authorization"));
+      // A bearer token, or else the dashboard's session cookie.
+      const std::string& bearer = request->Header("authorization");
+      const std::string& cookie = request->Header("cookie");
+      const bool by_session = bearer.empty() && !TokenAuthority::SessionSecret(cookie).empty();
+      Result<Principal> who =
+          by_session ? auth_->AuthenticateSession(cookie) : auth_->Authenticate(bearer);
+      if (who.ok() && by_session && route.info.method != "GET" &&
+          request->Header(kCsrfHeader).empty()) {
+        // A browser sends the cookie with any request to this server; only the dashboard's
+        // own script can add a header (another site's would need CORS, which is refused).
+        respond(ErrorResponse(403, "FORBIDDEN",
+                              "a write authenticated by the session cookie must carry the "
+                              "X-Baton-Csrf header (the dashboard sends it)"));
+        return;
+      }
       if (!who.ok()) {
         HttpResponse r = ErrorResponse(who.status());
         if (r.status == 401) r.headers.emplace_back("WWW-Authenticate", "Bearer");

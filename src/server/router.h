@@ -3,7 +3,8 @@
 // Patterns are literal segments and {name} captures: "/api/v1/executions/{id}/cancel".
 // A path that matches no pattern is 404; one that matches with another method is 405.
 // Each route names the scope it needs: public routes skip authentication; the others
-// answer 401 without a valid token and 403 without the scope. With a rate limiter, each
+// answer 401 without a valid token (an Authorization bearer token, or the dashboard's
+// session cookie) and 403 without the scope. With a rate limiter, each
 // token (or, on public routes other than GETs, each peer address) gets its own bucket;
 // an empty one is 429 with Retry-After.
 //
@@ -34,6 +35,10 @@ struct Call {
 };
 
 using Handler = std::function<void(const Call& call, Responder respond)>;
+
+// The header a write authenticated by the dashboard's session cookie must carry (any
+// value): a cross-site form or fetch cannot add it. Lower-cased, as HttpRequest keeps it.
+inline constexpr const char* kCsrfHeader = "x-baton-csrf";
 
 struct RouteInfo {
   std::string method;

@@ -478,6 +478,7 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   AddCacheRoutes(*impl->router, ctx);
   AddPoolRoutes(*impl->router, ctx);
   AddWorkerRoutes(*impl->router, ctx);
+  AddDashboardRoutes(*impl->router, ctx);
 
   auto shared = std::make_shared<SessionShared>();
   shared->router = impl->router.get();

@@ -19,7 +19,20 @@ Result<Principal> AuthorizeUpgrade(const UpgradeRequest& request, TokenAuthority
   }
   std::string header(request[http::field::authorization]);
   if (header.empty() && query->count("token")) header = "Bearer " + (*query)["token"];
-  auto who = auth->Authenticate(header);
+  const std::string cookie(request[http::field::cookie]);
+  const bool by_session = header.empty() && !TokenAuthority::SessionSecret(cookie).empty();
+  if (by_session) {
+    // A page of another site may open a WebSocket here, and the browser would send the
+    // cookie: the session is good only from the server's own pages.
+    const std::string origin(request[http::field::origin]);
+    const std::string host(request[http::field::host]);
+    if (!origin.empty() && origin != "http://" + host && origin != "https://" + host) {
+      const std::string message = "the session cookie is accepted only from this server's pages";
+      *refusal = ErrorResponse(403, "FORBIDDEN", message);
+      return Status("FORBIDDEN", message);
+    }
+  }
+  auto who = by_session ? auth->AuthenticateSession(cookie) : auth->Authenticate(header);
   if (!who.ok()) {
     *refusal = ErrorResponse(who.status());
     return who.status();

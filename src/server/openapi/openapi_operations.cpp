@@ -102,6 +102,10 @@ constexpr Operation kOperations[] = {
   {"GET", "/api/v1/assignments/{execution}/{step}/{attempt}", "getAssignment", 200, "Assignment", "", ""},
   {"GET", "/api/v1/reassignments", "listReassignments", 200, "ReassignmentList", "", "limit,worker,assignment"},
   {"GET", "/api/v1/coordinator/health", "coordinatorHealth", 200, "CoordinatorHealth", "", ""},
+  // The dashboard's session
+  {"POST", "/api/v1/session", "openSession", 201, "Session", "SessionRequest", ""},
+  {"GET", "/api/v1/session", "getSession", 200, "Session", "", ""},
+  {"DELETE", "/api/v1/session", "closeSession", 204, "", "", ""},
 };
 // clang-format on
 
@@ -125,6 +129,11 @@ const std::map<std::string, std::pair<const char*, const char*>> kQueryParams = 
     {"assignment", {"string", "Only this assignment (dispatch id)"}},
     {"wait", {"integer", "Milliseconds to wait for work (default 25000, at most 60000)"}},
 };
+
+// The dashboard's page and files: not part of the API.
+bool IsDashboardPage(const RouteInfo& r) {
+  return r.pattern == "/" || r.pattern.rfind("/ui/", 0) == 0;
+}
 
 const Operation* Find(const RouteInfo& r) {
   for (const Operation& op : kOperations) {
@@ -236,6 +245,7 @@ Json DescribeOperation(const RouteInfo& r) {
 Json OpenApiDocument(const std::vector<RouteInfo>& routes) {
   Json paths = Json::object();
   for (const RouteInfo& r : routes) {
+    if (IsDashboardPage(r)) continue;
     std::string method = r.method;
     for (char& c : method) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     paths[r.pattern][method] = DescribeOperation(r);
@@ -264,7 +274,7 @@ Json OpenApiDocument(const std::vector<RouteInfo>& routes) {
 std::vector<std::string> UndocumentedRoutes(const std::vector<RouteInfo>& routes) {
   std::vector<std::string> out;
   for (const RouteInfo& r : routes) {
-    if (Find(r) == nullptr) out.push_back(r.method + " " + r.pattern);
+    if (Find(r) == nullptr && !IsDashboardPage(r)) out.push_back(r.method + " " + r.pattern);
   }
   return out;
 }

@@ -289,6 +289,16 @@ constexpr const char* kSchemas = R"json({
                    "holders": {"type": "array"}, "waiting": {},
                    "created_at": {"type": "string", "format": "date-time"},
                    "updated_at": {"type": "string", "format": "date-time"}}},
+  "Session": {
+    "type": "object", "additionalProperties": false,
+    "required": ["token_id", "namespace", "scopes", "can_write"],
+    "properties": {"token_id": {"type": "string"}, "namespace": {"type": "string"},
+                   "scopes": {"type": "array", "items": {"type": "string"}},
+                   "can_write": {"type": "boolean"},
+                   "expires_at": {"type": "string", "format": "date-time"}}},
+  "SessionRequest": {
+    "type": "object", "additionalProperties": false, "required": ["token"],
+    "properties": {"token": {"type": "string"}}},
   "PoolList": {
     "type": "object", "additionalProperties": false, "required": ["pools"],
     "properties": {"pools": {"type": "array", "items": {"$ref": "#/components/schemas/Pool"}}}},

@@ -1,0 +1,133 @@
+// The dashboard: its page and files at / and /ui/HASH/NAME (web/, compiled in), and
+// /api/v1/session, which exchanges a token for the session cookie the page then uses.
+#include "server/api.h"
+#include "server/dashboard/web_assets.h"
+#include "server/views.h"
+
+namespace baton::server {
+// A namespace of its own, so that unity builds can compile it with the other routes.
+namespace dashboard_api {
+namespace {
+
+// Scripts, styles and images from this server only, none inline; no frames, plugins or
+// form posts elsewhere: a value from a workflow that slipped into the page as markup
+// could run nothing.
+constexpr const char* kContentSecurityPolicy =
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+const WebAsset* FindAsset(std::string_view name) {
+  for (const WebAsset& a : WebAssets()) {
+    if (a.name == name) return &a;
+  }
+  return nullptr;
+}
+
+bool AcceptsGzip(const HttpRequest& request) {
+  return request.Header("accept-encoding").find("gzip") != std::string::npos;
+}
+
+HttpResponse Serve(const HttpRequest& request, const WebAsset& asset, bool immutable) {
+  HttpResponse r;
+  r.content_type = std::string(asset.content_type);
+  r.headers.emplace_back("ETag", std::string(asset.etag));
+  r.headers.emplace_back("Cache-Control",
+                         immutable ? "public, max-age=31536000, immutable" : "no-cache");
+  r.headers.emplace_back("Vary", "Accept-Encoding");
+  r.headers.emplace_back("Content-Security-Policy", kContentSecurityPolicy);
+  r.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  r.headers.emplace_back("Referrer-Policy", "no-referrer");
+  r.headers.emplace_back("X-Frame-Options", "DENY");
+  if (request.Header("if-none-match") == asset.etag) {
+    r.status = 304;
+    return r;
+  }
+  if (AcceptsGzip(request)) {
+    r.body = std::string(asset.gzipped);
+    r.headers.emplace_back("Content-Encoding", "gzip");
+  } else {
+    r.body = std::string(asset.plain);
+  }
+  return r;
+}
+
+std::string SessionCookie(const std::string& value, TimeMs max_age_ms) {
+  return std::string(TokenAuthority::kSessionCookie) + "=" + value +
+         "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" + std::to_string(max_age_ms / 1000);
+}
+
+Json PrincipalJson(const Principal& p) {
+  Json scopes = Json::array();
+  for (Scope s : p.scopes) scopes.push_back(ToString(s));
+  return {{"token_id", p.token_id},
+          {"namespace", p.ns},
+          {"scopes", scopes},
+          // What the page may offer: actions need write; a read-only token sees none.
+          {"can_write", p.Has(Scope::kWrite)}};
+}
+
+}  // namespace
+
+void AddRoutes(Router& router, ApiContext& ctx) {
+  router.Add("GET", "/", Scope::kPublic, "The dashboard", [](const Call& call, Responder respond) {
+    respond(Serve(*call.request, *FindAsset("index.html"), false));
+  });
+  router.Add(
+      "GET", "/ui/{hash}/{name}", Scope::kPublic, "A file of the dashboard",
+      [](const Call& call, Responder respond) {
+        const WebAsset* asset = FindAsset(call.Param("name"));
+        // Only the current version: an old page's URL must not get a new file
+        // that it would then cache for good.
+        if (asset == nullptr || asset->name == "index.html" || asset->hash != call.Param("hash")) {
+          return respond(
+              ErrorResponse(404, errc::kNotFound, "no dashboard file " + call.request->path));
+        }
+        respond(Serve(*call.request, *asset, true));
+      });
+
+  router.Add("POST", "/api/v1/session", Scope::kPublic,
+             "Exchanges a token for the dashboard's session cookie",
+             [&ctx](const Call& call, Responder respond) {
+               Result<Json> body = ParseJsonBody(*call.request);
+               if (!body.ok()) return respond(ErrorResponse(body.status()));
+               if (auto bad = UnknownField(*body, {"token"})) return respond(std::move(*bad));
+               const Json& token = body->value("token", Json(nullptr));
+               if (!token.is_string()) {
+                 return respond(FieldError("token", "must be a token (bt_...)"));
+               }
+               auto opened = ctx.auth->OpenSession(token.get<std::string>());
+               if (!opened.ok()) return respond(ErrorResponse(opened.status()));
+               if (!opened->principal.Has(Scope::kRead)) {
+                 ctx.auth->CloseSession(std::string(TokenAuthority::kSessionCookie) + "=" +
+                                        opened->secret);
+                 return respond(ErrorResponse(403, "FORBIDDEN",
+                                              "this token lacks the 'read' scope the "
+                                              "dashboard needs"));
+               }
+               Json out = PrincipalJson(opened->principal);
+               out["expires_at"] = IsoTime(opened->expires_at);
+               HttpResponse r = JsonResponse(201, out);
+               r.headers.emplace_back("Set-Cookie",
+                                      SessionCookie(opened->secret, TokenAuthority::kSessionMs));
+               respond(std::move(r));
+             });
+  router.Add("GET", "/api/v1/session", Scope::kRead, "Who the caller is (the dashboard's session)",
+             [](const Call& call, Responder respond) {
+               respond(JsonResponse(200, PrincipalJson(call.principal)));
+             });
+  router.Add("DELETE", "/api/v1/session", Scope::kRead, "Ends the dashboard's session",
+             [&ctx](const Call& call, Responder respond) {
+               ctx.auth->CloseSession(call.request->Header("cookie"));
+               HttpResponse r = NoContent();
+               r.headers.emplace_back("Set-Cookie", SessionCookie("", 0));
+               respond(std::move(r));
+             });
+}
+
+}  // namespace dashboard_api
+
+void AddDashboardRoutes(Router& router, ApiContext& ctx) {
+  dashboard_api::AddRoutes(router, ctx);
+}
+
+}  // namespace baton::server

@@ -1,0 +1,193 @@
+// The dashboard in a real browser: Debian's headless Chromium, driven by playwright-core,
+// against a real `baton server` on a free loopback port. Usage:
+//   node dashboard_test.js BATON_BINARY SCREENSHOT_DIR
+// Exits 0 when every check held; otherwise prints the first failure and exits 1.
+//
+// What it checks, from the outside: the page asks for a token and answers 401 without a
+// session; a token becomes an HttpOnly, SameSite=Strict cookie; the executions list shows
+// new executions live and filters by status (kept in the URL); a failed execution shows
+// its error and its step's panel, and Retry runs it again to completion; values holding
+// markup (<script>, <img onerror>) are shown as text and run nothing; a cookie write
+// without the CSRF header is refused; a read-only token sees no action buttons. It writes
+// a screenshot of each view into SCREENSHOT_DIR.
+import {chromium} from 'playwright-core';
+import {spawn} from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const [bin, shots] = process.argv.slice(2);
+if (!bin || !shots) {
+  console.error('usage: node dashboard_test.js BATON_BINARY SCREENSHOT_DIR');
+  process.exit(2);
+}
+const CHROMIUM = process.env.BATON_CHROMIUM || '/usr/bin/chromium';
+if (!fs.existsSync(CHROMIUM)) {
+  console.error(`dashboard test: no Chromium at ${CHROMIUM} (scripts/setup.sh --browser installs it)`);
+  process.exit(1);
+}
+fs.mkdirSync(shots, {recursive: true});
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-dashboard-'));
+const server = spawn(bin, ['server', '--listen', '127.0.0.1:0', '--db', path.join(work, 'baton.db'),
+                           '--credentials', path.join(work, 'creds.json'), '--rate-limit', '0'],
+                     {stdio: ['ignore', 'ignore', 'pipe']});
+let serverLog = '';
+server.stderr.on('data', (d) => { serverLog += d; });
+let browser = null;
+let page = null;  // for a screenshot of a failure
+
+function check(condition, what) {
+  if (!condition) throw new Error(what);
+}
+
+async function until(what, fn, ms = 15000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error('timed out waiting for ' + what);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function main() {
+  const creds = await until('the server to start', () => {
+    try { return JSON.parse(fs.readFileSync(path.join(work, 'creds.json'), 'utf8')); } catch (e) { return null; }
+  });
+  const url = creds.server;
+  const call = async (method, p, body, token = creds.token, type = 'application/json') => {
+    const r = await fetch(url + p, {method, headers: {Authorization: 'Bearer ' + token, 'Content-Type': type},
+                                    body: body === undefined ? undefined : (typeof body === 'string' ? body : JSON.stringify(body))});
+    const text = await r.text();
+    if (!r.ok) throw new Error(`${method} ${p}: ${r.status} ${text}`);
+    return text ? JSON.parse(text) : null;
+  };
+  const viewer = (await call('POST', '/api/v1/tokens', {name: 'viewer', scopes: ['read']})).token;
+  const flag = path.join(work, 'second-attempt');
+  await call('POST', '/api/v1/workflows',
+             'name: markup\ninputs:\n  name: {type: string}\nsteps:\n' +
+             '  - {id: echo, type: noop, with: {note: "{{ inputs.name }}"}}\n' +
+             'output: "{{ steps.echo.output.note }}"\n', creds.token, 'application/yaml');
+  // Fails with markup in its error the first time; succeeds once retried.
+  await call('POST', '/api/v1/workflows',
+             'name: flaky\nsteps:\n  - id: try\n    type: shell\n    run: [sh, -c, ' +
+             `'if [ -f ${flag} ]; then echo ok; else touch ${flag}; echo "<img src=x onerror=window.__xss=3>" >&2; exit 3; fi']\n`,
+             creds.token, 'application/yaml');
+  await call('POST', '/api/v1/workflows',
+             'name: slow\nsteps:\n  - {id: nap, type: shell, run: [sleep, "0.5"]}\n', creds.token, 'application/yaml');
+
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+           '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const context = await browser.newContext({viewport: {width: 1280, height: 860}});
+  page = await context.newPage();
+  const pageErrors = [];
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  page.on('dialog', (d) => d.accept());
+
+  // No session: the login form, and the API answers 401.
+  await page.goto(url + '/');
+  await page.waitForSelector('#login');
+  const anonymous = await page.evaluate(async () => (await fetch('/api/v1/executions')).status);
+  check(anonymous === 401, `GET /api/v1/executions without a session: ${anonymous}, not 401`);
+  await page.fill('#login input[name=token]', 'bt_' + '0'.repeat(40));
+  await page.click('#login button[type=submit]');
+  await until('the refusal of a bad token', async () =>
+    (await page.textContent('#login-error')).includes('valid bearer token'));
+  await page.screenshot({path: path.join(shots, 'login.png')});
+
+  // Log in: an HttpOnly, SameSite=Strict session cookie; the token is not kept by the page.
+  await page.fill('#login input[name=token]', creds.token);
+  await page.click('#login button[type=submit]');
+  await page.waitForSelector('#executions');
+  const cookie = (await context.cookies()).find((c) => c.name === 'baton_session');
+  check(cookie && cookie.httpOnly && cookie.sameSite === 'Strict', 'session cookie flags: ' + JSON.stringify(cookie));
+  check(!(await page.evaluate(() => document.cookie)).includes('baton_session'), 'the page can read the cookie');
+  const stored = await page.evaluate(() => JSON.stringify(localStorage) + JSON.stringify(sessionStorage));
+  check(!stored.includes(creds.token), 'the token was stored by the page');
+
+  // New executions appear live, without a reload.
+  const markup = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">';
+  const shown = (await call('POST', '/api/v1/executions', {workflow: 'markup', input: {name: markup}})).id;
+  const failed = (await call('POST', '/api/v1/executions', {workflow: 'flaky'})).id;
+  const running = (await call('POST', '/api/v1/executions', {workflow: 'slow'})).id;
+  for (const id of [shown, failed, running]) {
+    await page.waitForSelector(`#executions tr[data-id="${id}"]`, {timeout: 15000});
+  }
+  await until('the flaky execution to fail, live', async () =>
+    (await page.getAttribute(`#executions tr[data-id="${failed}"] .status`, 'data-status')) === 'failed');
+  await until('the slow execution to complete, live', async () =>
+    (await page.getAttribute(`#executions tr[data-id="${running}"] .status`, 'data-status')) === 'completed');
+  await page.screenshot({path: path.join(shots, 'executions.png'), fullPage: true});
+
+  // Filter by status: kept in the URL; only failed rows.
+  await page.selectOption('#filters select[name=status]', 'failed');
+  await page.click('#filters button[type=submit]');
+  await until('the filter in the URL', async () => page.url().includes('status=failed'));
+  await until('only failed rows', async () => {
+    const statuses = await page.$$eval('#executions .status', (els) => els.map((e) => e.dataset.status));
+    return statuses.length === 1 && statuses[0] === 'failed';
+  });
+  // The same URL opened afresh shows the same view.
+  await page.reload();
+  await until('the filtered view after a reload', async () =>
+    (await page.$$('#executions tr[data-id]')).length === 1);
+
+  // A failed execution: its error, its step's panel, then Retry runs it to completion.
+  await page.click(`#executions tr[data-id="${failed}"] a`);
+  await page.waitForSelector('#execution-error');
+  check((await page.textContent('#execution-error')).includes('exit'), 'the error names the exit');
+  await page.click('#steps tr[data-step="try"]');
+  await page.waitForSelector('#step-panel');
+  check((await page.textContent('#step-panel')).includes('<img src=x onerror=window.__xss=3>'),
+        'the step panel shows the stderr markup as text');
+  await page.screenshot({path: path.join(shots, 'execution-failed.png'), fullPage: true});
+  // A write by cookie without the CSRF header is refused.
+  const forged = await page.evaluate(async (id) =>
+    (await fetch(`/api/v1/executions/${id}/cancel`, {method: 'POST', body: '{}'})).status, failed);
+  check(forged === 403, `a cookie write without X-Baton-Csrf: ${forged}, not 403`);
+  await page.click('#retry');
+  await until('the retried execution to complete, live', async () =>
+    (await page.getAttribute('main .grid .status', 'data-status')) === 'completed');
+  const attempts = await page.textContent('#steps tr[data-step="try"] td:nth-child(3)');
+  check(attempts.trim() === '2', `attempts after the retry: ${attempts}`);
+
+  // Markup from a workflow is shown as text and runs nothing.
+  await page.goto(url + '/#/executions/' + shown);
+  await page.waitForSelector('#steps');
+  const text = await page.textContent('main');
+  check(text.includes('<script>window.__xss=1</script>'), 'the input markup is shown as text');
+  check(await page.evaluate(() => window.__xss === undefined), 'markup ran: window.__xss is set');
+  check((await page.$$('main img')).length === 0, 'markup became an <img> element');
+  await page.screenshot({path: path.join(shots, 'execution.png'), fullPage: true});
+
+  // A read-only token: no action buttons.
+  await page.click('#logout');
+  await page.waitForSelector('#login');
+  await page.fill('#login input[name=token]', viewer);
+  await page.click('#login button[type=submit]');
+  await until('the read-only session', async () => (await page.textContent('#who')).includes('read only'));
+  await page.goto(url + '/#/executions/' + running);
+  await page.waitForSelector('#steps');
+  check((await page.$$('#actions button')).length === 0, 'a read-only token sees action buttons');
+
+  check(pageErrors.length === 0, 'errors in the page: ' + pageErrors.join('; '));
+  console.log('dashboard test: every check held; screenshots in ' + shots);
+}
+
+main().then(() => 0, async (e) => {
+  console.error('dashboard test FAILED: ' + e.message);
+  if (page) {
+    await page.screenshot({path: path.join(shots, 'failure.png'), fullPage: true}).catch(() => {});
+    console.error('the page when it failed: ' + path.join(shots, 'failure.png'));
+  }
+  if (serverLog) console.error('server log:\n' + serverLog.slice(-4000));
+  return 1;
+}).then(async (rc) => {
+  if (browser) await browser.close().catch(() => {});
+  server.kill('SIGTERM');
+  fs.rmSync(work, {recursive: true, force: true});
+  process.exit(rc);
+});

@@ -1,0 +1,192 @@
+// The dashboard over HTTP, from outside: its page and files (compiled in, gzipped,
+// content-hash ETags, immutable caching, a strict Content-Security-Policy) and its
+// session (a token exchanged for an HttpOnly, SameSite=Strict cookie that authenticates
+// reads, and writes only with the CSRF header). tests/browser drives it in Chromium.
+#include "support/server_process.h"
+#include "support/server_test.h"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+
+namespace baton {
+namespace {
+
+using client::ApiClient;
+using client::HttpReply;
+
+class ServerDashboard : public testing::ServerTest {
+ protected:
+  ApiClient Anonymous() const { return ApiClient({server_->url(), ""}); }
+  HttpReply Get(const std::string& target, const std::map<std::string, std::string>& headers = {}) {
+    auto r = Anonymous().Send("GET", target, "", "application/json", headers);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : HttpReply{};
+  }
+  // POST /api/v1/session with `token`: the reply.
+  HttpReply OpenSession(const std::string& token) {
+    auto r = Anonymous().Send("POST", "/api/v1/session", Json{{"token", token}}.dump());
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : HttpReply{};
+  }
+  // The "Cookie:" header that a browser would send back after `reply`.
+  static std::string CookieFrom(const HttpReply& reply) {
+    auto it = reply.headers.find("set-cookie");
+    if (it == reply.headers.end()) return "";
+    return it->second.substr(0, it->second.find(';'));
+  }
+  HttpReply WithCookie(const std::string& method, const std::string& target,
+                       const std::string& cookie, bool csrf = false, const std::string& body = "") {
+    std::map<std::string, std::string> headers = {{"Cookie", cookie}};
+    if (csrf) headers["X-Baton-Csrf"] = "1";
+    auto r = Anonymous().Send(method, target, body, "application/json", headers);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : HttpReply{};
+  }
+  std::string NewToken(const std::string& scope) {
+    auto r = server_->Admin().Call("POST", "/api/v1/tokens",
+                                   {{"name", scope + "-token"}, {"scopes", {scope}}});
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? r->value("token", "") : "";
+  }
+};
+
+TEST_F(ServerDashboard, ThePageAndItsFilesAreServedCompiledInWithAStrictPolicy) {
+  HttpReply page = Get("/");
+  ASSERT_EQ(page.status, 200) << page.body;
+  EXPECT_EQ(page.headers["content-type"], "text/html; charset=utf-8");
+  EXPECT_EQ(page.headers["cache-control"], "no-cache");
+  const std::string csp = page.headers["content-security-policy"];
+  EXPECT_NE(csp.find("script-src 'self'"), std::string::npos) << csp;
+  EXPECT_EQ(csp.find("unsafe-inline"), std::string::npos) << csp;
+  EXPECT_NE(csp.find("frame-ancestors 'none'"), std::string::npos) << csp;
+  EXPECT_EQ(page.headers["x-content-type-options"], "nosniff");
+  // No inline script: every <script> names its file.
+  EXPECT_EQ(page.body.find("<script>"), std::string::npos) << page.body;
+
+  // Revalidation: the same ETag answers 304 without a body.
+  const std::string etag = page.headers["etag"];
+  ASSERT_FALSE(etag.empty());
+  HttpReply again = Get("/", {{"If-None-Match", etag}});
+  EXPECT_EQ(again.status, 304);
+  EXPECT_TRUE(again.body.empty());
+
+  // Every file the page names is served immutable at its content-hash URL, gzipped when
+  // the browser takes gzip; all of it well under the 200 KB budget.
+  std::regex named(R"re((?:src|href)="(/ui/[0-9a-f]{16}/[a-z.]+)")re");
+  size_t files = 0, gzipped_bytes = 0;
+  for (std::sregex_iterator it(page.body.begin(), page.body.end(), named), end; it != end; ++it) {
+    const std::string url = (*it)[1];
+    HttpReply plain = Get(url);
+    ASSERT_EQ(plain.status, 200) << url;
+    EXPECT_EQ(plain.headers["cache-control"], "public, max-age=31536000, immutable");
+    HttpReply zipped = Get(url, {{"Accept-Encoding", "gzip, deflate"}});
+    ASSERT_EQ(zipped.status, 200) << url;
+    EXPECT_EQ(zipped.headers["content-encoding"], "gzip");
+    ASSERT_GE(zipped.body.size(), 2u);
+    EXPECT_EQ(static_cast<unsigned char>(zipped.body[0]), 0x1f);
+    EXPECT_EQ(static_cast<unsigned char>(zipped.body[1]), 0x8b);
+    EXPECT_LT(zipped.body.size(), plain.body.size());
+    gzipped_bytes += zipped.body.size();
+    ++files;
+    // Another hash (an older page's) is not served the new file.
+    std::string stale = url;
+    stale.replace(4, 16, "0000000000000000");
+    EXPECT_EQ(Get(stale).status, 404) << stale;
+  }
+  EXPECT_GE(files, 2u) << page.body;
+  EXPECT_LT(gzipped_bytes, 200u * 1024);
+  EXPECT_EQ(Get("/ui/0000000000000000/nothing.js").status, 404);
+}
+
+TEST_F(ServerDashboard, ATokenBecomesAnHttpOnlySessionCookie) {
+  HttpReply bad = OpenSession("bt_" + std::string(40, '0'));
+  EXPECT_EQ(bad.status, 401) << bad.body;
+  EXPECT_EQ(bad.headers.count("set-cookie"), 0u);
+  EXPECT_EQ(OpenSession("not a token").status, 401);
+  EXPECT_EQ(Anonymous().Send("POST", "/api/v1/session", R"({"token": 7})")->status, 400);
+  EXPECT_EQ(Anonymous().Send("POST", "/api/v1/session", R"({"token": "x", "more": 1})")->status,
+            400);
+  // A worker token cannot open the dashboard.
+  EXPECT_EQ(OpenSession(NewToken("worker")).status, 403);
+
+  HttpReply opened = OpenSession(server_->admin_token());
+  ASSERT_EQ(opened.status, 201) << opened.body;
+  const std::string set_cookie = opened.headers["set-cookie"];
+  EXPECT_NE(set_cookie.find("baton_session=bs_"), std::string::npos) << set_cookie;
+  EXPECT_NE(set_cookie.find("HttpOnly"), std::string::npos) << set_cookie;
+  EXPECT_NE(set_cookie.find("SameSite=Strict"), std::string::npos) << set_cookie;
+  EXPECT_NE(set_cookie.find("Path=/"), std::string::npos) << set_cookie;
+  EXPECT_EQ(set_cookie.find(server_->admin_token()), std::string::npos) << "the token itself";
+  const Json who = Json::parse(opened.body);
+  EXPECT_EQ(who["namespace"], "default");
+  EXPECT_EQ(who["can_write"], true);
+
+  const std::string cookie = CookieFrom(opened);
+  EXPECT_EQ(Get("/api/v1/executions").status, 401);
+  EXPECT_EQ(WithCookie("GET", "/api/v1/executions", cookie).status, 200);
+  EXPECT_EQ(
+      WithCookie("GET", "/api/v1/executions", "baton_session=bs_" + std::string(40, '1')).status,
+      401);
+  HttpReply session = WithCookie("GET", "/api/v1/session", "other=1; " + cookie + "; x=y");
+  EXPECT_EQ(session.status, 200) << session.body;
+
+  // Logging out ends the session.
+  HttpReply closed = WithCookie("DELETE", "/api/v1/session", cookie, true);
+  EXPECT_EQ(closed.status, 204);
+  EXPECT_NE(closed.headers["set-cookie"].find("Max-Age=0"), std::string::npos);
+  EXPECT_EQ(WithCookie("GET", "/api/v1/executions", cookie).status, 401);
+}
+
+TEST_F(ServerDashboard, ACookieWriteNeedsTheCsrfHeaderAndAReadOnlyTokenCannotWrite) {
+  CreateWorkflow("name: nap\nsteps:\n  - {id: nap, type: shell, run: [sleep, '30']}\n");
+  const std::string cookie = CookieFrom(OpenSession(server_->admin_token()));
+  const std::string submit = R"({"workflow": "nap"})";
+  // Another site's form or fetch would carry the cookie, but not the header.
+  HttpReply forged = WithCookie("POST", "/api/v1/executions", cookie, false, submit);
+  EXPECT_EQ(forged.status, 403) << forged.body;
+  EXPECT_NE(forged.body.find("X-Baton-Csrf"), std::string::npos) << forged.body;
+  HttpReply submitted = WithCookie("POST", "/api/v1/executions", cookie, true, submit);
+  ASSERT_EQ(submitted.status, 201) << submitted.body;
+  const std::string id = Json::parse(submitted.body)["id"];
+
+  HttpReply viewer = OpenSession(NewToken("read"));
+  ASSERT_EQ(viewer.status, 201);
+  EXPECT_EQ(Json::parse(viewer.body)["can_write"], false);
+  HttpReply refused =
+      WithCookie("POST", "/api/v1/executions/" + id + "/cancel", CookieFrom(viewer), true, "{}");
+  EXPECT_EQ(refused.status, 403) << refused.body;
+  EXPECT_EQ(WithCookie("POST", "/api/v1/executions/" + id + "/cancel", cookie, true, "{}").status,
+            200);
+}
+
+TEST_F(ServerDashboard, ARevokedTokenEndsItsSessions) {
+  auto created =
+      server_->Admin().Call("POST", "/api/v1/tokens", {{"name", "ops"}, {"scopes", {"read"}}});
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  const std::string cookie = CookieFrom(OpenSession(created->value("token", "")));
+  EXPECT_EQ(WithCookie("GET", "/api/v1/executions", cookie).status, 200);
+  auto revoked = server_->Admin().Send("DELETE", "/api/v1/tokens/" + created->value("id", ""));
+  ASSERT_TRUE(revoked.ok() && revoked->status == 204);
+  EXPECT_EQ(WithCookie("GET", "/api/v1/executions", cookie).status, 401);
+}
+
+// The live feed takes the cookie from the server's own pages only: another site's page
+// could open a WebSocket here and the browser would send the cookie along.
+TEST_F(ServerDashboard, TheFeedRefusesTheCookieFromAnotherSite) {
+  const std::string cookie = CookieFrom(OpenSession(server_->admin_token()));
+  std::map<std::string, std::string> upgrade = {{"Connection", "Upgrade"},
+                                                {"Upgrade", "websocket"},
+                                                {"Sec-WebSocket-Version", "13"},
+                                                {"Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="},
+                                                {"Cookie", cookie},
+                                                {"Origin", "https://evil.example"}};
+  auto foreign = Anonymous().Send("GET", "/api/v1/events", "", "application/json", upgrade);
+  ASSERT_TRUE(foreign.ok()) << foreign.status().ToString();
+  EXPECT_EQ(foreign->status, 403) << foreign->body;
+  EXPECT_NE(foreign->body.find("this server's pages"), std::string::npos) << foreign->body;
+}
+
+}  // namespace
+}  // namespace baton

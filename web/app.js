@@ -1,0 +1,360 @@
+// Baton's dashboard: plain JavaScript over the REST API and the live feed, no build step.
+//
+// Every value that comes from a workflow (names, inputs, outputs, errors, logs) reaches
+// the page as text (textContent, never innerHTML), and the server's Content-Security-
+// Policy runs no inline script: an output holding markup is shown, not run.
+'use strict';
+
+const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'timed_out']);
+const STATUSES = ['queued', 'running', 'paused', 'completed', 'failed', 'cancelled', 'timed_out'];
+const PAGE = 50;
+
+let session = null;  // GET /api/v1/session: {namespace, scopes, can_write}
+let live = null;     // the WebSocket of the current view
+let refreshTimer = 0;
+
+// --- DOM ---------------------------------------------------------------------------
+
+// el('a', {href: '#/x', class: 'c', onclick: f}, 'text', child, ...): children that are
+// strings become text nodes.
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') e.className = v;
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat(Infinity)) {
+    if (c === undefined || c === null || c === false) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+// Replaces the view; `nodes` as el()'s children (nested lists, null for nothing).
+function show(...nodes) {
+  const main = document.getElementById('main');
+  main.replaceChildren(el('div', {}, ...nodes));
+}
+
+function statusBadge(s) {
+  return el('span', {class: 'status ' + s, 'data-status': s}, s);
+}
+
+function json(value) {
+  return el('pre', {}, value === undefined ? '' : JSON.stringify(value, null, 2));
+}
+
+function when(iso) {
+  if (!iso) return '';
+  const d = new Date(iso);
+  return isNaN(d) ? iso : d.toLocaleString();
+}
+
+function duration(ms) {
+  if (ms === null || ms === undefined) return '';
+  if (ms < 1000) return ms + ' ms';
+  if (ms < 60000) return (ms / 1000).toFixed(1) + ' s';
+  const m = Math.floor(ms / 60000);
+  return m + ' min ' + Math.round((ms % 60000) / 1000) + ' s';
+}
+
+function progressBar(percent) {
+  const bar = el('span');
+  bar.style.width = Math.max(0, Math.min(100, percent || 0)) + '%';
+  return el('span', {class: 'progress', title: (percent || 0) + '%'}, bar);
+}
+
+// --- API ---------------------------------------------------------------------------
+
+class ApiError extends Error {
+  constructor(status, body) {
+    super((body && body.error && body.error.message) || ('HTTP ' + status));
+    this.status = status;
+  }
+}
+
+// Same-origin fetch with the session cookie; writes carry X-Baton-Csrf, which the server
+// requires of cookie-authenticated writes (another site's page cannot add it).
+async function api(method, path, body) {
+  const headers = {'X-Baton-Csrf': '1'};
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const r = await fetch(path, {
+    method, headers, credentials: 'same-origin',
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await r.text();
+  let data = null;
+  try { data = text ? JSON.parse(text) : null; } catch (e) { data = null; }
+  if (r.status === 401 && path !== '/api/v1/session') {
+    session = null;
+    renderLogin('Your session ended; give a token again.');
+    throw new ApiError(401, data);
+  }
+  if (!r.ok) throw new ApiError(r.status, data);
+  return data;
+}
+
+// The live feed of the current view (`key` names what it follows): `onChange` gets each
+// event, and null once the feed is ready (anything that happened between the view's
+// fetch and the feed's start is then fetched again). A view drawn again with the same
+// key keeps its feed; another key closes it.
+let liveKey = '';
+let liveHandler = null;
+function follow(key, query, onChange) {
+  liveHandler = onChange;
+  if (live && liveKey === key) return;
+  stopFollowing();
+  const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  const ws = new WebSocket(scheme + '//' + location.host + '/api/v1/events' + query);
+  ws.onmessage = (m) => {
+    let e;
+    try { e = JSON.parse(m.data); } catch (err) { return; }
+    if (live !== ws || !liveHandler) return;
+    liveHandler(e.type === 'ready' || e.type === 'gap' ? null : e);
+  };
+  live = ws;
+  liveKey = key;
+}
+
+function stopFollowing() {
+  if (live) live.close();
+  live = null;
+  liveKey = '';
+  clearTimeout(refreshTimer);
+}
+
+// Runs `fn` once, 300 ms after the last call: a burst of events redraws once.
+function soon(fn) {
+  clearTimeout(refreshTimer);
+  refreshTimer = setTimeout(fn, 300);
+}
+
+// --- Views -------------------------------------------------------------------------
+
+function renderLogin(message) {
+  stopFollowing();
+  document.getElementById('who').textContent = '';
+  document.getElementById('logout').hidden = true;
+  const input = el('input', {type: 'password', name: 'token', autocomplete: 'off',
+                             placeholder: 'bt_…', 'aria-label': 'token'});
+  const note = el('p', {class: 'error', id: 'login-error'}, message || '');
+  const form = el('form', {class: 'login', id: 'login', onsubmit: async (ev) => {
+    ev.preventDefault();
+    try {
+      session = await api('POST', '/api/v1/session', {token: input.value.trim()});
+      input.value = '';
+      start();
+    } catch (e) {
+      note.textContent = e.message;
+    }
+  }},
+  el('h1', {}, 'Baton'),
+  el('p', {class: 'muted'}, 'Give a token (baton token create, or the credentials file). ' +
+     'It is exchanged for a session cookie; the page never keeps it.'),
+  input, el('button', {class: 'primary', type: 'submit'}, 'Log in'), note);
+  show(form);
+  input.focus();
+}
+
+function parseHash() {
+  const h = location.hash.replace(/^#/, '') || '/executions';
+  const [path, query] = h.split('?');
+  return {parts: path.split('/').filter(Boolean).map(decodeURIComponent),
+          params: new URLSearchParams(query || '')};
+}
+
+async function renderExecutions(params) {
+  const status = params.get('status') || '';
+  const workflow = params.get('workflow') || '';
+  const cursor = params.get('cursor') || '';
+  const q = new URLSearchParams({limit: String(PAGE)});
+  if (status) q.set('status', status);
+  if (workflow) q.set('workflow', workflow);
+  if (cursor) q.set('cursor', cursor);
+  const page = await api('GET', '/api/v1/executions?' + q);
+
+  const statusSelect = el('select', {name: 'status'}, el('option', {value: ''}, 'any'),
+                          STATUSES.map((s) => el('option', {value: s, selected: s === status}, s)));
+  const workflowInput = el('input', {name: 'workflow', value: workflow, placeholder: 'any'});
+  const filters = el('form', {class: 'filters', id: 'filters', onsubmit: (ev) => {
+    ev.preventDefault();
+    const next = new URLSearchParams();
+    if (statusSelect.value) next.set('status', statusSelect.value);
+    if (workflowInput.value.trim()) next.set('workflow', workflowInput.value.trim());
+    location.hash = '#/executions' + (next.toString() ? '?' + next : '');
+  }},
+  el('label', {}, 'Status', statusSelect), el('label', {}, 'Workflow', workflowInput),
+  el('button', {type: 'submit'}, 'Filter'));
+
+  const rows = page.executions.map((e) => el('tr', {class: 'clickable', 'data-id': e.id,
+                                                    onclick: () => { location.hash = '#/executions/' + encodeURIComponent(e.id); }},
+    el('td', {class: 'mono'}, el('a', {href: '#/executions/' + encodeURIComponent(e.id)}, e.id)),
+    el('td', {}, e.workflow, el('span', {class: 'muted'}, ' v' + e.version)),
+    el('td', {}, statusBadge(e.status)),
+    el('td', {}, when(e.created_at)),
+    el('td', {}, e.started_at && e.completed_at
+      ? duration(new Date(e.completed_at) - new Date(e.started_at)) : ''),
+    el('td', {class: 'error'}, e.error && e.error.message ? e.error.message : '')));
+  const table = el('table', {id: 'executions'},
+    el('thead', {}, el('tr', {}, ['Execution', 'Workflow', 'Status', 'Created', 'Duration', 'Error']
+      .map((h) => el('th', {}, h)))),
+    el('tbody', {}, rows.length ? rows
+      : el('tr', {}, el('td', {colspan: 6, class: 'muted'}, 'No executions match.'))));
+  const pager = el('div', {class: 'pager'},
+    cursor ? el('a', {href: '#/executions' + filtersOnly(params)}, '← Newest') : null,
+    page.next_cursor ? el('a', {id: 'older', href: '#/executions?' + withCursor(params, page.next_cursor)},
+                          'Older →') : null);
+  show(el('h1', {}, 'Executions'), filters, table, pager);
+
+  // Live: the first page follows the namespace's feed.
+  if (!cursor) {
+    follow('namespace', '', (e) => {
+      if (!e || (typeof e.type === 'string' && e.type.startsWith('execution.'))) {
+        soon(() => route());
+      }
+    });
+  } else {
+    stopFollowing();
+  }
+}
+
+function filtersOnly(params) {
+  const p = new URLSearchParams(params);
+  p.delete('cursor');
+  return p.toString() ? '?' + p : '';
+}
+
+function withCursor(params, cursor) {
+  const p = new URLSearchParams(params);
+  p.set('cursor', cursor);
+  return p.toString();
+}
+
+async function renderExecution(id, params) {
+  const [e, why, events] = await Promise.all([
+    api('GET', '/api/v1/executions/' + encodeURIComponent(id)),
+    api('GET', '/api/v1/executions/' + encodeURIComponent(id) + '/why').catch(() => null),
+    api('GET', '/api/v1/executions/' + encodeURIComponent(id) + '/events?limit=200'),
+  ]);
+  const selected = params.get('step') || '';
+  const facts = el('dl', {class: 'grid'},
+    el('dt', {}, 'Status'), el('dd', {}, statusBadge(e.status), ' ', progressBar(e.progress),
+                                   el('span', {class: 'muted'}, ' ' + (e.progress || 0) + '%')),
+    el('dt', {}, 'Workflow'), el('dd', {}, e.workflow + ' v' + e.version),
+    el('dt', {}, 'Created'), el('dd', {}, when(e.created_at)),
+    el('dt', {}, 'Started'), el('dd', {}, when(e.started_at)),
+    el('dt', {}, 'Completed'), el('dd', {}, when(e.completed_at)),
+    el('dt', {}, 'Duration'), el('dd', {}, duration(e.duration_ms)),
+    e.parent_id ? [el('dt', {}, 'Parent'),
+                   el('dd', {}, el('a', {href: '#/executions/' + encodeURIComponent(e.parent_id)}, e.parent_id),
+                      e.parent_step ? ' (step ' + e.parent_step + ')' : '')] : null,
+    e.children && e.children.length
+      ? [el('dt', {}, 'Children'), el('dd', {}, e.children.map((c) => {
+          const cid = typeof c === 'string' ? c : c.id;
+          return el('a', {href: '#/executions/' + encodeURIComponent(cid), class: 'mono'}, cid, ' ');
+        }))] : null);
+
+  const actions = session && session.can_write ? el('div', {class: 'actions', id: 'actions'},
+    !TERMINAL.has(e.status) ? el('button', {class: 'danger', id: 'cancel', onclick: () => act(id, 'cancel')}, 'Cancel') : null,
+    e.status === 'running' ? el('button', {id: 'pause', onclick: () => act(id, 'pause')}, 'Pause') : null,
+    e.status === 'paused' ? el('button', {id: 'resume', onclick: () => act(id, 'resume')}, 'Resume') : null,
+    TERMINAL.has(e.status) && e.status !== 'completed'
+      ? el('button', {id: 'retry', onclick: () => act(id, 'retry')}, 'Retry') : null) : null;
+
+  const steps = el('table', {id: 'steps'},
+    el('thead', {}, el('tr', {}, ['Step', 'Status', 'Attempts', 'Started', 'Completed', 'Error']
+      .map((h) => el('th', {}, h)))),
+    el('tbody', {}, e.steps.map((s) => el('tr', {
+      class: 'clickable' + (s.id === selected ? ' selected' : ''), 'data-step': s.id,
+      onclick: () => { location.hash = '#/executions/' + encodeURIComponent(id) + '?step=' + encodeURIComponent(s.id); },
+    },
+    el('td', {class: 'mono'}, s.id), el('td', {}, statusBadge(s.status)), el('td', {}, s.attempts),
+    el('td', {}, when(s.started_at)), el('td', {}, when(s.completed_at)),
+    el('td', {class: 'error'}, s.error && s.error.message ? s.error.message : '')))));
+
+  const step = e.steps.find((s) => s.id === selected);
+  const panel = step ? el('div', {class: 'panel', id: 'step-panel'},
+    el('h3', {}, 'Step ' + step.id),
+    el('p', {}, statusBadge(step.status), ' ', step.attempts + ' attempt(s)'),
+    step.error ? [el('h2', {}, 'Error'), json(step.error)] : null,
+    step.output !== null && step.output !== undefined ? [el('h2', {}, 'Output'), json(step.output)] : null,
+    step.attempt_history && step.attempt_history.length
+      ? [el('h2', {}, 'Attempts'), json(step.attempt_history)] : null) : null;
+
+  const waiting = why && why.steps && why.steps.length ? [
+    el('h2', {}, 'Why is it waiting'),
+    el('table', {id: 'why'}, el('tbody', {}, why.steps.map((w) => el('tr', {},
+      el('td', {class: 'mono'}, w.step_id), el('td', {}, statusBadge(w.status)), el('td', {}, w.reason))))),
+  ] : null;
+
+  const log = el('table', {id: 'events'},
+    el('thead', {}, el('tr', {}, ['#', 'Time', 'Type', 'Step', 'Data'].map((h) => el('th', {}, h)))),
+    el('tbody', {}, events.events.map((ev) => el('tr', {},
+      el('td', {}, ev.seq), el('td', {}, when(ev.time)), el('td', {class: 'mono'}, ev.type),
+      el('td', {class: 'mono'}, ev.step_id || ''),
+      el('td', {class: 'mono'}, ev.data && Object.keys(ev.data).length ? JSON.stringify(ev.data) : '')))));
+
+  show(el('p', {}, el('a', {href: '#/executions'}, '← Executions')),
+       el('h1', {class: 'mono'}, id), facts, actions,
+       el('h2', {}, 'Input'), json(e.input),
+       e.output !== null ? [el('h2', {}, 'Output'), json(e.output)] : null,
+       e.error ? [el('h2', {}, 'Error'), el('pre', {class: 'error', id: 'execution-error'},
+                                           JSON.stringify(e.error, null, 2))] : null,
+       el('h2', {}, 'Steps'), steps, panel, waiting,
+       el('h2', {}, 'Events'), log);
+
+  if (!TERMINAL.has(e.status)) {
+    // From the last event read: none is missed between the fetch and the feed's start.
+    const last = events.events.length ? events.events[events.events.length - 1].seq : 0;
+    follow('execution ' + id, '?execution=' + encodeURIComponent(id) + '&since=' + last,
+           () => soon(() => route()));
+  } else {
+    stopFollowing();
+  }
+}
+
+async function act(id, what) {
+  if (what === 'cancel' && !confirm('Cancel execution ' + id + '?')) return;
+  try {
+    await api('POST', '/api/v1/executions/' + encodeURIComponent(id) + '/' + what, {});
+  } catch (e) {
+    alert(what + ': ' + e.message);
+  }
+  route();
+}
+
+async function route() {
+  if (!session) return renderLogin();
+  const {parts, params} = parseHash();
+  try {
+    if (parts[0] === 'executions' && parts[1]) return await renderExecution(parts[1], params);
+    return await renderExecutions(params);
+  } catch (e) {
+    if (e.status === 401) return;
+    show(el('p', {class: 'error', id: 'view-error'}, e.message));
+  }
+}
+
+async function start() {
+  try {
+    session = await api('GET', '/api/v1/session');
+  } catch (e) {
+    session = null;
+  }
+  const who = document.getElementById('who');
+  const logout = document.getElementById('logout');
+  if (!session) return renderLogin();
+  who.textContent = session.namespace + (session.can_write ? '' : ' (read only)');
+  logout.hidden = false;
+  route();
+}
+
+document.getElementById('logout').addEventListener('click', async () => {
+  await api('DELETE', '/api/v1/session').catch(() => {});
+  session = null;
+  renderLogin();
+});
+window.addEventListener('hashchange', () => route());
+start();
