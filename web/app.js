@@ -6,6 +6,7 @@
 'use strict';
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'timed_out']);
+const TERMINAL_STEP = new Set(['completed', 'failed', 'cancelled', 'timed_out', 'skipped']);
 const STATUSES = ['queued', 'running', 'paused', 'completed', 'failed', 'cancelled', 'timed_out'];
 const PAGE = 50;
 
@@ -296,8 +297,10 @@ async function renderExecution(id, params) {
       el('td', {class: 'mono'}, ev.step_id || ''),
       el('td', {class: 'mono'}, ev.data && Object.keys(ev.data).length ? JSON.stringify(ev.data) : '')))));
 
+  const definition = await workflowDefinition(e.workflow, e.version).catch(() => null);
   show(el('p', {}, el('a', {href: '#/executions'}, '← Executions')),
        el('h1', {class: 'mono'}, id), facts, actions,
+       el('h2', {}, 'Graph'), dag(e, definition, id),
        el('h2', {}, 'Input'), json(e.input),
        e.output !== null ? [el('h2', {}, 'Output'), json(e.output)] : null,
        e.error ? [el('h2', {}, 'Error'), el('pre', {class: 'error', id: 'execution-error'},
@@ -315,6 +318,215 @@ async function renderExecution(id, params) {
   }
 }
 
+// Definitions by "name@version": a version never changes, so one read each.
+const definitions = new Map();
+async function workflowDefinition(name, version) {
+  const key = name + '@' + version;
+  if (!definitions.has(key)) {
+    const w = await api('GET', '/api/v1/workflows/' + encodeURIComponent(name) + '?version=' + version);
+    definitions.set(key, w.definition || {});
+  }
+  return definitions.get(key);
+}
+
+function dependsOn(step) {
+  const d = step && step.depends_on;
+  if (!d) return [];
+  return Array.isArray(d) ? d : [d];
+}
+
+// The execution's steps drawn by layer (its `layers`, left to right), coloured by
+// status, with the definition's edges. Past MAX_DRAWN steps, a table of the layers'
+// counts instead: a drawing that large would not be read, and would slow the page.
+const MAX_DRAWN = 1500;
+function dag(e, definition, id) {
+  const status = new Map(e.steps.map((s) => [s.id, s.status]));
+  if (e.steps.length > MAX_DRAWN) {
+    return el('table', {id: 'dag-layers'},
+      el('thead', {}, el('tr', {}, ['Layer', 'Steps', 'Done'].map((h) => el('th', {}, h)))),
+      el('tbody', {}, e.layers.map((l) => el('tr', {},
+        el('td', {}, l.index), el('td', {}, l.steps.length),
+        el('td', {}, l.steps.filter((s) => TERMINAL_STEP.has(status.get(s))).length)))));
+  }
+  const W = 170, H = 26, GX = 60, GY = 12, PAD = 10;
+  const at = new Map();
+  let rows = 0;
+  e.layers.forEach((l, col) => {
+    l.steps.forEach((s, row) => at.set(s, {x: PAD + col * (W + GX), y: PAD + row * (H + GY)}));
+    rows = Math.max(rows, l.steps.length);
+  });
+  const NS = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(NS, 'svg');
+  const width = PAD * 2 + e.layers.length * (W + GX) - GX;
+  const height = PAD * 2 + rows * (H + GY) - GY;
+  svg.setAttribute('width', Math.max(width, 0));
+  svg.setAttribute('height', Math.max(height, 0));
+  const defs = new Map(((definition && definition.steps) || []).map((s) => [s.id, s]));
+  for (const [stepId, p] of at) {
+    for (const up of dependsOn(defs.get(stepId))) {
+      const q = at.get(up);
+      if (!q) continue;
+      const path = document.createElementNS(NS, 'path');
+      const x1 = q.x + W, y1 = q.y + H / 2, x2 = p.x, y2 = p.y + H / 2;
+      path.setAttribute('d', `M${x1},${y1} C${x1 + GX / 2},${y1} ${x2 - GX / 2},${y2} ${x2},${y2}`);
+      svg.append(path);
+    }
+  }
+  for (const [stepId, p] of at) {
+    const st = status.get(stepId) || 'pending';
+    const g = document.createElementNS(NS, 'g');
+    g.setAttribute('class', 'node ' + st);
+    g.setAttribute('data-step', stepId);
+    g.setAttribute('data-status', st);
+    g.addEventListener('click', () => {
+      location.hash = '#/executions/' + encodeURIComponent(id) + '?step=' + encodeURIComponent(stepId);
+    });
+    const rect = document.createElementNS(NS, 'rect');
+    rect.setAttribute('x', p.x);
+    rect.setAttribute('y', p.y);
+    rect.setAttribute('width', W);
+    rect.setAttribute('height', H);
+    const label = document.createElementNS(NS, 'text');
+    label.setAttribute('x', p.x + 8);
+    label.setAttribute('y', p.y + 17);
+    label.textContent = stepId.length > 22 ? stepId.slice(0, 21) + '…' : stepId;
+    const title = document.createElementNS(NS, 'title');
+    title.textContent = stepId + ': ' + st;
+    g.append(rect, label, title);
+    svg.append(g);
+  }
+  return el('div', {class: 'dag', id: 'dag'}, svg);
+}
+
+async function renderWorkflows() {
+  stopFollowing();
+  const list = await api('GET', '/api/v1/workflows');
+  show(el('h1', {}, 'Workflows'),
+       el('table', {id: 'workflows'},
+         el('thead', {}, el('tr', {}, ['Workflow', 'Version', 'Created'].map((h) => el('th', {}, h)))),
+         el('tbody', {}, list.workflows.length ? list.workflows.map((w) => el('tr', {'data-name': w.name},
+           el('td', {}, el('a', {href: '#/workflows/' + encodeURIComponent(w.name)}, w.name)),
+           el('td', {}, 'v' + w.version), el('td', {}, when(w.created_at))))
+           : el('tr', {}, el('td', {colspan: 3, class: 'muted'}, 'No workflows yet (baton workflow create FILE).')))));
+}
+
+// A workflow's latest version, and a form that starts it, built from its `inputs`.
+async function renderWorkflow(name) {
+  stopFollowing();
+  const w = await api('GET', '/api/v1/workflows/' + encodeURIComponent(name));
+  const inputs = (w.definition && w.definition.inputs) || {};
+  const fields = [];
+  const readers = [];
+  for (const [key, spec] of Object.entries(inputs)) {
+    const type = (spec && spec.type) || 'string';
+    const has = spec && Object.prototype.hasOwnProperty.call(spec, 'default');
+    const shown = has ? (typeof spec.default === 'string' ? spec.default : JSON.stringify(spec.default)) : '';
+    let input;
+    if (type === 'boolean') {
+      input = el('select', {name: key}, el('option', {value: ''}, has ? 'default' : '—'),
+                 el('option', {value: 'true'}, 'true'), el('option', {value: 'false'}, 'false'));
+    } else if (type === 'object' || type === 'array') {
+      input = el('textarea', {name: key, rows: 3, placeholder: shown || type + ' (JSON)'});
+    } else {
+      input = el('input', {name: key, type: type === 'integer' || type === 'number' ? 'number' : 'text',
+                           placeholder: shown});
+    }
+    fields.push(el('label', {for: 'in-' + key}, key), input);
+    input.id = 'in-' + key;
+    const hint = [type, has ? 'default ' + shown : 'required', spec && spec.description].filter(Boolean).join(' · ');
+    fields.push(el('span', {class: 'hint'}, hint));
+    readers.push(() => {
+      const raw = input.value.trim();
+      if (raw === '') return undefined;
+      if (type === 'integer' || type === 'number') return Number(raw);
+      if (type === 'boolean') return raw === 'true';
+      if (type === 'object' || type === 'array') return JSON.parse(raw);
+      return raw;
+    });
+  }
+  const note = el('p', {class: 'error', id: 'start-error'});
+  const canStart = session && session.can_write;
+  const form = el('form', {class: 'start', id: 'start', onsubmit: async (ev) => {
+    ev.preventDefault();
+    const input = {};
+    try {
+      Object.keys(inputs).forEach((key, i) => {
+        const v = readers[i]();
+        if (v !== undefined) input[key] = v;
+      });
+      const started = await api('POST', '/api/v1/executions', {workflow: name, input});
+      location.hash = '#/executions/' + encodeURIComponent(started.id);
+    } catch (e) {
+      note.textContent = e.message;
+    }
+  }}, fields, canStart ? el('button', {class: 'primary', type: 'submit'}, 'Start') : null);
+  show(el('p', {}, el('a', {href: '#/workflows'}, '← Workflows')),
+       el('h1', {}, name + ' v' + w.version),
+       el('p', {}, el('a', {href: '#/executions?workflow=' + encodeURIComponent(name)}, 'Its executions')),
+       canStart ? el('h2', {}, 'Start') : null, canStart ? form : null, note,
+       el('h2', {}, 'Definition'), json(w.definition));
+}
+
+async function renderWorkers() {
+  const list = await api('GET', '/api/v1/workers');
+  const canWrite = session && session.can_write;
+  show(el('h1', {}, 'Workers'),
+       el('table', {id: 'workers'},
+         el('thead', {}, el('tr', {}, ['Worker', 'Status', 'Host', 'Load', 'Commands', 'Tags', 'Heartbeat', '']
+           .map((h) => el('th', {}, h)))),
+         el('tbody', {}, list.workers.length ? list.workers.map((w) => el('tr', {'data-worker': w.workerId},
+           el('td', {class: 'mono'}, w.workerId), el('td', {}, statusBadge(w.status.toLowerCase())),
+           el('td', {}, w.host), el('td', {}, w.currentLoad + ' / ' + w.capacity),
+           el('td', {class: 'mono'}, (w.commands || []).join(', ')), el('td', {}, (w.tags || []).join(', ')),
+           el('td', {}, when(w.lastHeartbeat)),
+           el('td', {}, canWrite && !w.local && w.status === 'ONLINE'
+             ? el('button', {class: 'drain', onclick: async () => {
+                 if (!confirm('Drain worker ' + w.workerId + '? It takes no new work.')) return;
+                 await api('DELETE', '/api/v1/workers/' + encodeURIComponent(w.workerId)).catch((e) => alert(e.message));
+                 route();
+               }}, 'Drain') : null)))
+           : el('tr', {}, el('td', {colspan: 8, class: 'muted'}, 'No worker is connected.')))));
+  // Workers come and go without events: read again every two seconds while shown.
+  stopFollowing();
+  refreshTimer = setTimeout(() => route(), 2000);
+}
+
+async function renderDeadLetters() {
+  stopFollowing();
+  const [stats, page] = await Promise.all([
+    api('GET', '/api/v1/dlq/stats?status=open'),
+    api('GET', '/api/v1/dlq?status=open&limit=' + PAGE),
+  ]);
+  const canWrite = session && session.can_write;
+  const groups = el('table', {id: 'dlq-groups'},
+    el('thead', {}, el('tr', {}, ['Workflow', 'Step', 'Code', 'Count', 'Last failed'].map((h) => el('th', {}, h)))),
+    el('tbody', {}, stats.by_fingerprint.map((g) => el('tr', {},
+      el('td', {}, g.workflow), el('td', {class: 'mono'}, g.step_id), el('td', {class: 'mono'}, g.code),
+      el('td', {}, g.count), el('td', {}, when(g.last_failed_at))))));
+  const entries = el('table', {id: 'dlq'},
+    el('thead', {}, el('tr', {}, ['#', 'Execution', 'Step', 'Error', 'Last failed', ''].map((h) => el('th', {}, h)))),
+    el('tbody', {}, page.entries.length ? page.entries.map((d) => el('tr', {'data-entry': d.id},
+      el('td', {}, d.id),
+      el('td', {class: 'mono'}, el('a', {href: '#/executions/' + encodeURIComponent(d.execution_id)}, d.execution_id)),
+      el('td', {class: 'mono'}, d.workflow + '/' + d.step_id),
+      el('td', {class: 'error'}, d.error && d.error.message ? d.error.message : d.code),
+      el('td', {}, when(d.last_failed_at)),
+      el('td', {}, canWrite ? [
+        el('button', {class: 'replay', onclick: async () => {
+          await api('POST', '/api/v1/dlq/' + d.id + '/replay', {}).catch((e) => alert(e.message));
+          route();
+        }}, 'Replay'), ' ',
+        el('button', {class: 'discard danger', onclick: async () => {
+          if (!confirm('Discard dead letter ' + d.id + '?')) return;
+          await api('DELETE', '/api/v1/dlq/' + d.id).catch((e) => alert(e.message));
+          route();
+        }}, 'Discard')] : null)))
+      : el('tr', {}, el('td', {colspan: 6, class: 'muted'}, 'No open dead letters.'))));
+  show(el('h1', {}, 'Dead letters'),
+       el('p', {class: 'muted'}, stats.total + ' open, by error fingerprint:'), groups,
+       el('h2', {}, 'Open entries'), entries);
+}
+
 async function act(id, what) {
   if (what === 'cancel' && !confirm('Cancel execution ' + id + '?')) return;
   try {
@@ -330,6 +542,10 @@ async function route() {
   const {parts, params} = parseHash();
   try {
     if (parts[0] === 'executions' && parts[1]) return await renderExecution(parts[1], params);
+    if (parts[0] === 'workflows' && parts[1]) return await renderWorkflow(parts[1]);
+    if (parts[0] === 'workflows') return await renderWorkflows();
+    if (parts[0] === 'workers') return await renderWorkers();
+    if (parts[0] === 'dlq') return await renderDeadLetters();
     return await renderExecutions(params);
   } catch (e) {
     if (e.status === 401) return;

@@ -8,8 +8,10 @@
 // new executions live and filters by status (kept in the URL); a failed execution shows
 // its error and its step's panel, and Retry runs it again to completion; values holding
 // markup (<script>, <img onerror>) are shown as text and run nothing; a cookie write
-// without the CSRF header is refused; a read-only token sees no action buttons. It writes
-// a screenshot of each view into SCREENSHOT_DIR.
+// without the CSRF header is refused; a workflow started from its form (built from its
+// inputs) shows its graph going green live; a worker is drained; a dead letter is
+// replayed; a read-only token sees no action buttons. It writes a screenshot of each view
+// into SCREENSHOT_DIR.
 import {chromium} from 'playwright-core';
 import {spawn} from 'node:child_process';
 import fs from 'node:fs';
@@ -75,6 +77,19 @@ async function main() {
              creds.token, 'application/yaml');
   await call('POST', '/api/v1/workflows',
              'name: slow\nsteps:\n  - {id: nap, type: shell, run: [sleep, "0.5"]}\n', creds.token, 'application/yaml');
+  // Started from the form: a diamond whose middle steps take a moment.
+  await call('POST', '/api/v1/workflows',
+             'name: greet\ninputs:\n  who: {type: string, default: world}\n  times: {type: integer, default: 1}\n' +
+             'steps:\n  - {id: hello, type: noop, with: {who: "{{ inputs.who }}"}}\n' +
+             '  - {id: left, type: shell, run: [sleep, "0.4"], depends_on: [hello]}\n' +
+             '  - {id: right, type: shell, run: [sleep, "0.4"], depends_on: [hello]}\n' +
+             '  - {id: bye, type: noop, depends_on: [left, right]}\n', creds.token, 'application/yaml');
+  // A dead letter that a replay fixes.
+  const fixed = path.join(work, 'fixed');
+  await call('POST', '/api/v1/workflows',
+             'name: fixable\nsteps:\n  - id: load\n    type: shell\n    run: [sh, -c, ' +
+             `'if [ -f ${fixed} ]; then echo ok; else touch ${fixed}; echo "warehouse down" >&2; exit 2; fi']\n`,
+             creds.token, 'application/yaml');
 
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -162,6 +177,49 @@ async function main() {
   check(await page.evaluate(() => window.__xss === undefined), 'markup ran: window.__xss is set');
   check((await page.$$('main img')).length === 0, 'markup became an <img> element');
   await page.screenshot({path: path.join(shots, 'execution.png'), fullPage: true});
+
+  // Start a workflow from its form (built from its inputs) and watch its graph go green.
+  await page.goto(url + '/#/workflows');
+  await page.click('#workflows tr[data-name="greet"] a');
+  await page.waitForSelector('#start');
+  check((await page.getAttribute('#in-who', 'placeholder')) === 'world', 'the default is shown');
+  await page.fill('#in-who', 'dashboard');
+  await page.fill('#in-times', '3');
+  await page.click('#start button[type=submit]');
+  await page.waitForSelector('#dag g.node[data-step="bye"]');
+  check((await page.$$('#dag path')).length === 4, 'the diamond has 4 edges');
+  await until('every node green, live', async () => {
+    const s = await page.$$eval('#dag g.node', (gs) => gs.map((g) => g.dataset.status));
+    return s.length === 4 && s.every((x) => x === 'completed');
+  });
+  const started = await page.textContent('main');
+  check(started.includes('"who": "dashboard"') && started.includes('"times": 3'), 'the form\'s input');
+  await page.screenshot({path: path.join(shots, 'execution-dag.png'), fullPage: true});
+
+  // Drain a worker (registered through the long-poll protocol).
+  const workerToken = (await call('POST', '/api/v1/tokens', {name: 'w', scopes: ['worker']})).token;
+  await call('POST', '/api/v1/workers/register',
+             {type: 'register', workerId: 'gpu-1', capacity: 2, commands: ['train'], tags: ['gpu']}, workerToken);
+  await page.goto(url + '/#/workers');
+  await page.waitForSelector('#workers tr[data-worker="gpu-1"] button.drain');
+  await page.screenshot({path: path.join(shots, 'workers.png'), fullPage: true});
+  await page.click('#workers tr[data-worker="gpu-1"] button.drain');
+  await until('the worker draining', async () =>
+    (await page.getAttribute('#workers tr[data-worker="gpu-1"] .status', 'data-status')) === 'draining');
+
+  // Replay a dead letter: the step runs again and the entry leaves the open list.
+  const broken = (await call('POST', '/api/v1/executions', {workflow: 'fixable'})).id;
+  await until('the dead letter', async () =>
+    (await call('GET', '/api/v1/dlq?status=open&execution=' + broken)).entries.length === 1);
+  await page.goto(url + '/#/dlq');
+  await page.waitForSelector('#dlq tr[data-entry] button.replay');
+  check((await page.textContent('#dlq-groups')).includes('fixable'), 'the group by fingerprint');
+  check((await page.textContent('#dlq')).includes('warehouse down'), 'the entry\'s error');
+  await page.screenshot({path: path.join(shots, 'dead-letters.png'), fullPage: true});
+  await page.click('#dlq tr[data-entry] button.replay');
+  await until('the open list empty', async () => (await page.$$('#dlq tr[data-entry]')).length === 0);
+  await until('the replayed execution completed', async () =>
+    (await call('GET', '/api/v1/executions/' + broken)).status === 'completed');
 
   // A read-only token: no action buttons.
   await page.click('#logout');
