@@ -264,10 +264,14 @@ async function renderExecution(id, params) {
     TERMINAL.has(e.status) && e.status !== 'completed'
       ? el('button', {id: 'retry', onclick: () => act(id, 'retry')}, 'Retry') : null) : null;
 
+  // Long step lists are shown STEPS_SHOWN at a time.
+  if (stepsShown.id !== id) stepsShown = {id, n: STEPS_SHOWN};
+  const visible = e.steps.slice(0, stepsShown.n);
+  const more = e.steps.length - visible.length;
   const steps = el('table', {id: 'steps'},
     el('thead', {}, el('tr', {}, ['Step', 'Status', 'Attempts', 'Started', 'Completed', 'Error']
       .map((h) => el('th', {}, h)))),
-    el('tbody', {}, e.steps.map((s) => el('tr', {
+    el('tbody', {}, visible.map((s) => el('tr', {
       class: 'clickable' + (s.id === selected ? ' selected' : ''), 'data-step': s.id,
       onclick: () => { location.hash = '#/executions/' + encodeURIComponent(id) + '?step=' + encodeURIComponent(s.id); },
     },
@@ -305,7 +309,10 @@ async function renderExecution(id, params) {
        e.output !== null ? [el('h2', {}, 'Output'), json(e.output)] : null,
        e.error ? [el('h2', {}, 'Error'), el('pre', {class: 'error', id: 'execution-error'},
                                            JSON.stringify(e.error, null, 2))] : null,
-       el('h2', {}, 'Steps'), steps, panel, waiting,
+       el('h2', {}, 'Steps'), steps,
+       more > 0 ? el('p', {}, el('button', {id: 'more-steps', onclick: () => { stepsShown.n += STEPS_SHOWN; route(); }},
+                                 more + ' more steps: show ' + Math.min(more, STEPS_SHOWN) + ' more')) : null,
+       panel, waiting,
        el('h2', {}, 'Events'), log);
 
   if (!TERMINAL.has(e.status)) {
@@ -336,65 +343,108 @@ function dependsOn(step) {
 }
 
 // The execution's steps drawn by layer (its `layers`, left to right), coloured by
-// status, with the definition's edges. Past MAX_DRAWN steps, a table of the layers'
-// counts instead: a drawing that large would not be read, and would slow the page.
-const MAX_DRAWN = 1500;
+// status, with the definition's edges. A layer of more than GROUP_OVER steps (a wide
+// fan-out) is drawn as one node, "N steps, K done", until it is clicked open; past
+// MAX_DRAWN nodes, a table of the layers' counts instead.
+const GROUP_OVER = 40;
+const MAX_DRAWN = 5000;
+let opened = {id: '', layers: new Set()};  // the layers opened in the execution shown
+const STEPS_SHOWN = 200;
+let stepsShown = {id: '', n: STEPS_SHOWN};  // how many steps the execution shown lists
+
+function groupStatus(statuses) {
+  if (statuses.some((x) => x === 'failed' || x === 'timed_out')) return 'failed';
+  if (statuses.some((x) => x === 'running' || x === 'dispatched')) return 'running';
+  if (statuses.every((x) => TERMINAL_STEP.has(x))) return 'completed';
+  if (statuses.some((x) => x === 'ready' || x === 'waiting_retry')) return 'ready';
+  return 'pending';
+}
+
 function dag(e, definition, id) {
+  if (opened.id !== id) opened = {id, layers: new Set()};
   const status = new Map(e.steps.map((s) => [s.id, s.status]));
-  if (e.steps.length > MAX_DRAWN) {
+  // Nodes by column: a step, or a whole layer.
+  const nodeOf = new Map();  // step id -> node key
+  const columns = e.layers.map((l) => {
+    if (l.steps.length > GROUP_OVER && !opened.layers.has(l.index)) {
+      const key = 'layer:' + l.index;
+      const sts = l.steps.map((x) => status.get(x) || 'pending');
+      const done = sts.filter((x) => TERMINAL_STEP.has(x)).length;
+      l.steps.forEach((x) => nodeOf.set(x, key));
+      return [{key, label: l.steps.length + ' steps, ' + done + ' done', status: groupStatus(sts),
+               layer: l.index, title: 'layer ' + l.index + ': ' + l.steps.length + ' steps; click to open'}];
+    }
+    return l.steps.map((x) => {
+      nodeOf.set(x, x);
+      const st = status.get(x) || 'pending';
+      return {key: x, label: x.length > 22 ? x.slice(0, 21) + '…' : x, status: st, step: x, title: x + ': ' + st};
+    });
+  });
+  const drawn = columns.reduce((n, c) => n + c.length, 0);
+  if (drawn > MAX_DRAWN) {
     return el('table', {id: 'dag-layers'},
       el('thead', {}, el('tr', {}, ['Layer', 'Steps', 'Done'].map((h) => el('th', {}, h)))),
       el('tbody', {}, e.layers.map((l) => el('tr', {},
         el('td', {}, l.index), el('td', {}, l.steps.length),
-        el('td', {}, l.steps.filter((s) => TERMINAL_STEP.has(status.get(s))).length)))));
+        el('td', {}, l.steps.filter((x) => TERMINAL_STEP.has(status.get(x))).length)))));
   }
   const W = 170, H = 26, GX = 60, GY = 12, PAD = 10;
   const at = new Map();
   let rows = 0;
-  e.layers.forEach((l, col) => {
-    l.steps.forEach((s, row) => at.set(s, {x: PAD + col * (W + GX), y: PAD + row * (H + GY)}));
-    rows = Math.max(rows, l.steps.length);
+  columns.forEach((nodes, col) => {
+    nodes.forEach((n, row) => at.set(n.key, {x: PAD + col * (W + GX), y: PAD + row * (H + GY), n}));
+    rows = Math.max(rows, nodes.length);
   });
   const NS = 'http://www.w3.org/2000/svg';
   const svg = document.createElementNS(NS, 'svg');
-  const width = PAD * 2 + e.layers.length * (W + GX) - GX;
-  const height = PAD * 2 + rows * (H + GY) - GY;
-  svg.setAttribute('width', Math.max(width, 0));
-  svg.setAttribute('height', Math.max(height, 0));
-  const defs = new Map(((definition && definition.steps) || []).map((s) => [s.id, s]));
-  for (const [stepId, p] of at) {
-    for (const up of dependsOn(defs.get(stepId))) {
-      const q = at.get(up);
-      if (!q) continue;
-      const path = document.createElementNS(NS, 'path');
-      const x1 = q.x + W, y1 = q.y + H / 2, x2 = p.x, y2 = p.y + H / 2;
-      path.setAttribute('d', `M${x1},${y1} C${x1 + GX / 2},${y1} ${x2 - GX / 2},${y2} ${x2},${y2}`);
-      svg.append(path);
+  svg.setAttribute('width', Math.max(PAD * 2 + columns.length * (W + GX) - GX, 0));
+  svg.setAttribute('height', Math.max(PAD * 2 + rows * (H + GY) - GY, 0));
+  // Edges between nodes, once each (a grouped layer's many edges are one).
+  const edges = new Set();
+  for (const s of (definition && definition.steps) || []) {
+    const to = nodeOf.get(s.id);
+    for (const up of dependsOn(s)) {
+      const from = nodeOf.get(up);
+      if (from && to && from !== to) edges.add(from + '\u0000' + to);
     }
   }
-  for (const [stepId, p] of at) {
-    const st = status.get(stepId) || 'pending';
+  const parts = [];
+  for (const edge of edges) {
+    const [from, to] = edge.split('\u0000');
+    const q = at.get(from), p = at.get(to);
+    const path = document.createElementNS(NS, 'path');
+    const x1 = q.x + W, y1 = q.y + H / 2, x2 = p.x, y2 = p.y + H / 2;
+    path.setAttribute('d', `M${x1},${y1} C${x1 + GX / 2},${y1} ${x2 - GX / 2},${y2} ${x2},${y2}`);
+    parts.push(path);
+  }
+  for (const {x, y, n} of at.values()) {
     const g = document.createElementNS(NS, 'g');
-    g.setAttribute('class', 'node ' + st);
-    g.setAttribute('data-step', stepId);
-    g.setAttribute('data-status', st);
-    g.addEventListener('click', () => {
-      location.hash = '#/executions/' + encodeURIComponent(id) + '?step=' + encodeURIComponent(stepId);
-    });
+    g.setAttribute('class', 'node ' + n.status + (n.step ? '' : ' group'));
+    g.setAttribute('data-status', n.status);
+    if (n.step) {
+      g.setAttribute('data-step', n.step);
+      g.addEventListener('click', () => {
+        location.hash = '#/executions/' + encodeURIComponent(id) + '?step=' + encodeURIComponent(n.step);
+      });
+    } else {
+      g.setAttribute('data-layer', n.layer);
+      g.addEventListener('click', () => { opened.layers.add(n.layer); route(); });
+    }
     const rect = document.createElementNS(NS, 'rect');
-    rect.setAttribute('x', p.x);
-    rect.setAttribute('y', p.y);
+    rect.setAttribute('x', x);
+    rect.setAttribute('y', y);
     rect.setAttribute('width', W);
     rect.setAttribute('height', H);
     const label = document.createElementNS(NS, 'text');
-    label.setAttribute('x', p.x + 8);
-    label.setAttribute('y', p.y + 17);
-    label.textContent = stepId.length > 22 ? stepId.slice(0, 21) + '…' : stepId;
+    label.setAttribute('x', x + 8);
+    label.setAttribute('y', y + 17);
+    label.textContent = n.label;
     const title = document.createElementNS(NS, 'title');
-    title.textContent = stepId + ': ' + st;
+    title.textContent = n.title;
     g.append(rect, label, title);
-    svg.append(g);
+    parts.push(g);
   }
+  svg.append(...parts);
   return el('div', {class: 'dag', id: 'dag'}, svg);
 }
 

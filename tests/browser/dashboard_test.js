@@ -9,7 +9,8 @@
 // its error and its step's panel, and Retry runs it again to completion; values holding
 // markup (<script>, <img onerror>) are shown as text and run nothing; a cookie write
 // without the CSRF header is refused; a workflow started from its form (built from its
-// inputs) shows its graph going green live; a worker is drained; a dead letter is
+// inputs) shows its graph going green live; a wide fan-out is one node until opened; a
+// worker is drained; a dead letter is
 // replayed; a read-only token sees no action buttons. It writes a screenshot of each view
 // into SCREENSHOT_DIR.
 import {chromium} from 'playwright-core';
@@ -195,6 +196,19 @@ async function main() {
   const started = await page.textContent('main');
   check(started.includes('"who": "dashboard"') && started.includes('"times": 3'), 'the form\'s input');
   await page.screenshot({path: path.join(shots, 'execution-dag.png'), fullPage: true});
+
+  // A wide fan-out is one node until opened.
+  const fan = {name: 'fan', steps: [{id: 'root', type: 'noop'}]};
+  for (let i = 1; i <= 59; ++i) fan.steps.push({id: 's' + i, type: 'noop', depends_on: ['root']});
+  await call('POST', '/api/v1/workflows', fan);
+  const wide = (await call('POST', '/api/v1/executions', {workflow: 'fan'})).id;
+  await page.goto(url + '/#/executions/' + wide);
+  await page.waitForSelector('#dag g.node[data-layer]');
+  check((await page.textContent('#dag g.node[data-layer]')).includes('59 steps, 59 done'), 'the group\'s count');
+  check((await page.$$('#dag g.node')).length === 2, 'root and one group');
+  await page.click('#dag g.node[data-layer]');
+  await page.waitForSelector('#dag g.node[data-step="s59"]');
+  check((await page.$$('#dag g.node')).length === 60, 'every step once opened');
 
   // Drain a worker (registered through the long-poll protocol).
   const workerToken = (await call('POST', '/api/v1/tokens', {name: 'w', scopes: ['worker']})).token;
