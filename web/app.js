@@ -309,6 +309,7 @@ async function renderExecution(id, params) {
        e.output !== null ? [el('h2', {}, 'Output'), json(e.output)] : null,
        e.error ? [el('h2', {}, 'Error'), el('pre', {class: 'error', id: 'execution-error'},
                                            JSON.stringify(e.error, null, 2))] : null,
+       el('h2', {}, 'Timeline'), timeline(e, visible),
        el('h2', {}, 'Steps'), steps,
        more > 0 ? el('p', {}, el('button', {id: 'more-steps', onclick: () => { stepsShown.n += STEPS_SHOWN; route(); }},
                                  more + ' more steps: show ' + Math.min(more, STEPS_SHOWN) + ' more')) : null,
@@ -446,6 +447,35 @@ function dag(e, definition, id) {
   }
   svg.append(...parts);
   return el('div', {class: 'dag', id: 'dag'}, svg);
+}
+
+// Each step's attempts as bars on the execution's time axis (from its start to its end,
+// or to now while it runs): the gaps between a step's bars are its retry backoffs.
+function timeline(e, visible) {
+  const t0 = Date.parse(e.started_at || e.created_at);
+  const t1 = e.completed_at ? Date.parse(e.completed_at) : Date.now();
+  const span = Math.max(t1 - t0, 1);
+  const rows = visible.filter((s) => s.started_at || (s.attempt_history || []).length).map((s) => {
+    const attempts = (s.attempt_history || []).map((a) => ({from: a.started_at, to: a.completed_at, status: a.status}));
+    const last = attempts.length ? attempts[attempts.length - 1] : null;
+    if (s.started_at && (!last || last.from !== s.started_at)) {
+      attempts.push({from: s.started_at, to: s.completed_at, status: s.status});
+    }
+    const track = el('div', {class: 'track'});
+    for (const a of attempts) {
+      const from = Date.parse(a.from), to = a.to ? Date.parse(a.to) : t1;
+      const bar = el('span', {class: 'bar status ' + a.status,
+                              title: a.status + ', ' + duration(Math.max(to - from, 0))});
+      bar.style.left = (100 * (from - t0) / span) + '%';
+      bar.style.width = Math.max(100 * (to - from) / span, 0.4) + '%';
+      track.append(bar);
+    }
+    return el('div', {class: 'lane', 'data-step': s.id}, el('span', {class: 'mono lane-name'}, s.id), track);
+  });
+  return el('div', {class: 'timeline', id: 'timeline'},
+            rows.length ? rows : el('p', {class: 'muted'}, 'No step has started yet.'),
+            el('div', {class: 'axis muted'}, el('span', {}, when(e.started_at || e.created_at)),
+               el('span', {}, duration(t1 - t0))));
 }
 
 async function renderWorkflows() {

@@ -169,6 +169,9 @@ async function main() {
     (await page.getAttribute('main .grid .status', 'data-status')) === 'completed');
   const attempts = await page.textContent('#steps tr[data-step="try"] td:nth-child(3)');
   check(attempts.trim() === '2', `attempts after the retry: ${attempts}`);
+  const bars = await page.$$eval('#timeline .lane[data-step="try"] .bar', (b) => b.map((x) => x.className));
+  check(bars.length === 2 && bars[0].includes('failed') && bars[1].includes('completed'),
+        'the timeline shows both attempts: ' + JSON.stringify(bars));
 
   // Markup from a workflow is shown as text and runs nothing.
   await page.goto(url + '/#/executions/' + shown);
