@@ -284,6 +284,9 @@ async function renderExecution(id, params) {
     el('h3', {}, 'Step ' + step.id),
     el('p', {}, statusBadge(step.status), ' ', step.attempts + ' attempt(s)'),
     step.error ? [el('h2', {}, 'Error'), json(step.error)] : null,
+    step.stderr ? [el('h2', {}, 'Stderr ', el('button', {class: 'link', id: 'copy-stderr', type: 'button',
+                                                         onclick: () => navigator.clipboard.writeText(step.stderr)}, 'copy')),
+                   el('pre', {id: 'stderr'}, step.stderr)] : null,
     step.output !== null && step.output !== undefined ? [el('h2', {}, 'Output'), json(step.output)] : null,
     step.attempt_history && step.attempt_history.length
       ? [el('h2', {}, 'Attempts'), json(step.attempt_history)] : null) : null;

@@ -62,6 +62,7 @@ Result<Json> ExecutionJson(ExecutionStore* store, const std::string& id) {
                  {"started_at", TimeOrNull(s.started_at)},
                  {"completed_at", TimeOrNull(s.completed_at)}};
     if (s.exit_code >= 0) step["exit_code"] = s.exit_code;
+    if (!s.stderr_tail.empty()) step["stderr"] = s.stderr_tail;
     out["steps"].push_back(std::move(step));
   }
   if (!steps->empty()) out["progress"] = sum / static_cast<int64_t>(steps->size());

@@ -159,6 +159,9 @@ async function main() {
   await page.waitForSelector('#step-panel');
   check((await page.textContent('#step-panel')).includes('<img src=x onerror=window.__xss=3>'),
         'the step panel shows the stderr markup as text');
+  check((await page.textContent('#stderr')).trim() === '<img src=x onerror=window.__xss=3>',
+        'the stderr, as text');
+  check(await page.$('#copy-stderr'), 'a copy button for the stderr');
   await page.screenshot({path: path.join(shots, 'execution-failed.png'), fullPage: true});
   // A write by cookie without the CSRF header is refused.
   const forged = await page.evaluate(async (id) =>

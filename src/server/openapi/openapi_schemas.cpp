@@ -87,6 +87,7 @@ constexpr const char* kSchemas = R"json({
       "started_at": {"$ref": "#/components/schemas/Time"},
       "completed_at": {"$ref": "#/components/schemas/Time"},
       "exit_code": {"type": "integer"},
+      "stderr": {"type": "string", "description": "The last 4 KiB of the latest attempt's stderr, when it wrote any"},
       "attempt_history": {"type": "array", "items": {"$ref": "#/components/schemas/Attempt"}},
       "waiting": {"type": "string", "description": "Dispatched but queued: why no worker has taken it"}}},
   "ChildExecution": {
