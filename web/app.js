@@ -170,23 +170,32 @@ async function renderExecutions(params) {
   const status = params.get('status') || '';
   const workflow = params.get('workflow') || '';
   const cursor = params.get('cursor') || '';
+  const since = params.get('since') || '';
+  const until = params.get('until') || '';
   const q = new URLSearchParams({limit: String(PAGE)});
   if (status) q.set('status', status);
   if (workflow) q.set('workflow', workflow);
+  if (since) q.set('since', new Date(since).toISOString());
+  if (until) q.set('until', new Date(until).toISOString());
   if (cursor) q.set('cursor', cursor);
   const page = await api('GET', '/api/v1/executions?' + q);
 
   const statusSelect = el('select', {name: 'status'}, el('option', {value: ''}, 'any'),
                           STATUSES.map((s) => el('option', {value: s, selected: s === status}, s)));
   const workflowInput = el('input', {name: 'workflow', value: workflow, placeholder: 'any'});
+  const sinceInput = el('input', {name: 'since', type: 'datetime-local', value: since});
+  const untilInput = el('input', {name: 'until', type: 'datetime-local', value: until});
   const filters = el('form', {class: 'filters', id: 'filters', onsubmit: (ev) => {
     ev.preventDefault();
     const next = new URLSearchParams();
     if (statusSelect.value) next.set('status', statusSelect.value);
     if (workflowInput.value.trim()) next.set('workflow', workflowInput.value.trim());
+    if (sinceInput.value) next.set('since', sinceInput.value);
+    if (untilInput.value) next.set('until', untilInput.value);
     location.hash = '#/executions' + (next.toString() ? '?' + next : '');
   }},
   el('label', {}, 'Status', statusSelect), el('label', {}, 'Workflow', workflowInput),
+  el('label', {}, 'Created from', sinceInput), el('label', {}, 'until', untilInput),
   el('button', {type: 'submit'}, 'Filter'));
 
   const rows = page.executions.map((e) => el('tr', {class: 'clickable', 'data-id': e.id,
@@ -289,12 +298,20 @@ async function renderExecution(id, params) {
                    el('pre', {id: 'stderr'}, step.stderr)] : null,
     step.output !== null && step.output !== undefined ? [el('h2', {}, 'Output'), json(step.output)] : null,
     step.attempt_history && step.attempt_history.length
-      ? [el('h2', {}, 'Attempts'), json(step.attempt_history)] : null) : null;
+      ? [el('h2', {}, 'Attempts'), json(step.attempt_history)] : null,
+    session && session.can_write && TERMINAL.has(e.status)
+      ? el('p', {}, el('button', {id: 'retry-from', onclick: async () => {
+          if (!confirm('Run ' + step.id + ' and every step after it again?')) return;
+          await api('POST', '/api/v1/executions/' + encodeURIComponent(id) + '/retry', {from: step.id})
+            .catch((err) => alert(err.message));
+          route();
+        }}, 'Retry from this step')) : null) : null;
 
   const waiting = why && why.steps && why.steps.length ? [
     el('h2', {}, 'Why is it waiting'),
-    el('table', {id: 'why'}, el('tbody', {}, why.steps.map((w) => el('tr', {},
-      el('td', {class: 'mono'}, w.step_id), el('td', {}, statusBadge(w.status)), el('td', {}, w.reason))))),
+    el('table', {id: 'why'}, el('tbody', {}, why.steps.map((w) => el('tr', {'data-step': w.step_id},
+      el('td', {class: 'mono'}, w.step_id), el('td', {}, statusBadge(w.status)), el('td', {}, w.reason),
+      el('td', {}, w.kind === 'signal' && session && session.can_write ? signalForm(id, w.signal) : null))))),
   ] : null;
 
   const log = el('table', {id: 'events'},
@@ -551,7 +568,11 @@ async function renderWorkflow(name) {
 }
 
 async function renderWorkers() {
-  const list = await api('GET', '/api/v1/workers');
+  const [list, health, moved] = await Promise.all([
+    api('GET', '/api/v1/workers'),
+    api('GET', '/api/v1/coordinator/health').catch(() => null),
+    api('GET', '/api/v1/reassignments?limit=20').catch(() => ({reassignments: []})),
+  ]);
   const canWrite = session && session.can_write;
   show(el('h1', {}, 'Workers'),
        el('table', {id: 'workers'},
@@ -568,7 +589,19 @@ async function renderWorkers() {
                  await api('DELETE', '/api/v1/workers/' + encodeURIComponent(w.workerId)).catch((e) => alert(e.message));
                  route();
                }}, 'Drain') : null)))
-           : el('tr', {}, el('td', {colspan: 8, class: 'muted'}, 'No worker is connected.')))));
+           : el('tr', {}, el('td', {colspan: 8, class: 'muted'}, 'No worker is connected.')))),
+       health ? el('p', {class: 'muted', id: 'coordinator'},
+         `${health.onlineWorkers} online, ${health.unhealthyWorkers} unhealthy, ${health.drainingWorkers} draining; ` +
+         `${health.usedCapacity} of ${health.totalCapacity} slots in use; ${health.waitingAssignments} waiting for a worker; ` +
+         `${health.reassignmentEvents} reassignments, ${health.heartbeatMisses} missed heartbeats`) : null,
+       el('h2', {}, 'Recent reassignments'),
+       el('table', {id: 'reassignments'},
+         el('thead', {}, el('tr', {}, ['When', 'Step', 'From', 'To', 'Reason'].map((h) => el('th', {}, h)))),
+         el('tbody', {}, moved.reassignments.length ? moved.reassignments.map((r) => el('tr', {},
+           el('td', {}, when(r.reassignedAt)),
+           el('td', {class: 'mono'}, el('a', {href: '#/executions/' + encodeURIComponent(r.executionId)}, r.executionId + '/' + r.stepId)),
+           el('td', {class: 'mono'}, r.fromWorkerId), el('td', {class: 'mono'}, r.toWorkerId || ''), el('td', {}, r.reason)))
+           : el('tr', {}, el('td', {colspan: 5, class: 'muted'}, 'None.')))));
   // Workers come and go without events: read again every two seconds while shown.
   stopFollowing();
   refreshTimer = setTimeout(() => route(), 2000);
@@ -605,9 +638,31 @@ async function renderDeadLetters() {
           route();
         }}, 'Discard')] : null)))
       : el('tr', {}, el('td', {colspan: 6, class: 'muted'}, 'No open dead letters.'))));
+  const bulk = canWrite && stats.total > 0 ? el('p', {}, el('button', {id: 'replay-all', onclick: async () => {
+    if (!confirm('Replay all ' + stats.total + ' open dead letters, 10 a second?')) return;
+    await api('POST', '/api/v1/dlq/replay', {filter: {}, per_second: 10}).catch((err) => alert(err.message));
+    route();
+  }}, 'Replay all ' + stats.total)) : null;
   show(el('h1', {}, 'Dead letters'),
-       el('p', {class: 'muted'}, stats.total + ' open, by error fingerprint:'), groups,
+       el('p', {class: 'muted'}, stats.total + ' open, by error fingerprint:'), groups, bulk,
        el('h2', {}, 'Open entries'), entries);
+}
+
+// Sends signal `name` (an approval, say) with a JSON payload.
+function signalForm(id, name) {
+  const payload = el('input', {class: 'mono signal-payload', placeholder: '{"approved": true}', 'aria-label': 'payload'});
+  return el('form', {class: 'signal', onsubmit: async (ev) => {
+    ev.preventDefault();
+    let body;
+    try {
+      body = payload.value.trim() ? JSON.parse(payload.value) : {};
+    } catch (err) {
+      return alert('The payload is not JSON: ' + err.message);
+    }
+    await api('POST', '/api/v1/executions/' + encodeURIComponent(id) + '/signals/' + encodeURIComponent(name), body)
+      .catch((err) => alert(err.message));
+    route();
+  }}, payload, ' ', el('button', {type: 'submit'}, 'Send ' + name));
 }
 
 async function act(id, what) {

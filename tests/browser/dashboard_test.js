@@ -11,7 +11,8 @@
 // without the CSRF header is refused; a workflow started from its form (built from its
 // inputs) shows its graph going green live; a wide fan-out is one node until opened; a
 // worker is drained; a dead letter is
-// replayed; a read-only token sees no action buttons. It writes a screenshot of each view
+// replayed, then two in bulk; a step is run again with what follows it; a waiting step is
+// approved with a signal; a read-only token sees no action buttons. It writes a screenshot of each view
 // into SCREENSHOT_DIR.
 import {chromium} from 'playwright-core';
 import {spawn} from 'node:child_process';
@@ -85,6 +86,16 @@ async function main() {
              '  - {id: left, type: shell, run: [sleep, "0.4"], depends_on: [hello]}\n' +
              '  - {id: right, type: shell, run: [sleep, "0.4"], depends_on: [hello]}\n' +
              '  - {id: bye, type: noop, depends_on: [left, right]}\n', creds.token, 'application/yaml');
+  // Waits for an approval.
+  await call('POST', '/api/v1/workflows',
+             'name: approve\nsteps:\n  - {id: gate, type: wait, signal: approve}\n' +
+             '  - {id: ship, type: noop, depends_on: [gate], with: "{{ steps.gate.output.by }}"}\n',
+             creds.token, 'application/yaml');
+  // Fails until the file `open` exists: dead letters for the bulk replay.
+  const gate = path.join(work, 'open');
+  await call('POST', '/api/v1/workflows',
+             `name: gated\nsteps:\n  - {id: pass, type: shell, run: [test, -f, ${gate}]}\n`,
+             creds.token, 'application/yaml');
   // A dead letter that a replay fixes.
   const fixed = path.join(work, 'fixed');
   await call('POST', '/api/v1/workflows',
@@ -203,6 +214,27 @@ async function main() {
   check(started.includes('"who": "dashboard"') && started.includes('"times": 3'), 'the form\'s input');
   await page.screenshot({path: path.join(shots, 'execution-dag.png'), fullPage: true});
 
+  // Run a step and what follows it again.
+  await page.click('#dag g.node[data-step="left"]');
+  await page.waitForSelector('#retry-from');
+  await page.click('#retry-from');
+  await until('the left step run twice', async () =>
+    (await page.textContent('#steps tr[data-step="left"] td:nth-child(3)')).trim() === '2' &&
+    (await page.getAttribute('main .grid .status', 'data-status')) === 'completed');
+  check((await page.textContent('#steps tr[data-step="right"] td:nth-child(3)')).trim() === '1',
+        'right was not run again');
+
+  // Approve: the signal a waiting step names, sent from its "why" row.
+  const waiting = (await call('POST', '/api/v1/executions', {workflow: 'approve'})).id;
+  await page.goto(url + '/#/executions/' + waiting);
+  await page.waitForSelector('#why tr[data-step="gate"] form.signal');
+  check((await page.textContent('#why')).includes('approve'), 'why names the signal');
+  await page.fill('#why tr[data-step="gate"] .signal-payload', '{"by": "ops"}');
+  await page.click('#why tr[data-step="gate"] form.signal button');
+  await until('the approved execution completed, live', async () =>
+    (await page.getAttribute('main .grid .status', 'data-status')) === 'completed');
+  check((await call('GET', '/api/v1/executions/' + waiting)).steps[1].output === 'ops', 'the payload reached the step');
+
   // A wide fan-out is one node until opened.
   const fan = {name: 'fan', steps: [{id: 'root', type: 'noop'}]};
   for (let i = 1; i <= 59; ++i) fan.steps.push({id: 's' + i, type: 'noop', depends_on: ['root']});
@@ -240,6 +272,28 @@ async function main() {
   await until('the open list empty', async () => (await page.$$('#dlq tr[data-entry]')).length === 0);
   await until('the replayed execution completed', async () =>
     (await call('GET', '/api/v1/executions/' + broken)).status === 'completed');
+
+  // Bulk replay, after a confirmation that says how many.
+  const blocked = [(await call('POST', '/api/v1/executions', {workflow: 'gated'})).id,
+                   (await call('POST', '/api/v1/executions', {workflow: 'gated'})).id];
+  await until('two dead letters', async () =>
+    (await call('GET', '/api/v1/dlq/stats?status=open')).total === 2);
+  fs.writeFileSync(gate, 'open');
+  let asked = '';
+  page.once('dialog', (d) => { asked = d.message(); });
+  await page.reload();  // the page shows #/dlq already: read it again
+  await page.waitForSelector('#replay-all');
+  await page.click('#replay-all');
+  check(asked.includes('all 2'), 'the confirmation says how many: ' + asked);
+  for (const id of blocked) {
+    await until('a bulk-replayed execution completed', async () =>
+      (await call('GET', '/api/v1/executions/' + id)).status === 'completed');
+  }
+
+  // The workers view: the coordinator's health, and reassignments.
+  await page.goto(url + '/#/workers');
+  await page.waitForSelector('#coordinator');
+  check((await page.textContent('#coordinator')).includes('draining'), 'the coordinator line');
 
   // A read-only token: no action buttons.
   await page.click('#logout');
