@@ -9,6 +9,7 @@
 
 #include <regex>
 #include <string>
+#include <vector>
 
 namespace baton {
 namespace {
@@ -170,6 +171,59 @@ TEST_F(ServerDashboard, ARevokedTokenEndsItsSessions) {
   auto revoked = server_->Admin().Send("DELETE", "/api/v1/tokens/" + created->value("id", ""));
   ASSERT_TRUE(revoked.ok() && revoked->status == 204);
   EXPECT_EQ(WithCookie("GET", "/api/v1/executions", cookie).status, 401);
+}
+
+// What the executions view asks for: text search over ids, inputs and outputs (?q=),
+// and the counts by status of a filter.
+TEST_F(ServerDashboard, ExecutionsAreSearchedAndCountedByStatus) {
+  CreateWorkflow(
+      "name: echo\ninputs:\n  who: {type: string}\n"
+      "steps:\n  - {id: say, type: noop, with: \"hello {{ inputs.who }}\"}\n"
+      "output: \"{{ steps.say.output }}\"\n");
+  CreateWorkflow("name: nap\nsteps:\n  - {id: nap, type: shell, run: [sleep, '30']}\n");
+  ApiClient admin = server_->Admin();
+  std::vector<std::string> ids;
+  for (const char* who : {"acme", "globex", "acme-east"}) {
+    auto r =
+        admin.Call("POST", "/api/v1/executions", {{"workflow", "echo"}, {"input", {{"who", who}}}});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ids.push_back(r->value("id", ""));
+    testing::WaitForExecutionStatus(admin, ids.back(), "completed");
+  }
+  auto napping = admin.Call("POST", "/api/v1/executions", {{"workflow", "nap"}});
+  ASSERT_TRUE(napping.ok());
+  testing::WaitForExecutionStatus(admin, napping->value("id", ""), "running");
+
+  auto found = admin.Call("GET", "/api/v1/executions?q=acme");
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  ASSERT_EQ((*found)["executions"].size(), 2u) << found->dump();
+  EXPECT_EQ((*found)["executions"][0]["id"], ids[2]);
+  EXPECT_EQ((*found)["executions"][1]["id"], ids[0]);
+  // In the output too ("hello globex"), and in the id.
+  EXPECT_EQ((*admin.Call("GET", "/api/v1/executions?q=hello%20globex"))["executions"].size(), 1u);
+  EXPECT_EQ((*admin.Call("GET", "/api/v1/executions?q=" + ids[1]))["executions"].size(), 1u);
+
+  auto counts = admin.Call("GET", "/api/v1/executions/counts");
+  ASSERT_TRUE(counts.ok()) << counts.status().ToString();
+  EXPECT_EQ(*counts, (Json{{"counts", {{"completed", 3}, {"running", 1}}}, {"total", 4}}));
+  counts = admin.Call("GET", "/api/v1/executions/counts?q=acme&status=running");
+  ASSERT_TRUE(counts.ok());
+  EXPECT_EQ(*counts, (Json{{"counts", {{"completed", 2}}}, {"total", 2}}))
+      << "status is not applied";
+  counts = admin.Call("GET", "/api/v1/executions/counts?workflow=nap");
+  EXPECT_EQ((*counts)["total"], 1);
+
+  auto too_long = admin.Send("GET", "/api/v1/executions?q=" + std::string(257, 'x'));
+  ASSERT_TRUE(too_long.ok());
+  EXPECT_EQ(too_long->status, 400) << too_long->body;
+  EXPECT_EQ(admin.Send("GET", "/api/v1/executions/counts?since=yesterday")->status, 400);
+  // Another namespace counts nothing of these.
+  auto other = admin.Call("POST", "/api/v1/tokens",
+                          {{"name", "b"}, {"scopes", {"read"}}, {"namespace", "team-b"}});
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  auto theirs = server_->As(other->value("token", "")).Call("GET", "/api/v1/executions/counts");
+  ASSERT_TRUE(theirs.ok());
+  EXPECT_EQ((*theirs)["total"], 0);
 }
 
 // The live feed takes the cookie from the server's own pages only: another site's page

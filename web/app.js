@@ -172,17 +172,26 @@ async function renderExecutions(params) {
   const cursor = params.get('cursor') || '';
   const since = params.get('since') || '';
   const until = params.get('until') || '';
+  const text = params.get('q') || '';
   const q = new URLSearchParams({limit: String(PAGE)});
+  if (text) q.set('q', text);
   if (status) q.set('status', status);
   if (workflow) q.set('workflow', workflow);
   if (since) q.set('since', new Date(since).toISOString());
   if (until) q.set('until', new Date(until).toISOString());
   if (cursor) q.set('cursor', cursor);
-  const page = await api('GET', '/api/v1/executions?' + q);
+  // The counts by status of the same filter without its status.
+  const cq = new URLSearchParams(q);
+  ['limit', 'cursor', 'status'].forEach((k) => cq.delete(k));
+  const [page, counts] = await Promise.all([
+    api('GET', '/api/v1/executions?' + q),
+    api('GET', '/api/v1/executions/counts?' + cq).catch(() => null),
+  ]);
 
   const statusSelect = el('select', {name: 'status'}, el('option', {value: ''}, 'any'),
                           STATUSES.map((s) => el('option', {value: s, selected: s === status}, s)));
   const workflowInput = el('input', {name: 'workflow', value: workflow, placeholder: 'any'});
+  const textInput = el('input', {name: 'q', value: text, placeholder: 'id, input or output text'});
   const sinceInput = el('input', {name: 'since', type: 'datetime-local', value: since});
   const untilInput = el('input', {name: 'until', type: 'datetime-local', value: until});
   const filters = el('form', {class: 'filters', id: 'filters', onsubmit: (ev) => {
@@ -190,10 +199,12 @@ async function renderExecutions(params) {
     const next = new URLSearchParams();
     if (statusSelect.value) next.set('status', statusSelect.value);
     if (workflowInput.value.trim()) next.set('workflow', workflowInput.value.trim());
+    if (textInput.value.trim()) next.set('q', textInput.value.trim());
     if (sinceInput.value) next.set('since', sinceInput.value);
     if (untilInput.value) next.set('until', untilInput.value);
     location.hash = '#/executions' + (next.toString() ? '?' + next : '');
   }},
+  el('label', {}, 'Search', textInput),
   el('label', {}, 'Status', statusSelect), el('label', {}, 'Workflow', workflowInput),
   el('label', {}, 'Created from', sinceInput), el('label', {}, 'until', untilInput),
   el('button', {type: 'submit'}, 'Filter'));
@@ -216,7 +227,12 @@ async function renderExecutions(params) {
     cursor ? el('a', {href: '#/executions' + filtersOnly(params)}, '← Newest') : null,
     page.next_cursor ? el('a', {id: 'older', href: '#/executions?' + withCursor(params, page.next_cursor)},
                           'Older →') : null);
-  show(el('h1', {}, 'Executions'), filters, table, pager);
+  const countRow = counts ? el('div', {class: 'counts', id: 'counts'},
+    el('a', {href: '#/executions' + withStatus(params, ''), 'data-status': 'all'}, counts.total + ' in all'),
+    STATUSES.filter((st) => counts.counts[st]).map((st) =>
+      el('a', {href: '#/executions' + withStatus(params, st), 'data-status': st},
+         statusBadge(st), ' ' + counts.counts[st]))) : null;
+  show(el('h1', {}, 'Executions'), filters, countRow, table, pager);
 
   // Live: the first page follows the namespace's feed.
   if (!cursor) {
@@ -233,6 +249,14 @@ async function renderExecutions(params) {
 function filtersOnly(params) {
   const p = new URLSearchParams(params);
   p.delete('cursor');
+  return p.toString() ? '?' + p : '';
+}
+
+function withStatus(params, status) {
+  const p = new URLSearchParams(params);
+  p.delete('cursor');
+  if (status) p.set('status', status);
+  else p.delete('status');
   return p.toString() ? '?' + p : '';
 }
 

@@ -516,6 +516,15 @@ struct ExecutionFilter {
   TimeMs created_from = 0;               // created_at >= created_from
   TimeMs created_until = 0;              // created_at < created_until
   std::optional<ExecutionCursor> after;  // only executions listed after this one
+  // Only executions whose id, or input or output as compact JSON text, holds this text
+  // (case-sensitive; a scan of the matching rows, not an index).
+  std::string text;
+};
+
+// How many executions a filter matches, by status.
+struct ExecutionCount {
+  ExecutionStatus status;
+  int64_t count = 0;
 };
 
 // The Store is split by role. Each role is an interface of its own, so that a consumer
@@ -532,6 +541,9 @@ class ExecutionStore {
   virtual Result<ExecutionRecord> GetExecution(const std::string& id) = 0;  // NOT_FOUND
   // Newest first (created_at descending, then id descending).
   virtual Result<std::vector<ExecutionRecord>> ListExecutions(const ExecutionFilter& f) = 0;
+  // How many executions match `f`, by status (only statuses with any; `f.status`,
+  // `f.limit` and `f.after` are not applied).
+  virtual Result<std::vector<ExecutionCount>> CountExecutions(const ExecutionFilter& f) = 0;
   // Executions not in a terminal state (pending, running, paused), oldest first
   // (created_at ascending, then first inserted first).
   virtual Result<std::vector<ExecutionRecord>> ListUnfinishedExecutions() = 0;
@@ -912,6 +924,9 @@ class StoreWrapper : public Store {
   }
   Result<std::vector<ExecutionRecord>> ListExecutions(const ExecutionFilter& f) override {
     return target_->ListExecutions(f);
+  }
+  Result<std::vector<ExecutionCount>> CountExecutions(const ExecutionFilter& f) override {
+    return target_->CountExecutions(f);
   }
   Result<std::vector<ExecutionRecord>> ListUnfinishedExecutions() override {
     return target_->ListUnfinishedExecutions();

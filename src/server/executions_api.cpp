@@ -18,6 +18,7 @@ namespace executions_api {
 namespace {
 
 constexpr size_t kDefaultPage = 50;
+constexpr size_t kMaxSearchText = 256;  // ?q=: a search, not a document
 
 // An execution of the caller's namespace; ids of other namespaces are 404, like ids that
 // do not exist, so a token learns nothing about namespaces it cannot see.
@@ -207,6 +208,48 @@ void SubmitBatch(ApiContext& ctx, const Call& call, const Responder& respond) {
   }
 }
 
+// The filters GET /executions and /executions/counts share: status, workflow, parent,
+// since, until and q (text in the id, input or output); a 400 naming the bad one.
+std::optional<HttpResponse> ReadFilter(const HttpRequest& req, ExecutionFilter* f) {
+  if (std::string s = req.Query("status"); !s.empty()) {
+    f->status = ParseExecutionStatus(s);
+    if (!f->status) {
+      return ErrorResponse(400, errc::kInvalidArgument, "unknown status '" + s + "'",
+                           {{"field", "status"}});
+    }
+  }
+  f->workflow = req.Query("workflow");
+  f->parent_id = req.Query("parent");
+  for (auto [name, out] :
+       {std::pair{"since", &f->created_from}, std::pair{"until", &f->created_until}}) {
+    std::string text = req.Query(name);
+    if (text.empty()) continue;
+    auto t = ParseTime(text);
+    if (!t.ok()) return ErrorResponse(t.status(), {{"field", name}});
+    *out = *t;
+  }
+  f->text = req.Query("q");
+  if (f->text.size() > kMaxSearchText) {
+    return FieldError("q", "at most " + std::to_string(kMaxSearchText) + " bytes");
+  }
+  return std::nullopt;
+}
+
+void Counts(ApiContext& ctx, const Call& call, const Responder& respond) {
+  ExecutionFilter f;
+  f.ns = call.principal.ns;
+  if (auto bad = ReadFilter(*call.request, &f)) return respond(std::move(*bad));
+  auto counts = ctx.store->CountExecutions(f);
+  if (!counts.ok()) return respond(ErrorResponse(counts.status()));
+  Json by_status = Json::object();
+  int64_t total = 0;
+  for (const ExecutionCount& c : *counts) {
+    by_status[ToString(c.status)] = c.count;
+    total += c.count;
+  }
+  respond(JsonResponse(200, {{"counts", by_status}, {"total", total}}));
+}
+
 void List(ApiContext& ctx, const Call& call, const Responder& respond) {
   const HttpRequest& req = *call.request;
   ExecutionFilter f;
@@ -214,23 +257,7 @@ void List(ApiContext& ctx, const Call& call, const Responder& respond) {
   auto limit = PageLimit(req, kDefaultPage, ctx.limits.max_page);
   if (!limit.ok()) return respond(ErrorResponse(limit.status()));
   f.limit = *limit;
-  if (std::string s = req.Query("status"); !s.empty()) {
-    f.status = ParseExecutionStatus(s);
-    if (!f.status) {
-      return respond(ErrorResponse(400, errc::kInvalidArgument, "unknown status '" + s + "'",
-                                   {{"field", "status"}}));
-    }
-  }
-  f.workflow = req.Query("workflow");
-  f.parent_id = req.Query("parent");
-  for (auto [name, out] :
-       {std::pair{"since", &f.created_from}, std::pair{"until", &f.created_until}}) {
-    std::string text = req.Query(name);
-    if (text.empty()) continue;
-    auto t = ParseTime(text);
-    if (!t.ok()) return respond(ErrorResponse(t.status(), {{"field", name}}));
-    *out = *t;
-  }
+  if (auto bad = ReadFilter(req, &f)) return respond(std::move(*bad));
   if (std::string c = req.Query("cursor"); !c.empty()) {
     size_t dot = c.find('.');
     auto t = dot == std::string::npos ? Result<TimeMs>(Status(errc::kInvalidArgument, "x"))
@@ -403,8 +430,14 @@ void AddExecutionRoutes(Router& router, ApiContext& ctx) {
              "Start up to 1,000 executions in one request (each as a single submit would)",
              [&ctx](const Call& call, Responder respond) { SubmitBatch(ctx, call, respond); });
   router.Add("GET", "/api/v1/executions", Scope::kRead,
-             "List executions: ?status, workflow, parent, since, until, limit, cursor",
+             "List executions: ?status, workflow, parent, since, until, q (text in the id, "
+             "input or output), limit, cursor",
              [&ctx](const Call& call, Responder respond) { List(ctx, call, respond); });
+  // Before /executions/{id}: the first route that matches is used.
+  router.Add("GET", "/api/v1/executions/counts", Scope::kRead,
+             "How many executions match the list's filters, by status: ?workflow, parent, "
+             "since, until, q",
+             [&ctx](const Call& call, Responder respond) { Counts(ctx, call, respond); });
   router.Add(
       "GET", "/api/v1/executions/{id}", Scope::kRead,
       "An execution with its steps, attempts, timing, layers and the child workflows its steps "

@@ -5,7 +5,8 @@
 //
 // What it checks, from the outside: the page asks for a token and answers 401 without a
 // session; a token becomes an HttpOnly, SameSite=Strict cookie; the executions list shows
-// new executions live and filters by status (kept in the URL); a failed execution shows
+// new executions live, filters by status (kept in the URL), counts by status and searches
+// inputs and outputs; a failed execution shows
 // its error and its step's panel, and Retry runs it again to completion; values holding
 // markup (<script>, <img onerror>) are shown as text and run nothing; a cookie write
 // without the CSRF header is refused; a workflow started from its form (built from its
@@ -157,10 +158,27 @@ async function main() {
     const statuses = await page.$$eval('#executions .status', (els) => els.map((e) => e.dataset.status));
     return statuses.length === 1 && statuses[0] === 'failed';
   });
+  // Counts by status, for the filter without its status.
+  check((await page.getAttribute('#counts a[data-status="all"]', 'href')) !== null, 'the counts row');
+  check((await page.textContent('#counts a[data-status="failed"]')).includes('1'), 'one failed');
   // The same URL opened afresh shows the same view.
   await page.reload();
   await until('the filtered view after a reload', async () =>
     (await page.$$('#executions tr[data-id]')).length === 1);
+
+  // Search over inputs and outputs: the markup execution by a word of its input.
+  await page.goto(url + '/#/executions');
+  await page.waitForSelector('#filters');
+  await page.fill('#filters input[name=q]', 'xss=2');
+  await page.click('#filters button[type=submit]');
+  await until('the search in the URL', async () => page.url().includes('q=xss'));
+  await until('only the markup execution', async () => {
+    const ids = await page.$$eval('#executions tr[data-id]', (rows) => rows.map((r) => r.dataset.id));
+    return ids.length === 1 && ids[0] === shown;
+  });
+  check((await page.textContent('#counts')).includes('1 in all'), 'the counts follow the search');
+  await page.goto(url + '/#/executions?status=failed');
+  await page.waitForSelector('#executions tr[data-id]');
 
   // A failed execution: its error, its step's panel, then Retry runs it to completion.
   await page.click(`#executions tr[data-id="${failed}"] a`);

@@ -31,7 +31,8 @@ constexpr Operation kOperations[] = {
   // Executions
   {"POST", "/api/v1/executions", "submitExecution", 201, "ExecutionSummary", "SubmitRequest", "", 200},
   {"POST", "/api/v1/executions/batch", "submitExecutions", 201, "BatchSubmitResult", "BatchSubmitRequest", "", 207},
-  {"GET", "/api/v1/executions", "listExecutions", 200, "ExecutionPage", "", "status,workflow,parent,since,until,limit,cursor"},
+  {"GET", "/api/v1/executions", "listExecutions", 200, "ExecutionPage", "", "status,workflow,parent,since,until,q,limit,cursor"},
+  {"GET", "/api/v1/executions/counts", "countExecutions", 200, "ExecutionCounts", "", "workflow,parent,since,until,q"},
   {"GET", "/api/v1/executions/{id}", "getExecution", 200, "Execution", "", ""},
   {"GET", "/api/v1/executions/{id}/why", "whyExecution", 200, "Why", "", ""},
   {"GET", "/api/v1/executions/{id}/events", "listExecutionEvents", 200, "EventPage", "", "after,limit"},
@@ -118,6 +119,10 @@ const std::map<std::string, std::pair<const char*, const char*>> kQueryParams = 
     {"until", {"string", "Created before (ISO 8601 UTC or epoch ms)"}},
     {"limit", {"integer", "At most this many"}},
     {"cursor", {"string", "The next_cursor of the previous page"}},
+    {"q",
+     {"string",
+      "Text in the id, or in the input or output as compact JSON (case-sensitive, at most 256 "
+      "bytes)"}},
     {"after", {"integer", "After this sequence number"}},
     {"version", {"integer", "This version (default: the latest)"}},
     {"execution", {"string", "Only this execution"}},

@@ -290,6 +290,11 @@ constexpr const char* kSchemas = R"json({
                    "holders": {"type": "array"}, "waiting": {},
                    "created_at": {"type": "string", "format": "date-time"},
                    "updated_at": {"type": "string", "format": "date-time"}}},
+  "ExecutionCounts": {
+    "type": "object", "additionalProperties": false, "required": ["counts", "total"],
+    "properties": {"counts": {"type": "object", "additionalProperties": {"type": "integer"},
+                              "description": "By status; statuses with none are left out"},
+                   "total": {"type": "integer"}}},
   "Session": {
     "type": "object", "additionalProperties": false,
     "required": ["token_id", "namespace", "scopes", "can_write"],

@@ -1,5 +1,7 @@
 #include "store/memory/execution_tables.h"
 
+#include <map>
+
 #include <algorithm>
 #include <type_traits>
 
@@ -59,6 +61,15 @@ void GrowFor(std::unordered_map<K, V>& m, size_t extra) {
   }
 }
 
+// As the SQL stores do: the id, or the input or output as their stored JSON text.
+bool HoldsText(const ExecutionRecord& e, const std::string& text) {
+  auto dumped = [](const Json& j) {
+    return j.is_null() ? std::string() : j.dump(-1, ' ', false, Json::error_handler_t::replace);
+  };
+  return e.id.find(text) != std::string::npos || dumped(e.input).find(text) != std::string::npos ||
+         dumped(e.output).find(text) != std::string::npos;
+}
+
 bool Matches(const ExecutionFilter& f, const ExecutionRecord& e) {
   if (f.status && e.status != *f.status) return false;
   if (!f.workflow.empty() && e.workflow != f.workflow) return false;
@@ -71,6 +82,7 @@ bool Matches(const ExecutionFilter& f, const ExecutionRecord& e) {
                   (e.created_at == f.after->created_at && e.id >= f.after->id))) {
     return false;
   }
+  if (!f.text.empty()) return HoldsText(e, f.text);
   return true;
 }
 
@@ -190,6 +202,20 @@ Result<std::vector<ExecutionRecord>> ExecutionTables::ListExecutions(
   std::vector<ExecutionRecord> out;
   out.reserve(n);
   for (size_t i = 0; i < n; ++i) out.push_back(hits[i]->record);
+  return out;
+}
+
+Result<std::vector<ExecutionCount>> ExecutionTables::CountExecutions(
+    const ExecutionFilter& f) const {
+  ExecutionFilter every = f;
+  every.status.reset();
+  every.after.reset();
+  std::map<ExecutionStatus, int64_t> counts;
+  for (const auto& [id, e] : executions_) {
+    if (Matches(every, e.record)) ++counts[e.record.status];
+  }
+  std::vector<ExecutionCount> out;
+  for (const auto& [status, n] : counts) out.push_back({status, n});
   return out;
 }
 

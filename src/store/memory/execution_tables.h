@@ -66,6 +66,7 @@ class ExecutionTables {
 
   Result<ExecutionRecord> GetExecution(const std::string& id) const;
   Result<std::vector<ExecutionRecord>> ListExecutions(const ExecutionFilter& f) const;
+  Result<std::vector<ExecutionCount>> CountExecutions(const ExecutionFilter& f) const;
   Result<std::vector<ExecutionRecord>> ListUnfinishedExecutions() const;
   Result<std::vector<StepRecord>> GetSteps(const std::string& execution_id) const;
   Result<std::vector<AttemptRecord>> GetAttempts(const std::string& execution_id) const;

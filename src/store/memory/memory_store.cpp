@@ -46,6 +46,10 @@ class MemoryStore final : public Store {
     std::lock_guard lock(mu_);
     return executions_.ListExecutions(f);
   }
+  Result<std::vector<ExecutionCount>> CountExecutions(const ExecutionFilter& f) override {
+    std::lock_guard lock(mu_);
+    return executions_.CountExecutions(f);
+  }
   Result<std::vector<ExecutionRecord>> ListUnfinishedExecutions() override {
     std::lock_guard lock(mu_);
     return executions_.ListUnfinishedExecutions();

@@ -97,21 +97,50 @@ Result<ExecutionRecord> PgStore::GetExecution(const std::string& id) {
   return QueryOne<ExecutionRecord>(" WHERE id = " + p.Add(id), p, "execution " + id);
 }
 
-Result<std::vector<ExecutionRecord>> PgStore::ListExecutions(const ExecutionFilter& f) {
-  Params p;
+namespace {
+// The WHERE clause of an execution filter; `counting` leaves out the status and the page.
+std::string FilterSql(const ExecutionFilter& f, bool counting, Params& p) {
   std::string sql = " WHERE TRUE";
-  if (f.status) sql += " AND status = " + p.Add(ToString(*f.status));
+  if (f.status && !counting) sql += " AND status = " + p.Add(ToString(*f.status));
   if (!f.workflow.empty()) sql += " AND workflow = " + p.Add(f.workflow);
   if (!f.ns.empty()) sql += " AND ns = " + p.Add(f.ns);
   if (!f.parent_id.empty()) sql += " AND parent_id = " + p.Add(f.parent_id);
   if (!f.idempotency_key.empty()) sql += " AND idempotency_key = " + p.Add(f.idempotency_key);
   if (f.created_from != 0) sql += " AND created_at >= " + p.Add(f.created_from);
   if (f.created_until != 0) sql += " AND created_at < " + p.Add(f.created_until);
-  if (f.after) {
+  if (f.after && !counting) {
     sql += " AND (created_at, id) < (" + p.Add(f.after->created_at) + "::BIGINT, " +
            p.Add(f.after->id) + ")";
   }
+  // The text: in the id, or in the input or output as stored (compact JSON text).
+  if (!f.text.empty()) {
+    const std::string n = p.Add(f.text);
+    sql += " AND (strpos(id, " + n + ") > 0 OR strpos(COALESCE(input, ''), " + n +
+           ") > 0 OR strpos(COALESCE(output, ''), " + n + ") > 0)";
+  }
+  return sql;
+}
+}  // namespace
+
+Result<std::vector<ExecutionRecord>> PgStore::ListExecutions(const ExecutionFilter& f) {
+  Params p;
+  const std::string sql = FilterSql(f, /*counting=*/false, p);
   return Query<ExecutionRecord>(sql + " ORDER BY created_at DESC, id DESC" + Limit(f.limit), p);
+}
+
+Result<std::vector<ExecutionCount>> PgStore::CountExecutions(const ExecutionFilter& f) {
+  Params p;
+  const std::string sql =
+      "SELECT status, COUNT(*) FROM executions" + FilterSql(f, /*counting=*/true, p);
+  auto rows = Read(sql + " GROUP BY status", p.values(), "counting executions");
+  if (!rows.ok()) return rows.status();
+  std::vector<ExecutionCount> out;
+  for (size_t i = 0; i < rows->size(); ++i) {
+    std::optional<ExecutionStatus> status = ParseExecutionStatus(rows->at(i, 0).value_or(""));
+    if (!status) return Status(errc::kStore, "executions: an unknown status");
+    out.push_back({*status, std::stoll(rows->at(i, 1).value_or("0"))});
+  }
+  return out;
 }
 
 Result<std::vector<ExecutionRecord>> PgStore::ListUnfinishedExecutions() {

@@ -134,6 +134,7 @@ class PgStore final : public Store,
 
   Result<ExecutionRecord> GetExecution(const std::string& id) override;
   Result<std::vector<ExecutionRecord>> ListExecutions(const ExecutionFilter& f) override;
+  Result<std::vector<ExecutionCount>> CountExecutions(const ExecutionFilter& f) override;
   Result<std::vector<ExecutionRecord>> ListUnfinishedExecutions() override;
   Result<std::vector<StepRecord>> GetSteps(const std::string& execution_id) override;
   Result<std::vector<AttemptRecord>> GetAttempts(const std::string& execution_id) override;

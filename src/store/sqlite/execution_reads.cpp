@@ -6,6 +6,46 @@
 #include <vector>
 
 namespace baton::sqlite {
+namespace {
+
+// The WHERE clause of an execution filter. The SQL names only the filters that are set, so
+// each shape can use its index; parameters keep fixed numbers whatever the shape (?3 is
+// the caller's LIMIT). `counting` leaves out the status and the page.
+std::string FilterSql(const ExecutionFilter& f, bool counting) {
+  std::string sql = " WHERE 1";
+  if (f.status && !counting) sql += " AND status = ?1";
+  if (!f.workflow.empty()) sql += " AND workflow = ?2";
+  if (!f.ns.empty()) sql += " AND ns = ?4";
+  if (!f.parent_id.empty()) sql += " AND parent_id = ?5";
+  if (!f.idempotency_key.empty()) sql += " AND idempotency_key = ?6";
+  if (f.created_from != 0) sql += " AND created_at >= ?7";
+  if (f.created_until != 0) sql += " AND created_at < ?8";
+  if (f.after && !counting) sql += " AND (created_at < ?9 OR (created_at = ?9 AND id < ?10))";
+  // The text: in the id, or in the input or output as stored (compact JSON text).
+  if (!f.text.empty()) {
+    sql +=
+        " AND (instr(id, ?11) > 0 OR instr(COALESCE(input, ''), ?11) > 0 OR "
+        "instr(COALESCE(output, ''), ?11) > 0)";
+  }
+  return sql;
+}
+
+void BindFilter(Stmt& q, const ExecutionFilter& f, bool counting) {
+  if (f.status && !counting) q.Bind(1, std::string_view(ToString(*f.status)));
+  if (!f.workflow.empty()) q.Bind(2, f.workflow);
+  if (!f.ns.empty()) q.Bind(4, f.ns);
+  if (!f.parent_id.empty()) q.Bind(5, f.parent_id);
+  if (!f.idempotency_key.empty()) q.Bind(6, f.idempotency_key);
+  if (f.created_from != 0) q.Bind(7, f.created_from);
+  if (f.created_until != 0) q.Bind(8, f.created_until);
+  if (f.after && !counting) {
+    q.Bind(9, f.after->created_at);
+    q.Bind(10, f.after->id);
+  }
+  if (!f.text.empty()) q.Bind(11, f.text);
+}
+
+}  // namespace
 
 Result<ExecutionRecord> SqliteStore::GetExecution(const std::string& id) {
   std::lock_guard lock(mu_);
@@ -17,33 +57,32 @@ Result<ExecutionRecord> SqliteStore::GetExecution(const std::string& id) {
 }
 
 Result<std::vector<ExecutionRecord>> SqliteStore::ListExecutions(const ExecutionFilter& f) {
-  // The SQL names only the filters that are set, so each shape can use its index;
-  // parameters keep fixed numbers whatever the shape.
-  std::string sql = std::string(kSelectExecutions) + " WHERE 1";
-  if (f.status) sql += " AND status = ?1";
-  if (!f.workflow.empty()) sql += " AND workflow = ?2";
-  if (!f.ns.empty()) sql += " AND ns = ?4";
-  if (!f.parent_id.empty()) sql += " AND parent_id = ?5";
-  if (!f.idempotency_key.empty()) sql += " AND idempotency_key = ?6";
-  if (f.created_from != 0) sql += " AND created_at >= ?7";
-  if (f.created_until != 0) sql += " AND created_at < ?8";
-  if (f.after) sql += " AND (created_at < ?9 OR (created_at = ?9 AND id < ?10))";
-  sql += " ORDER BY created_at DESC, id DESC LIMIT ?3";
+  const std::string sql = std::string(kSelectExecutions) + FilterSql(f, /*counting=*/false) +
+                          " ORDER BY created_at DESC, id DESC LIMIT ?3";
   std::lock_guard lock(mu_);
   return Query<ExecutionRecord>(sql, "executions", [&](Stmt& q) {
-    if (f.status) q.Bind(1, std::string_view(ToString(*f.status)));
-    if (!f.workflow.empty()) q.Bind(2, f.workflow);
+    BindFilter(q, f, /*counting=*/false);
     q.Bind(3, SqlLimit(f.limit));
-    if (!f.ns.empty()) q.Bind(4, f.ns);
-    if (!f.parent_id.empty()) q.Bind(5, f.parent_id);
-    if (!f.idempotency_key.empty()) q.Bind(6, f.idempotency_key);
-    if (f.created_from != 0) q.Bind(7, f.created_from);
-    if (f.created_until != 0) q.Bind(8, f.created_until);
-    if (f.after) {
-      q.Bind(9, f.after->created_at);
-      q.Bind(10, f.after->id);
-    }
   });
+}
+
+Result<std::vector<ExecutionCount>> SqliteStore::CountExecutions(const ExecutionFilter& f) {
+  const std::string sql = "SELECT status, COUNT(*) FROM executions" +
+                          FilterSql(f, /*counting=*/true) + " GROUP BY status";
+  std::lock_guard lock(mu_);
+  Stmt* q = nullptr;
+  if (Status s = Cached(reader(), sql, &q); !s.ok()) return s;
+  ResetOnExit reset(*q);
+  BindFilter(*q, f, /*counting=*/true);
+  std::vector<ExecutionCount> out;
+  int rc;
+  while ((rc = q->Step()) == SQLITE_ROW) {
+    std::optional<ExecutionStatus> status = ParseExecutionStatus(q->TextView(0));
+    if (!status) return Corrupt("executions");
+    out.push_back({*status, q->Int(1)});
+  }
+  if (rc != SQLITE_DONE) return Error(db(), "counting executions");
+  return out;
 }
 
 Result<std::vector<ExecutionRecord>> SqliteStore::ListUnfinishedExecutions() {
