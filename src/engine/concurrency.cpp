@@ -106,17 +106,26 @@ PoolHold Engine::Impl::GroupHold(const ExecState& ex) const {
   return {ex.rec.ns, "concurrency" + group.substr(group.find('\n')), ex.rec.id, 1};
 }
 
-bool Engine::Impl::HoldGroupSlot(const ExecState& ex, bool force) {
+Engine::Impl::SharedHold Engine::Impl::HoldGroupSlot(const ExecState& ex, bool force) {
   Result<bool> held =
       options_.shared_pools->HoldSlots(GroupHold(ex), ex.def->concurrency->limit, force);
-  return held.ok() && *held;
+  if (!held.ok()) return SharedHold::kStoreError;
+  return *held ? SharedHold::kHeld : SharedHold::kFull;
+}
+
+void Engine::Impl::DropEmptyGroup(const std::string& group) {
+  auto it = concurrency_.find(group);
+  if (it != concurrency_.end() && it->second.running.empty() && it->second.queued.empty()) {
+    concurrency_.erase(it);
+  }
 }
 
 bool Engine::Impl::AdmitToSharedGroup(const ExecPtr& ex, const ConcurrencySpec& spec) {
-  // Not ahead of one queued here: it takes the next slot.
-  bool held = concurrency_[ex->concurrency_group].queued.empty() && HoldGroupSlot(*ex, false);
-  if (!held && spec.policy == ConcurrencyPolicy::kCancelOldest &&
-      concurrency_[ex->concurrency_group].queued.empty()) {
+  // Not ahead of one queued here: it waits behind. The store not answering is not a full
+  // key either: the execution waits queued and tries again, whatever the policy.
+  SharedHold result = SharedHold::kStoreError;  // stands for "waits" until tried
+  if (concurrency_[ex->concurrency_group].queued.empty()) result = HoldGroupSlot(*ex, false);
+  if (result == SharedHold::kFull && spec.policy == ConcurrencyPolicy::kCancelOldest) {
     const PoolHold hold = GroupHold(*ex);
     Result<std::vector<std::string>> holders = options_.shared_pools->Holders(hold.ns, hold.pool);
     if (holders.ok() && !holders->empty()) {
@@ -126,14 +135,14 @@ bool Engine::Impl::AdmitToSharedGroup(const ExecPtr& ex, const ConcurrencySpec& 
           "replaced by execution " + ex->rec.id + " (concurrency: cancel_oldest)";
       if (Find(oldest) != nullptr) {
         (void)Cancel(oldest, reason);  // gives its slot back now
-        held = HoldGroupSlot(*ex, false);
+        result = HoldGroupSlot(*ex, false);
       } else if (options_.cancel_elsewhere) {
         // Its instance cancels it; this one waits queued for the slot meanwhile.
         options_.cancel_elsewhere(oldest, reason);
       }
     }
   }
-  if (!held && spec.policy == ConcurrencyPolicy::kCancelNewest) {
+  if (result == SharedHold::kFull && spec.policy == ConcurrencyPolicy::kCancelNewest) {
     ++stats_.concurrency_cancelled;
     CancelOpenSteps(ex, "concurrency limit reached");
     FinishExecution(
@@ -142,11 +151,12 @@ bool Engine::Impl::AdmitToSharedGroup(const ExecPtr& ex, const ConcurrencySpec& 
          {"message",
           "workflow '" + ex->rec.workflow + "' already runs its concurrency key's limit of " +
               std::to_string(spec.limit) + " execution(s) across instances (cancel_newest)"}});
+    DropEmptyGroup(ex->concurrency_group);
     return false;
   }
   // Cancelling may have dropped the group: look it up again.
   ConcurrencyGroup& g = concurrency_[ex->concurrency_group];
-  if (!held) {
+  if (result != SharedHold::kHeld) {
     Enqueue(ex, &g.queued);
     ArmSharedSlotRetry();  // a slot may come free on another instance
     return false;
@@ -167,7 +177,7 @@ void Engine::Impl::WakeSharedGroup(const std::string& group) {
       return;
     }
     ExecPtr next = std::get<2>(*g.queued.begin());
-    if (!HoldGroupSlot(*next, false)) return;
+    if (HoldGroupSlot(*next, false) != SharedHold::kHeld) return;
     g.queued.erase(g.queued.begin());
     next->waiting_in = nullptr;
     g.running.push_back(next->rec.id);
@@ -218,7 +228,8 @@ void Engine::Impl::HoldRecoveredSlots(const ExecPtr& ex) {
       ex->concurrency_group = std::move(group.value());
       concurrency_[ex->concurrency_group].running.push_back(ex->rec.id);
       ex->holds_group_slot = true;
-      if (options_.shared_pools != nullptr) HoldGroupSlot(*ex, true);
+      // A store error leaves it held here only; the limit may then be passed elsewhere.
+      if (options_.shared_pools != nullptr) (void)HoldGroupSlot(*ex, true);
     }
   }
   if (options_.max_running_executions > 0 && CountsGlobally(*ex)) {
@@ -240,7 +251,7 @@ void Engine::Impl::ReleaseSlots(const ExecPtr& ex) {
     auto it = concurrency_.find(ex->concurrency_group);
     if (options_.shared_pools != nullptr) {
       // A failure leaves the hold to lapse (as a pool's: never more than the limit).
-      (void)options_.shared_pools->ReleaseSlots(GroupHold(*ex));
+      ReleaseShared(GroupHold(*ex));
       if (it != concurrency_.end()) std::erase(it->second.running, ex->rec.id);
       wake_shared = true;
     } else if (it != concurrency_.end()) {
@@ -267,6 +278,10 @@ void Engine::Impl::ReleaseSlots(const ExecPtr& ex) {
     if (!waiting->finished && Admit(waiting)) BeginSteps(waiting);
   }
   if (wake_shared) WakeSharedGroup(ex->concurrency_group);
+  // Cancelled while queued, or refused: a group nobody holds or waits for goes.
+  if (options_.shared_pools != nullptr && !ex->concurrency_group.empty()) {
+    DropEmptyGroup(ex->concurrency_group);
+  }
 }
 
 void Engine::Impl::DropAllSlots() {

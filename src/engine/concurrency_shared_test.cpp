@@ -176,5 +176,37 @@ TEST_F(EngineSharedConcurrency, AfterACrashTheRunningExecutionHoldsItsSlotAgain)
   EXPECT_TRUE(slots.holds.empty());
 }
 
+// A hold that could not be given back (a store error) would be renewed with the
+// instance's leases for as long as it lives: it is given back at the next retry.
+TEST_F(EngineSharedConcurrency, AHoldNotGivenBackIsGivenBackLater) {
+  a.runner->script["work"] = {Outcome(1'000)};
+  const std::string x = Start(a, "queue", "acme");
+  slots.failing_releases = 1;
+  a.loop->RunUntilIdle(a.clock.Now() + 1'100);
+  EXPECT_EQ(a.Execution(x).status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(slots.holds.size(), 1u) << "the failed release";
+  a.loop->RunUntilIdle(a.clock.Now() + 300);
+  EXPECT_TRUE(slots.holds.empty()) << "given back at the retry";
+  // The key is free for another engine.
+  b.runner->script["work"] = {Outcome(10)};
+  const std::string y = Start(b, "cancel_newest", "acme");
+  b.loop->RunUntilIdle();
+  EXPECT_EQ(b.Execution(y).status, ExecutionStatus::kCompleted);
+}
+
+// The store not answering is not a full key: under cancel_newest the new execution waits
+// queued (and runs once the store answers) instead of being cancelled.
+TEST_F(EngineSharedConcurrency, AStoreErrorQueuesInsteadOfCancelling) {
+  b.runner->script["work"] = {Outcome(10)};
+  slots.holds_fail = true;
+  const std::string y = Start(b, "cancel_newest", "acme");
+  b.loop->RunUntilIdle(b.clock.Now() + 600);
+  EXPECT_EQ(b.Execution(y).status, ExecutionStatus::kQueued);
+  slots.holds_fail = false;
+  b.loop->RunUntilIdle();
+  EXPECT_EQ(b.Execution(y).status, ExecutionStatus::kCompleted);
+  EXPECT_TRUE(slots.holds.empty());
+}
+
 }  // namespace
 }  // namespace baton

@@ -257,7 +257,9 @@ class Engine::Impl {
   // execution tries again); admitting `ex` to its group; admitting the queued executions
   // of a group that the holds now leave room for.
   PoolHold GroupHold(const engine::ExecState& ex) const;
-  bool HoldGroupSlot(const engine::ExecState& ex, bool force);
+  enum class SharedHold { kHeld, kFull, kStoreError };
+  SharedHold HoldGroupSlot(const engine::ExecState& ex, bool force);
+  void DropEmptyGroup(const std::string& group);
   bool AdmitToSharedGroup(const ExecPtr& ex, const ConcurrencySpec& spec);
   void WakeSharedGroup(const std::string& group);
   // An admitted execution's steps begin (and its timeout starts).
@@ -291,6 +293,12 @@ class Engine::Impl {
   // Steps waiting for a pool and executions queued for a concurrency slot try again.
   void ArmSharedSlotRetry();
   bool shared_retry_armed_ = false;
+  // Gives a shared hold back. The instance renews all its holds with its leases, so one
+  // that could not be given back (a store error) would be held for as long as the
+  // instance lives: it is kept here and given back at the next retries.
+  void ReleaseShared(PoolHold hold);
+  void RetryReleases();
+  std::vector<PoolHold> unreleased_;
 
   // --- stalls.cpp -------------------------------------------------------------
   // Arms the periodic check for stalled executions (EngineOptions::stall_after) unless

@@ -90,10 +90,7 @@ void Engine::Impl::ReturnPoolSlots(const ExecPtr& ex, int step) {
   }
   if (st.guards->pool_held > 0) {
     if (options_.shared_pools != nullptr) {
-      // A failure leaves the hold to lapse: it is no longer renewed once this instance
-      // stops, and meanwhile counts against the pool (never more steps than slots).
-      (void)options_.shared_pools->ReleaseSlots(
-          {ex->rec.ns, st.def->extra().pool, Holder(*ex, step), st.guards->pool_held});
+      ReleaseShared({ex->rec.ns, st.def->extra().pool, Holder(*ex, step), st.guards->pool_held});
     }
     pool.used -= st.guards->pool_held;
     st.guards->pool_held = 0;
@@ -147,6 +144,8 @@ void Engine::Impl::ArmSharedSlotRetry() {
       WakePoolWaiters(pool);
       waiting = waiting || !pool.waiting.empty();
     }
+    RetryReleases();
+    waiting = waiting || !unreleased_.empty();
     // Admitting may finish executions, which changes concurrency_: walk a copy of the keys.
     std::vector<std::string> queued;
     for (const auto& [group, g] : concurrency_) {
@@ -159,6 +158,34 @@ void Engine::Impl::ArmSharedSlotRetry() {
     }
     if (waiting) ArmSharedSlotRetry();
   });
+}
+
+void Engine::Impl::ReleaseShared(PoolHold hold) {
+  if (options_.shared_pools->ReleaseSlots(hold).ok()) return;
+  unreleased_.push_back(std::move(hold));
+  ArmSharedSlotRetry();
+}
+
+void Engine::Impl::RetryReleases() {
+  std::vector<PoolHold> pending;
+  pending.swap(unreleased_);
+  for (PoolHold& hold : pending) {
+    // Held again meanwhile (an execution retried, a step run again): it is not ours to
+    // give back any more.
+    const size_t slash = hold.holder.find('/');
+    ExecPtr ex = Find(hold.holder.substr(0, slash));
+    bool again = false;
+    if (ex && slash == std::string::npos) {
+      again = ex->holds_group_slot;
+    } else if (ex) {
+      const std::string step = hold.holder.substr(slash + 1);
+      for (const StepState& st : ex->steps) {
+        if (st.def->id == step) again = st.guards && st.guards->pool_held > 0;
+      }
+    }
+    if (again) continue;
+    if (!options_.shared_pools->ReleaseSlots(hold).ok()) unreleased_.push_back(std::move(hold));
+  }
 }
 
 void Engine::Impl::DispatchPoolWoken() {
@@ -260,7 +287,9 @@ std::vector<PoolUsage> Engine::Impl::ListPools(const std::string& ns) const {
 void Engine::Impl::DropPoolSlots() {
   // Taken again as the executions are re-adopted (HoldPoolSlots); a failure leaves the
   // holds to lapse.
-  if (options_.shared_pools != nullptr) (void)options_.shared_pools->ReleaseAllSlots();
+  if (options_.shared_pools != nullptr && options_.shared_pools->ReleaseAllSlots().ok()) {
+    unreleased_.clear();
+  }
   for (auto& [key, pool] : pools_) {
     pool.used = 0;
     pool.holders.clear();

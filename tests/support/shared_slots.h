@@ -23,6 +23,9 @@ struct SharedSlots {
   using Key = std::tuple<std::string, std::string, std::string>;  // ns, pool, holder
   std::map<Key, Hold> holds;
   int64_t next_since = 0;
+  // Store errors to inject: the next N releases fail; every hold fails while set.
+  int failing_releases = 0;
+  bool holds_fail = false;
 
   int64_t Sum(const std::string& ns, const std::string& pool) const {
     int64_t n = 0;
@@ -40,6 +43,7 @@ struct InstanceSlots final : SharedPools {
   InstanceSlots(SharedSlots* a, std::string m) : all(a), me(std::move(m)) {}
   static SharedSlots::Key KeyOf(const PoolHold& h) { return {h.ns, h.pool, h.holder}; }
   Result<bool> HoldSlots(const PoolHold& h, int64_t limit, bool force) override {
+    if (all->holds_fail) return Status(errc::kStore, "injected: holding");
     if (auto it = all->holds.find(KeyOf(h)); it != all->holds.end()) {
       it->second.owner = me;
       return true;
@@ -49,6 +53,10 @@ struct InstanceSlots final : SharedPools {
     return true;
   }
   Status ReleaseSlots(const PoolHold& h) override {
+    if (all->failing_releases > 0) {
+      --all->failing_releases;
+      return Status(errc::kStore, "injected: releasing");
+    }
     auto it = all->holds.find(KeyOf(h));
     if (it != all->holds.end() && it->second.owner == me) all->holds.erase(it);
     return Status::Ok();
