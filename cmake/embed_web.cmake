@@ -28,9 +28,19 @@ function(content_type name var)
   endif()
 endfunction()
 
-# A C array initialiser from a file's bytes.
+# A C array initialiser from a file's bytes (bytes_of), or from hex digits in a file
+# (bytes_of_hex).
 function(bytes_of path var)
   file(READ ${path} hex HEX)
+  hex_to_array("${hex}" out)
+  set(${var} "${out}" PARENT_SCOPE)
+endfunction()
+function(bytes_of_hex path var)
+  file(READ ${path} hex)
+  hex_to_array("${hex}" out)
+  set(${var} "${out}" PARENT_SCOPE)
+endfunction()
+function(hex_to_array hex var)
   string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," hex "${hex}")
   string(REGEX REPLACE "(0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,)"
          "\\1\n" hex "${hex}")
@@ -76,9 +86,18 @@ foreach(name ${ordered})
   file(COPY_FILE ${source} ${work}/${name}.plain ONLY_IF_DIFFERENT)
   file(ARCHIVE_CREATE OUTPUT ${work}/${name}.gz PATHS ${work}/${name}.plain FORMAT raw COMPRESSION GZip
        COMPRESSION_LEVEL 9 MTIME 0)
-  bytes_of(${work}/${name}.plain plain)
-  bytes_of(${work}/${name}.gz gz)
   file(SIZE ${work}/${name}.plain plain_size)
+  if(plain_size EQUAL 0)
+    message(FATAL_ERROR "embed_web.cmake: ${WEB_DIR}/${name} is empty")
+  endif()
+  # libarchive writes the time of compression into the gzip header (bytes 4-7): zero it,
+  # so that the same files always give the same source.
+  file(READ ${work}/${name}.gz gzhex HEX)
+  string(SUBSTRING "${gzhex}" 0 8 gzhead)
+  string(SUBSTRING "${gzhex}" 16 -1 gztail)
+  file(WRITE ${work}/${name}.gzhex "${gzhead}00000000${gztail}")
+  bytes_of(${work}/${name}.plain plain)
+  bytes_of_hex(${work}/${name}.gzhex gz)
   file(SIZE ${work}/${name}.gz gz_size)
   content_type(${name} type)
   string(APPEND body "const unsigned char kPlain${i}[] = {\n${plain}};\n")

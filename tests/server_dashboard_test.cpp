@@ -27,7 +27,8 @@ class ServerDashboard : public testing::ServerTest {
   }
   // POST /api/v1/session with `token`: the reply.
   HttpReply OpenSession(const std::string& token) {
-    auto r = Anonymous().Send("POST", "/api/v1/session", Json{{"token", token}}.dump());
+    auto r = Anonymous().Send("POST", "/api/v1/session", Json{{"token", token}}.dump(),
+                              "application/json", {{"X-Baton-Csrf", "1"}});
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? *r : HttpReply{};
   }
@@ -85,6 +86,11 @@ TEST_F(ServerDashboard, ThePageAndItsFilesAreServedCompiledInWithAStrictPolicy) 
     HttpReply zipped = Get(url, {{"Accept-Encoding", "gzip, deflate"}});
     ASSERT_EQ(zipped.status, 200) << url;
     EXPECT_EQ(zipped.headers["content-encoding"], "gzip");
+    EXPECT_NE(zipped.headers["etag"], plain.headers["etag"]) << "one ETag per encoding";
+    EXPECT_EQ(
+        Get(url, {{"Accept-Encoding", "gzip"}, {"If-None-Match", zipped.headers["etag"]}}).status,
+        304);
+    EXPECT_EQ(Get(url, {{"Accept-Encoding", "gzip;q=0"}}).headers.count("content-encoding"), 0u);
     ASSERT_GE(zipped.body.size(), 2u);
     EXPECT_EQ(static_cast<unsigned char>(zipped.body[0]), 0x1f);
     EXPECT_EQ(static_cast<unsigned char>(zipped.body[1]), 0x8b);
@@ -106,9 +112,22 @@ TEST_F(ServerDashboard, ATokenBecomesAnHttpOnlySessionCookie) {
   EXPECT_EQ(bad.status, 401) << bad.body;
   EXPECT_EQ(bad.headers.count("set-cookie"), 0u);
   EXPECT_EQ(OpenSession("not a token").status, 401);
-  EXPECT_EQ(Anonymous().Send("POST", "/api/v1/session", R"({"token": 7})")->status, 400);
-  EXPECT_EQ(Anonymous().Send("POST", "/api/v1/session", R"({"token": "x", "more": 1})")->status,
+  const std::map<std::string, std::string> csrf = {{"X-Baton-Csrf", "1"}};
+  EXPECT_EQ(Anonymous()
+                .Send("POST", "/api/v1/session", R"({"token": 7})", "application/json", csrf)
+                ->status,
             400);
+  EXPECT_EQ(
+      Anonymous()
+          .Send("POST", "/api/v1/session", R"({"token": "x", "more": 1})", "application/json", csrf)
+          ->status,
+      400);
+  // Another page of the same site cannot log the browser in to a session of its own.
+  auto planted =
+      Anonymous().Send("POST", "/api/v1/session", Json{{"token", server_->admin_token()}}.dump());
+  ASSERT_TRUE(planted.ok());
+  EXPECT_EQ(planted->status, 403) << planted->body;
+  EXPECT_EQ(planted->headers.count("set-cookie"), 0u);
   // A worker token cannot open the dashboard.
   EXPECT_EQ(OpenSession(NewToken("worker")).status, 403);
 
@@ -132,6 +151,8 @@ TEST_F(ServerDashboard, ATokenBecomesAnHttpOnlySessionCookie) {
       401);
   HttpReply session = WithCookie("GET", "/api/v1/session", "other=1; " + cookie + "; x=y");
   EXPECT_EQ(session.status, 200) << session.body;
+  // An admin's session is not a worker: the worker protocol wants a bearer token.
+  EXPECT_EQ(WithCookie("GET", "/api/v1/workers/w1/poll?wait=0", cookie).status, 403);
 
   // Logging out ends the session.
   HttpReply closed = WithCookie("DELETE", "/api/v1/session", cookie, true);

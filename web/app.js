@@ -13,6 +13,8 @@ const PAGE = 50;
 let session = null;  // GET /api/v1/session: {namespace, scopes, can_write}
 let live = null;     // the WebSocket of the current view
 let refreshTimer = 0;
+let reconnectTimer = 0;
+let generation = 0;  // of route() calls: see show()
 
 // --- DOM ---------------------------------------------------------------------------
 
@@ -33,8 +35,10 @@ function el(tag, attrs, ...children) {
   return e;
 }
 
-// Replaces the view; `nodes` as el()'s children (nested lists, null for nothing).
-function show(...nodes) {
+// Replaces the view for the route() call `gen`, unless a newer one started meanwhile: a
+// slower earlier render never draws over a newer view.
+function show(gen, ...nodes) {
+  if (gen !== generation) throw new Stale();
   const main = document.getElementById('main');
   main.replaceChildren(el('div', {}, ...nodes));
 }
@@ -115,21 +119,35 @@ function follow(key, query, onChange) {
     if (live !== ws || !liveHandler) return;
     liveHandler(e.type === 'ready' || e.type === 'gap' ? null : e);
   };
+  // A feed that drops (a restart, a proxy's idle timeout) is opened again after a pause,
+  // and the view read again: the view never goes stale without a sign.
+  ws.onclose = () => {
+    if (live !== ws) return;  // closed on purpose
+    live = null;
+    liveKey = '';
+    clearTimeout(reconnectTimer);
+    reconnectTimer = setTimeout(() => { reconnectTimer = 0; route(); }, 2000);
+  };
   live = ws;
   liveKey = key;
 }
 
 function stopFollowing() {
-  if (live) live.close();
+  const ws = live;
   live = null;
   liveKey = '';
+  if (ws) ws.close();
   clearTimeout(refreshTimer);
+  refreshTimer = 0;
+  clearTimeout(reconnectTimer);
+  reconnectTimer = 0;
 }
 
-// Runs `fn` once, 300 ms after the last call: a burst of events redraws once.
+// Runs `fn` 300 ms after the first call since the last run: a burst of events redraws
+// once, and a steady stream of them redraws about three times a second.
 function soon(fn) {
-  clearTimeout(refreshTimer);
-  refreshTimer = setTimeout(fn, 300);
+  if (refreshTimer) return;
+  refreshTimer = setTimeout(() => { refreshTimer = 0; fn(); }, 300);
 }
 
 // --- Views -------------------------------------------------------------------------
@@ -155,7 +173,7 @@ function renderLogin(message) {
   el('p', {class: 'muted'}, 'Give a token (baton token create, or the credentials file). ' +
      'It is exchanged for a session cookie; the page never keeps it.'),
   input, el('button', {class: 'primary', type: 'submit'}, 'Log in'), note);
-  show(form);
+  show(generation, form);
   input.focus();
 }
 
@@ -166,7 +184,7 @@ function parseHash() {
           params: new URLSearchParams(query || '')};
 }
 
-async function renderExecutions(params) {
+async function renderExecutions(params, gen) {
   const status = params.get('status') || '';
   const workflow = params.get('workflow') || '';
   const cursor = params.get('cursor') || '';
@@ -232,7 +250,7 @@ async function renderExecutions(params) {
     STATUSES.filter((st) => counts.counts[st]).map((st) =>
       el('a', {href: '#/executions' + withStatus(params, st), 'data-status': st},
          statusBadge(st), ' ' + counts.counts[st]))) : null;
-  show(el('h1', {}, 'Executions'), filters, countRow, table, pager);
+  show(gen, el('h1', {}, 'Executions'), filters, countRow, table, pager);
 
   // Live: the first page follows the namespace's feed.
   if (!cursor) {
@@ -266,7 +284,7 @@ function withCursor(params, cursor) {
   return p.toString();
 }
 
-async function renderExecution(id, params) {
+async function renderExecution(id, params, gen) {
   const [e, why, events] = await Promise.all([
     api('GET', '/api/v1/executions/' + encodeURIComponent(id)),
     api('GET', '/api/v1/executions/' + encodeURIComponent(id) + '/why').catch(() => null),
@@ -346,7 +364,7 @@ async function renderExecution(id, params) {
       el('td', {class: 'mono'}, ev.data && Object.keys(ev.data).length ? JSON.stringify(ev.data) : '')))));
 
   const definition = await workflowDefinition(e.workflow, e.version).catch(() => null);
-  show(el('p', {}, el('a', {href: '#/executions'}, '← Executions')),
+  show(gen, el('p', {}, el('a', {href: '#/executions'}, '← Executions')),
        el('h1', {class: 'mono'}, id), facts, actions,
        el('h2', {}, 'Graph'), dag(e, definition, id),
        el('h2', {}, 'Input'), json(e.input),
@@ -522,10 +540,10 @@ function timeline(e, visible) {
                el('span', {}, duration(t1 - t0))));
 }
 
-async function renderWorkflows() {
+async function renderWorkflows(gen) {
   stopFollowing();
   const list = await api('GET', '/api/v1/workflows');
-  show(el('h1', {}, 'Workflows'),
+  show(gen, el('h1', {}, 'Workflows'),
        el('table', {id: 'workflows'},
          el('thead', {}, el('tr', {}, ['Workflow', 'Version', 'Created'].map((h) => el('th', {}, h)))),
          el('tbody', {}, list.workflows.length ? list.workflows.map((w) => el('tr', {'data-name': w.name},
@@ -535,7 +553,7 @@ async function renderWorkflows() {
 }
 
 // A workflow's latest version, and a form that starts it, built from its `inputs`.
-async function renderWorkflow(name) {
+async function renderWorkflow(name, gen) {
   stopFollowing();
   const w = await api('GET', '/api/v1/workflows/' + encodeURIComponent(name));
   const inputs = (w.definition && w.definition.inputs) || {};
@@ -584,21 +602,21 @@ async function renderWorkflow(name) {
       note.textContent = e.message;
     }
   }}, fields, canStart ? el('button', {class: 'primary', type: 'submit'}, 'Start') : null);
-  show(el('p', {}, el('a', {href: '#/workflows'}, '← Workflows')),
+  show(gen, el('p', {}, el('a', {href: '#/workflows'}, '← Workflows')),
        el('h1', {}, name + ' v' + w.version),
        el('p', {}, el('a', {href: '#/executions?workflow=' + encodeURIComponent(name)}, 'Its executions')),
        canStart ? el('h2', {}, 'Start') : null, canStart ? form : null, note,
        el('h2', {}, 'Definition'), json(w.definition));
 }
 
-async function renderWorkers() {
+async function renderWorkers(gen) {
   const [list, health, moved] = await Promise.all([
     api('GET', '/api/v1/workers'),
     api('GET', '/api/v1/coordinator/health').catch(() => null),
     api('GET', '/api/v1/reassignments?limit=20').catch(() => ({reassignments: []})),
   ]);
   const canWrite = session && session.can_write;
-  show(el('h1', {}, 'Workers'),
+  show(gen, el('h1', {}, 'Workers'),
        el('table', {id: 'workers'},
          el('thead', {}, el('tr', {}, ['Worker', 'Status', 'Host', 'Load', 'Commands', 'Tags', 'Heartbeat', '']
            .map((h) => el('th', {}, h)))),
@@ -628,10 +646,10 @@ async function renderWorkers() {
            : el('tr', {}, el('td', {colspan: 5, class: 'muted'}, 'None.')))));
   // Workers come and go without events: read again every two seconds while shown.
   stopFollowing();
-  refreshTimer = setTimeout(() => route(), 2000);
+  refreshTimer = setTimeout(() => { refreshTimer = 0; route(); }, 2000);
 }
 
-async function renderDeadLetters() {
+async function renderDeadLetters(gen) {
   stopFollowing();
   const [stats, page] = await Promise.all([
     api('GET', '/api/v1/dlq/stats?status=open'),
@@ -667,7 +685,7 @@ async function renderDeadLetters() {
     await api('POST', '/api/v1/dlq/replay', {filter: {}, per_second: 10}).catch((err) => alert(err.message));
     route();
   }}, 'Replay all ' + stats.total)) : null;
-  show(el('h1', {}, 'Dead letters'),
+  show(gen, el('h1', {}, 'Dead letters'),
        el('p', {class: 'muted'}, stats.total + ' open, by error fingerprint:'), groups, bulk,
        el('h2', {}, 'Open entries'), entries);
 }
@@ -699,19 +717,22 @@ async function act(id, what) {
   route();
 }
 
+class Stale extends Error {}
+
 async function route() {
   if (!session) return renderLogin();
+  const gen = ++generation;
   const {parts, params} = parseHash();
   try {
-    if (parts[0] === 'executions' && parts[1]) return await renderExecution(parts[1], params);
-    if (parts[0] === 'workflows' && parts[1]) return await renderWorkflow(parts[1]);
-    if (parts[0] === 'workflows') return await renderWorkflows();
-    if (parts[0] === 'workers') return await renderWorkers();
-    if (parts[0] === 'dlq') return await renderDeadLetters();
-    return await renderExecutions(params);
+    if (parts[0] === 'executions' && parts[1]) return await renderExecution(parts[1], params, gen);
+    if (parts[0] === 'workflows' && parts[1]) return await renderWorkflow(parts[1], gen);
+    if (parts[0] === 'workflows') return await renderWorkflows(gen);
+    if (parts[0] === 'workers') return await renderWorkers(gen);
+    if (parts[0] === 'dlq') return await renderDeadLetters(gen);
+    return await renderExecutions(params, gen);
   } catch (e) {
-    if (e.status === 401) return;
-    show(el('p', {class: 'error', id: 'view-error'}, e.message));
+    if (e instanceof Stale || e.status === 401 || gen !== generation) return;
+    show(gen, el('p', {class: 'error', id: 'view-error'}, e.message));
   }
 }
 

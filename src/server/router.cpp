@@ -71,6 +71,12 @@ void Router::Handle(std::shared_ptr<const HttpRequest> request, Responder respon
       const bool by_session = bearer.empty() && !TokenAuthority::SessionSecret(cookie).empty();
       Result<Principal> who =
           by_session ? auth_->AuthenticateSession(cookie) : auth_->Authenticate(bearer);
+      if (who.ok() && by_session && route.info.scope == Scope::kWorker) {
+        // The worker protocol is for workers' tokens, never a browser's session.
+        respond(ErrorResponse(403, "FORBIDDEN",
+                              "the worker routes take a bearer token, not the session cookie"));
+        return;
+      }
       if (who.ok() && by_session && route.info.method != "GET" &&
           request->Header(kCsrfHeader).empty()) {
         // A browser sends the cookie with any request to this server; only the dashboard's

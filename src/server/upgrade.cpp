@@ -21,9 +21,15 @@ Result<Principal> AuthorizeUpgrade(const UpgradeRequest& request, TokenAuthority
   if (header.empty() && query->count("token")) header = "Bearer " + (*query)["token"];
   const std::string cookie(request[http::field::cookie]);
   const bool by_session = header.empty() && !TokenAuthority::SessionSecret(cookie).empty();
+  if (by_session && scope == Scope::kWorker) {
+    const std::string message = "the worker channel takes a bearer token, not the session cookie";
+    *refusal = ErrorResponse(403, "FORBIDDEN", message);
+    return Status("FORBIDDEN", message);
+  }
   if (by_session) {
     // A page of another site may open a WebSocket here, and the browser would send the
-    // cookie: the session is good only from the server's own pages.
+    // cookie: the session is good only from the server's own pages (a proxy in front
+    // must pass the Host header on, as nginx's `proxy_set_header Host $host` does).
     const std::string origin(request[http::field::origin]);
     const std::string host(request[http::field::host]);
     if (!origin.empty() && origin != "http://" + host && origin != "https://" + host) {

@@ -23,14 +23,21 @@ const WebAsset* FindAsset(std::string_view name) {
   return nullptr;
 }
 
+// Accept-Encoding names gzip, without refusing it ("gzip;q=0").
 bool AcceptsGzip(const HttpRequest& request) {
-  return request.Header("accept-encoding").find("gzip") != std::string::npos;
+  const std::string& accepted = request.Header("accept-encoding");
+  const size_t at = accepted.find("gzip");
+  if (at == std::string::npos) return false;
+  const size_t end = accepted.find(',', at);
+  std::string params =
+      accepted.substr(at + 4, end == std::string::npos ? std::string::npos : end - at - 4);
+  std::erase(params, ' ');
+  return params != ";q=0" && params != ";q=0.0" && params != ";q=0.00" && params != ";q=0.000";
 }
 
 HttpResponse Serve(const HttpRequest& request, const WebAsset& asset, bool immutable) {
   HttpResponse r;
   r.content_type = std::string(asset.content_type);
-  r.headers.emplace_back("ETag", std::string(asset.etag));
   r.headers.emplace_back("Cache-Control",
                          immutable ? "public, max-age=31536000, immutable" : "no-cache");
   r.headers.emplace_back("Vary", "Accept-Encoding");
@@ -38,11 +45,16 @@ HttpResponse Serve(const HttpRequest& request, const WebAsset& asset, bool immut
   r.headers.emplace_back("X-Content-Type-Options", "nosniff");
   r.headers.emplace_back("Referrer-Policy", "no-referrer");
   r.headers.emplace_back("X-Frame-Options", "DENY");
-  if (request.Header("if-none-match") == asset.etag) {
+  // Each encoding is its own representation, with its own ETag.
+  const bool gzip = AcceptsGzip(request);
+  const std::string etag = gzip ? std::string(asset.etag.substr(0, asset.etag.size() - 1)) + "-gz\""
+                                : std::string(asset.etag);
+  r.headers.emplace_back("ETag", etag);
+  if (request.Header("if-none-match") == etag) {
     r.status = 304;
     return r;
   }
-  if (AcceptsGzip(request)) {
+  if (gzip) {
     r.body = std::string(asset.gzipped);
     r.headers.emplace_back("Content-Encoding", "gzip");
   } else {
@@ -91,19 +103,28 @@ void AddRoutes(Router& router, ApiContext& ctx) {
                Result<Json> body = ParseJsonBody(*call.request);
                if (!body.ok()) return respond(ErrorResponse(body.status()));
                if (auto bad = UnknownField(*body, {"token"})) return respond(std::move(*bad));
+               // Only the dashboard's script logs in: another page of the same site (any
+               // port) must not plant a session of its own in the browser.
+               if (call.request->Header(kCsrfHeader).empty()) {
+                 return respond(ErrorResponse(403, "FORBIDDEN",
+                                              "a login must carry the X-Baton-Csrf header "
+                                              "(the dashboard sends it)"));
+               }
                const Json& token = body->value("token", Json(nullptr));
                if (!token.is_string()) {
                  return respond(FieldError("token", "must be a token (bt_...)"));
                }
-               auto opened = ctx.auth->OpenSession(token.get<std::string>());
-               if (!opened.ok()) return respond(ErrorResponse(opened.status()));
-               if (!opened->principal.Has(Scope::kRead)) {
-                 ctx.auth->CloseSession(std::string(TokenAuthority::kSessionCookie) + "=" +
-                                        opened->secret);
+               // The scope first: a token that may not use the dashboard opens no session
+               // (and so cannot push others' sessions out of the bounded table).
+               auto who = ctx.auth->Authenticate("Bearer " + token.get<std::string>());
+               if (!who.ok()) return respond(ErrorResponse(who.status()));
+               if (!who->Has(Scope::kRead)) {
                  return respond(ErrorResponse(403, "FORBIDDEN",
                                               "this token lacks the 'read' scope the "
                                               "dashboard needs"));
                }
+               auto opened = ctx.auth->OpenSession(token.get<std::string>());
+               if (!opened.ok()) return respond(ErrorResponse(opened.status()));
                Json out = PrincipalJson(opened->principal);
                out["expires_at"] = IsoTime(opened->expires_at);
                HttpResponse r = JsonResponse(201, out);
