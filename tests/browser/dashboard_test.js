@@ -115,6 +115,18 @@ async function main() {
   page.on('pageerror', (e) => pageErrors.push(e.message));
   page.on('dialog', (d) => d.accept());
 
+  // Opens a view by its URL and waits until it is drawn: the view shown before is marked,
+  // so that a selector the old view also has cannot be mistaken for the new one (a slow
+  // server, under TSan say, draws the new view well after the URL changed).
+  const open = async (hash, selector) => {
+    await page.evaluate(() => {
+      const shown = document.querySelector('#main > div');
+      if (shown) shown.dataset.old = '1';
+    });
+    await page.goto(url + '/' + hash);
+    await page.waitForSelector('#main > div:not([data-old]) ' + selector);
+  };
+
   // No session: the login form, and the API answers 401.
   await page.goto(url + '/');
   await page.waitForSelector('#login');
@@ -167,8 +179,7 @@ async function main() {
     (await page.$$('#executions tr[data-id]')).length === 1);
 
   // Search over inputs and outputs: the markup execution by a word of its input.
-  await page.goto(url + '/#/executions');
-  await page.waitForSelector('#filters');
+  await open('#/executions', '#filters');
   await page.fill('#filters input[name=q]', 'xss=2');
   await page.click('#filters button[type=submit]');
   await until('the search in the URL', async () => page.url().includes('q=xss'));
@@ -177,8 +188,7 @@ async function main() {
     return ids.length === 1 && ids[0] === shown;
   });
   check((await page.textContent('#counts')).includes('1 in all'), 'the counts follow the search');
-  await page.goto(url + '/#/executions?status=failed');
-  await page.waitForSelector('#executions tr[data-id]');
+  await open('#/executions?status=failed', '#executions tr[data-id]');
 
   // A failed execution: its error, its step's panel, then Retry runs it to completion.
   await page.click(`#executions tr[data-id="${failed}"] a`);
@@ -206,8 +216,7 @@ async function main() {
         'the timeline shows both attempts: ' + JSON.stringify(bars));
 
   // Markup from a workflow is shown as text and runs nothing.
-  await page.goto(url + '/#/executions/' + shown);
-  await page.waitForSelector('#steps');
+  await open('#/executions/' + shown, '#steps');
   const text = await page.textContent('main');
   check(text.includes('<script>window.__xss=1</script>'), 'the input markup is shown as text');
   check(await page.evaluate(() => window.__xss === undefined), 'markup ran: window.__xss is set');
@@ -215,7 +224,7 @@ async function main() {
   await page.screenshot({path: path.join(shots, 'execution.png'), fullPage: true});
 
   // Start a workflow from its form (built from its inputs) and watch its graph go green.
-  await page.goto(url + '/#/workflows');
+  await open('#/workflows', '#workflows');
   await page.click('#workflows tr[data-name="greet"] a');
   await page.waitForSelector('#start');
   check((await page.getAttribute('#in-who', 'placeholder')) === 'world', 'the default is shown');
@@ -244,8 +253,7 @@ async function main() {
 
   // Approve: the signal a waiting step names, sent from its "why" row.
   const waiting = (await call('POST', '/api/v1/executions', {workflow: 'approve'})).id;
-  await page.goto(url + '/#/executions/' + waiting);
-  await page.waitForSelector('#why tr[data-step="gate"] form.signal');
+  await open('#/executions/' + waiting, '#why tr[data-step="gate"] form.signal');
   check((await page.textContent('#why')).includes('approve'), 'why names the signal');
   await page.fill('#why tr[data-step="gate"] .signal-payload', '{"by": "ops"}');
   await page.click('#why tr[data-step="gate"] form.signal button');
@@ -258,8 +266,7 @@ async function main() {
   for (let i = 1; i <= 59; ++i) fan.steps.push({id: 's' + i, type: 'noop', depends_on: ['root']});
   await call('POST', '/api/v1/workflows', fan);
   const wide = (await call('POST', '/api/v1/executions', {workflow: 'fan'})).id;
-  await page.goto(url + '/#/executions/' + wide);
-  await page.waitForSelector('#dag g.node[data-layer]');
+  await open('#/executions/' + wide, '#dag g.node[data-layer]');
   check((await page.textContent('#dag g.node[data-layer]')).includes('59 steps, 59 done'), 'the group\'s count');
   check((await page.$$('#dag g.node')).length === 2, 'root and one group');
   await page.click('#dag g.node[data-layer]');
@@ -270,8 +277,7 @@ async function main() {
   const workerToken = (await call('POST', '/api/v1/tokens', {name: 'w', scopes: ['worker']})).token;
   await call('POST', '/api/v1/workers/register',
              {type: 'register', workerId: 'gpu-1', capacity: 2, commands: ['train'], tags: ['gpu']}, workerToken);
-  await page.goto(url + '/#/workers');
-  await page.waitForSelector('#workers tr[data-worker="gpu-1"] button.drain');
+  await open('#/workers', '#workers tr[data-worker="gpu-1"] button.drain');
   await page.screenshot({path: path.join(shots, 'workers.png'), fullPage: true});
   await page.click('#workers tr[data-worker="gpu-1"] button.drain');
   await until('the worker draining', async () =>
@@ -281,8 +287,7 @@ async function main() {
   const broken = (await call('POST', '/api/v1/executions', {workflow: 'fixable'})).id;
   await until('the dead letter', async () =>
     (await call('GET', '/api/v1/dlq?status=open&execution=' + broken)).entries.length === 1);
-  await page.goto(url + '/#/dlq');
-  await page.waitForSelector('#dlq tr[data-entry] button.replay');
+  await open('#/dlq', '#dlq tr[data-entry] button.replay');
   check((await page.textContent('#dlq-groups')).includes('fixable'), 'the group by fingerprint');
   check((await page.textContent('#dlq')).includes('warehouse down'), 'the entry\'s error');
   await page.screenshot({path: path.join(shots, 'dead-letters.png'), fullPage: true});
@@ -309,8 +314,7 @@ async function main() {
   }
 
   // The workers view: the coordinator's health, and reassignments.
-  await page.goto(url + '/#/workers');
-  await page.waitForSelector('#coordinator');
+  await open('#/workers', '#coordinator');
   check((await page.textContent('#coordinator')).includes('draining'), 'the coordinator line');
 
   // A read-only token: no action buttons.
@@ -319,8 +323,7 @@ async function main() {
   await page.fill('#login input[name=token]', viewer);
   await page.click('#login button[type=submit]');
   await until('the read-only session', async () => (await page.textContent('#who')).includes('read only'));
-  await page.goto(url + '/#/executions/' + running);
-  await page.waitForSelector('#steps');
+  await open('#/executions/' + running, '#steps');
   check((await page.$$('#actions button')).length === 0, 'a read-only token sees action buttons');
 
   check(pageErrors.length === 0, 'errors in the page: ' + pageErrors.join('; '));
