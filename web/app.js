@@ -15,6 +15,7 @@ let live = null;     // the WebSocket of the current view
 let refreshTimer = 0;
 let reconnectTimer = 0;
 let generation = 0;  // of route() calls: see show()
+let lastList = null;  // the query of the executions list shown last
 
 // --- DOM ---------------------------------------------------------------------------
 
@@ -250,7 +251,18 @@ async function renderExecutions(params, gen) {
     STATUSES.filter((st) => counts.counts[st]).map((st) =>
       el('a', {href: '#/executions' + withStatus(params, st), 'data-status': st},
          statusBadge(st), ' ' + counts.counts[st]))) : null;
+  // A live redraw of the same list keeps what is being typed into the filters.
+  const before = document.getElementById('filters');
+  if (before && lastList === params.toString()) {
+    for (const input of [textInput, statusSelect, workflowInput, sinceInput, untilInput]) {
+      const typed = before.elements[input.name];
+      if (typed) input.value = typed.value;
+    }
+  }
+  const focused = before && before.contains(document.activeElement) ? document.activeElement.name : '';
   show(gen, el('h1', {}, 'Executions'), filters, countRow, table, pager);
+  lastList = params.toString();
+  if (focused && filters.elements[focused]) filters.elements[focused].focus();
 
   // Live: the first page follows the namespace's feed.
   if (!cursor) {
