@@ -263,5 +263,141 @@ TEST_F(ServerDashboard, TheFeedRefusesTheCookieFromAnotherSite) {
   EXPECT_NE(foreign->body.find("this server's pages"), std::string::npos) << foreign->body;
 }
 
+// Behind a proxy that speaks HTTPS to the browser, the cookie is kept to HTTPS.
+TEST_F(ServerDashboard, TheCookieIsSecureBehindAnHttpsProxy) {
+  auto plain = OpenSession(server_->admin_token());
+  EXPECT_EQ(plain.headers["set-cookie"].find("Secure"), std::string::npos)
+      << plain.headers["set-cookie"];
+  auto r =
+      Anonymous().Send("POST", "/api/v1/session", Json{{"token", server_->admin_token()}}.dump(),
+                       "application/json", {{"X-Baton-Csrf", "1"}, {"X-Forwarded-Proto", "HTTPS"}});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 201) << r->body;
+  EXPECT_NE(r->headers["set-cookie"].find("; Secure"), std::string::npos)
+      << r->headers["set-cookie"];
+}
+
+// One token logging in again and again drops its own oldest session, not anyone else's.
+TEST_F(ServerDashboard, ATokenKeepsAtMostAHundredSessions) {
+  const std::string other = CookieFrom(OpenSession(NewToken("read")));
+  const std::string token = NewToken("read");
+  const std::string first = CookieFrom(OpenSession(token));
+  std::string last;
+  for (int i = 0; i < 100; ++i) last = CookieFrom(OpenSession(token));
+  EXPECT_EQ(WithCookie("GET", "/api/v1/session", first).status, 401) << "the oldest was dropped";
+  EXPECT_EQ(WithCookie("GET", "/api/v1/session", last).status, 200);
+  EXPECT_EQ(WithCookie("GET", "/api/v1/session", other).status, 200) << "another token's stays";
+}
+
+// The list's bulk actions: a dry run says how many executions an action would touch
+// (the page's confirmation names that number), and the action then touches those.
+TEST_F(ServerDashboard, ABulkActionTouchesWhatTheFilterMatchesAndADryRunCountsIt) {
+  CreateWorkflow("name: nap\nsteps:\n  - {id: nap, type: shell, run: [sleep, '30']}\n");
+  CreateWorkflow("name: quick\nsteps:\n  - {id: a, type: noop}\n");
+  ApiClient admin = server_->Admin();
+  std::vector<std::string> naps;
+  for (int i = 0; i < 3; ++i) {
+    auto r = admin.Call("POST", "/api/v1/executions", {{"workflow", "nap"}});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    naps.push_back(r->value("id", ""));
+  }
+  auto quick = admin.Call("POST", "/api/v1/executions", {{"workflow", "quick"}});
+  ASSERT_TRUE(quick.ok());
+  testing::WaitForExecutionStatus(admin, quick->value("id", ""), "completed");
+  for (const auto& id : naps) testing::WaitForExecutionStatus(admin, id, "running");
+
+  // Cancel applies to the three naps only: the completed one is not counted.
+  auto dry =
+      admin.Call("POST", "/api/v1/executions/bulk", {{"action", "cancel"}, {"dry_run", true}});
+  ASSERT_TRUE(dry.ok()) << dry.status().ToString();
+  EXPECT_EQ((*dry)["matched"], 3) << dry->dump();
+  EXPECT_EQ((*dry)["applied"], 0);
+  for (const auto& id : naps) {
+    EXPECT_EQ((*admin.Call("GET", "/api/v1/executions/" + id))["status"], "running")
+        << "a dry run changed nothing";
+  }
+  // A read-only token may not; another namespace matches nothing of these.
+  auto reader = server_->As(NewToken("read"))
+                    .Send("POST", "/api/v1/executions/bulk",
+                          Json{{"action", "cancel"}, {"dry_run", true}}.dump());
+  ASSERT_TRUE(reader.ok());
+  EXPECT_EQ(reader->status, 403) << reader->body;
+  auto other = admin.Call("POST", "/api/v1/tokens",
+                          {{"name", "b"}, {"scopes", {"read", "write"}}, {"namespace", "team-b"}});
+  ASSERT_TRUE(other.ok());
+  auto theirs = server_->As(other->value("token", ""))
+                    .Call("POST", "/api/v1/executions/bulk", {{"action", "cancel"}});
+  ASSERT_TRUE(theirs.ok()) << theirs.status().ToString();
+  EXPECT_EQ((*theirs)["matched"], 0);
+
+  auto cancelled = admin.Call("POST", "/api/v1/executions/bulk",
+                              {{"action", "cancel"}, {"filter", {{"workflow", "nap"}}}});
+  ASSERT_TRUE(cancelled.ok()) << cancelled.status().ToString();
+  EXPECT_EQ((*cancelled)["applied"], 3) << cancelled->dump();
+  EXPECT_EQ((*cancelled)["failed"], 0);
+  for (const auto& id : naps) testing::WaitForExecutionStatus(admin, id, "cancelled");
+
+  // Retry them, then cancel at most one: `truncated` says more matched.
+  auto retried = admin.Call("POST", "/api/v1/executions/bulk",
+                            {{"action", "retry"}, {"filter", {{"status", "cancelled"}}}});
+  ASSERT_TRUE(retried.ok()) << retried.status().ToString();
+  EXPECT_EQ((*retried)["applied"], 3) << retried->dump();
+  for (const auto& id : naps) testing::WaitForExecutionStatus(admin, id, "running");
+  auto one = admin.Call("POST", "/api/v1/executions/bulk", {{"action", "cancel"}, {"max", 1}});
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ((*one)["applied"], 1) << one->dump();
+  EXPECT_EQ((*one)["truncated"], true);
+  auto counts = admin.Call("GET", "/api/v1/executions/counts?workflow=nap");
+  EXPECT_EQ((*counts)["counts"], (Json{{"cancelled", 1}, {"running", 2}})) << counts->dump();
+
+  // Bad requests are refused whole, naming the field.
+  for (const auto& [body, field] : std::vector<std::pair<Json, std::string>>{
+           {{{"action", "explode"}}, "action"},
+           {{{"action", "cancel"}, {"filter", {{"status", "sleepy"}}}}, "status"},
+           {{{"action", "cancel"}, {"filter", {{"workflow", 5}}}}, "filter.workflow"},
+           {{{"action", "cancel"}, {"filter", {{"colour", "red"}}}}, "filter.colour"},
+           {{{"action", "cancel"}, {"max", 100000}}, "max"},
+           {{{"action", "cancel"}, {"dry_run", "yes"}}, "dry_run"}}) {
+    auto bad = admin.Send("POST", "/api/v1/executions/bulk", body.dump());
+    ASSERT_TRUE(bad.ok());
+    EXPECT_EQ(bad->status, 400) << body.dump() << " -> " << bad->body;
+    EXPECT_NE(bad->body.find(field), std::string::npos) << bad->body;
+  }
+  counts = admin.Call("GET", "/api/v1/executions/counts?workflow=nap");
+  EXPECT_EQ((*counts)["counts"], (Json{{"cancelled", 1}, {"running", 2}})) << "nothing changed";
+}
+
+// The overview's last hour, by minute, of the caller's namespace only.
+TEST_F(ServerDashboard, TheActivityOfTheLastHourIsCountedByMinute) {
+  CreateWorkflow(
+      "name: two\nsteps:\n  - {id: a, type: noop}\n  - {id: b, type: noop, depends_on: a}\n");
+  ApiClient admin = server_->Admin();
+  for (int i = 0; i < 2; ++i) {
+    auto r = admin.Call("POST", "/api/v1/executions", {{"workflow", "two"}});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    testing::WaitForExecutionStatus(admin, r->value("id", ""), "completed");
+  }
+  auto activity = admin.Call("GET", "/api/v1/activity");
+  ASSERT_TRUE(activity.ok()) << activity.status().ToString();
+  EXPECT_EQ((*activity)["window_minutes"], 60);
+  ASSERT_EQ((*activity)["minutes"].size(), 60u);
+  const Json& hour = (*activity)["hour"];
+  EXPECT_EQ(hour["executions_started"], 2) << activity->dump();
+  EXPECT_EQ(hour["executions_completed"], 2);
+  EXPECT_EQ(hour["steps_completed"], 4);
+  EXPECT_TRUE(hour["step_p50_ms"].is_number_integer()) << hour.dump();
+  int64_t by_minute = 0;
+  for (const Json& m : (*activity)["minutes"]) by_minute += m["steps_completed"].get<int64_t>();
+  EXPECT_EQ(by_minute, 4);
+
+  auto other = admin.Call("POST", "/api/v1/tokens",
+                          {{"name", "b"}, {"scopes", {"read"}}, {"namespace", "team-b"}});
+  ASSERT_TRUE(other.ok());
+  auto theirs = server_->As(other->value("token", "")).Call("GET", "/api/v1/activity");
+  ASSERT_TRUE(theirs.ok());
+  EXPECT_EQ((*theirs)["hour"]["executions_started"], 0);
+  EXPECT_EQ(Anonymous().Send("GET", "/api/v1/activity")->status, 401);
+}
+
 }  // namespace
 }  // namespace baton

@@ -43,6 +43,7 @@ class Scheduler;
 class FollowUps;
 class Deliverer;
 class DlqReplayer;
+class ActivityWindow;
 
 // What handlers share. Everything here outlives the router.
 struct ApiContext {
@@ -57,6 +58,7 @@ struct ApiContext {
   Deliverer* deliverer = nullptr;               // engine thread only
   workers::Coordinator* coordinator = nullptr;  // engine thread only
   DlqReplayer* replayer = nullptr;              // thread-safe
+  ActivityWindow* activity = nullptr;           // thread-safe: the overview's last hour
   ServerLimits limits;
   std::mutex workflow_versions;  // serialises "read latest version, write the next"
   std::atomic<bool> store_ok{true};
@@ -65,6 +67,8 @@ struct ApiContext {
 void AddSystemRoutes(Router& router, ApiContext& ctx);
 void AddWorkflowRoutes(Router& router, ApiContext& ctx);
 void AddExecutionRoutes(Router& router, ApiContext& ctx);
+// POST /api/v1/executions/bulk (executions_bulk_api.cpp): before AddExecutionRoutes.
+void AddExecutionBulkRoutes(Router& router, ApiContext& ctx);
 void AddTokenRoutes(Router& router, ApiContext& ctx);
 void AddScheduleRoutes(Router& router, ApiContext& ctx);
 void AddHookRoutes(Router& router, ApiContext& ctx);

@@ -208,7 +208,19 @@ Result<TokenAuthority::OpenedSession> TokenAuthority::OpenSession(std::string_vi
   out.secret = kSessionPrefix + RandomHex(kSecretHexDigits / 2);
   out.expires_at = clock_->Now() + kSessionMs;
   const TimeMs now = clock_->Now();
+  const std::string token_hash = Sha256Hex(token_secret);
   std::lock_guard lock(mu_);
+  // The token's own sessions first: its oldest (closest to its end) makes room.
+  auto oldest = sessions_.end();
+  size_t mine = 0;
+  for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+    if (it->second.token_hash != token_hash) continue;
+    ++mine;
+    if (oldest == sessions_.end() || it->second.expires_at < oldest->second.expires_at) {
+      oldest = it;
+    }
+  }
+  if (mine >= kMaxSessionsPerToken) sessions_.erase(oldest);
   if (sessions_.size() >= kMaxSessions) {
     std::erase_if(sessions_, [now](const auto& kv) { return kv.second.expires_at <= now; });
   }
@@ -218,7 +230,7 @@ Result<TokenAuthority::OpenedSession> TokenAuthority::OpenSession(std::string_vi
         [](const auto& a, const auto& b) { return a.second.expires_at < b.second.expires_at; });
     sessions_.erase(soonest);
   }
-  sessions_[Sha256Hex(out.secret)] = {Sha256Hex(token_secret), out.expires_at};
+  sessions_[Sha256Hex(out.secret)] = {token_hash, out.expires_at};
   return out;
 }
 

@@ -72,10 +72,13 @@ class TokenAuthority {
   // A session acts as its token, which is checked at each use (a revoked token ends its
   // sessions); it lasts kSessionMs, lives in this process's memory (a restart, or another
   // instance, asks for the token again), and only its secret's hash is kept. At most
-  // kMaxSessions: past that, the session closest to its end is dropped.
+  // kMaxSessionsPerToken per token (past that, the token's oldest is dropped: one token
+  // logging in again and again cannot push other people's sessions out) and kMaxSessions
+  // in all (past that, the session closest to its end is dropped).
   static constexpr const char* kSessionCookie = "baton_session";
   static constexpr TimeMs kSessionMs = 12LL * 3600 * 1000;
   static constexpr size_t kMaxSessions = 10'000;
+  static constexpr size_t kMaxSessionsPerToken = 100;
   struct OpenedSession {
     Principal principal;
     std::string secret;  // the cookie's value

@@ -1,6 +1,7 @@
 // /api/v1/executions: submit, list, get, events, and control.
 #include "common/json_parse.h"
 #include "server/api.h"
+#include "server/execution_filter.h"
 #include "server/submitter.h"
 #include "server/views.h"
 #include "server/workflow_cache.h"
@@ -13,12 +14,13 @@
 #include <variant>
 
 namespace baton::server {
+
+constexpr size_t kMaxSearchText = 256;  // ?q=: a search, not a document
 // A namespace of its own, so that unity builds can compile it with the other routes.
 namespace executions_api {
 namespace {
 
 constexpr size_t kDefaultPage = 50;
-constexpr size_t kMaxSearchText = 256;  // ?q=: a search, not a document
 
 // An execution of the caller's namespace; ids of other namespaces are 404, like ids that
 // do not exist, so a token learns nothing about namespaces it cannot see.
@@ -208,31 +210,8 @@ void SubmitBatch(ApiContext& ctx, const Call& call, const Responder& respond) {
   }
 }
 
-// The filters GET /executions and /executions/counts share: status, workflow, parent,
-// since, until and q (text in the id, input or output); a 400 naming the bad one.
 std::optional<HttpResponse> ReadFilter(const HttpRequest& req, ExecutionFilter* f) {
-  if (std::string s = req.Query("status"); !s.empty()) {
-    f->status = ParseExecutionStatus(s);
-    if (!f->status) {
-      return ErrorResponse(400, errc::kInvalidArgument, "unknown status '" + s + "'",
-                           {{"field", "status"}});
-    }
-  }
-  f->workflow = req.Query("workflow");
-  f->parent_id = req.Query("parent");
-  for (auto [name, out] :
-       {std::pair{"since", &f->created_from}, std::pair{"until", &f->created_until}}) {
-    std::string text = req.Query(name);
-    if (text.empty()) continue;
-    auto t = ParseTime(text);
-    if (!t.ok()) return ErrorResponse(t.status(), {{"field", name}});
-    *out = *t;
-  }
-  f->text = req.Query("q");
-  if (f->text.size() > kMaxSearchText) {
-    return FieldError("q", "at most " + std::to_string(kMaxSearchText) + " bytes");
-  }
-  return std::nullopt;
+  return ReadExecutionFilter([&req](const char* name) { return req.Query(name); }, f);
 }
 
 void Counts(ApiContext& ctx, const Call& call, const Responder& respond) {
@@ -419,6 +398,35 @@ Result<Json> WhySteps(Engine& engine, workers::Coordinator* coordinator, const s
     steps.push_back(StepWaitJson(w, id, it == no_worker.end() ? "" : it->second));
   }
   return steps;
+}
+
+// The filters GET /executions, /executions/counts and POST /executions/bulk share:
+// status, workflow, parent, since, until and q (text in the id, input or output); a 400
+// naming the bad one.
+std::optional<HttpResponse> ReadExecutionFilter(const std::function<std::string(const char*)>& get,
+                                                ExecutionFilter* f) {
+  if (std::string s = get("status"); !s.empty()) {
+    f->status = ParseExecutionStatus(s);
+    if (!f->status) {
+      return ErrorResponse(400, errc::kInvalidArgument, "unknown status '" + s + "'",
+                           {{"field", "status"}});
+    }
+  }
+  f->workflow = get("workflow");
+  f->parent_id = get("parent");
+  for (auto [name, out] :
+       {std::pair{"since", &f->created_from}, std::pair{"until", &f->created_until}}) {
+    std::string text = get(name);
+    if (text.empty()) continue;
+    auto t = ParseTime(text);
+    if (!t.ok()) return ErrorResponse(t.status(), {{"field", name}});
+    *out = *t;
+  }
+  f->text = get("q");
+  if (f->text.size() > kMaxSearchText) {
+    return FieldError("q", "at most " + std::to_string(kMaxSearchText) + " bytes");
+  }
+  return std::nullopt;
 }
 
 void AddExecutionRoutes(Router& router, ApiContext& ctx) {

@@ -7,6 +7,7 @@
 
 #include "runners/refusing_runner.h"
 #include "server/api.h"
+#include "server/dashboard/activity.h"
 #include "server/dlq_replayer.h"
 #include "server/feed_tail.h"
 #include "server/instance_exchange.h"
@@ -163,6 +164,7 @@ struct Server::Impl {
       coordinator;                      // engine thread; destroyed after the engine stops
   std::unique_ptr<LeaseKeeper> keeper;  // several instances: stopped before the engine
   ServerMetrics metrics;
+  ActivityWindow activity;  // the dashboard overview's last hour
   EventHub hub;
   // Several instances: the hub is fed from the database, not from the engine.
   std::unique_ptr<FeedTail> feed_tail;
@@ -370,6 +372,7 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   impl->engine =
       std::make_unique<EngineHost>(impl->store.get(), engine_options, *http, impl->clock);
   impl->engine->AddObserver(&impl->metrics);
+  impl->engine->AddObserver(&impl->activity);
   if (SharedFeed* feed = impl->store->feed(); feed != nullptr) {
     impl->feed_tail = std::make_unique<FeedTail>(feed, &impl->hub);
     impl->engine->AddObserver(impl->feed_tail.get());
@@ -453,6 +456,7 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   ctx.submitter = impl->submitter.get();
   ctx.workflows = &impl->workflows;
   ctx.metrics = &impl->metrics;
+  ctx.activity = &impl->activity;
   ctx.limits = options.limits;
   impl->scheduler =
       std::make_unique<Scheduler>(impl->engine->loop(), impl->store.get(), ScheduleHooks(*impl));
@@ -468,6 +472,7 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   impl->router->CountUnhandledIn(impl->metrics.handler_exceptions());
   AddSystemRoutes(*impl->router, ctx);
   AddWorkflowRoutes(*impl->router, ctx);
+  AddExecutionBulkRoutes(*impl->router, ctx);
   AddExecutionRoutes(*impl->router, ctx);
   AddTokenRoutes(*impl->router, ctx);
   AddScheduleRoutes(*impl->router, ctx);

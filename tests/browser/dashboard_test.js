@@ -13,8 +13,11 @@
 // inputs) shows its graph going green live; a wide fan-out is one node until opened; a
 // worker is drained; a dead letter is
 // replayed, then two in bulk; a step is run again with what follows it; a waiting step is
-// approved with a signal; a read-only token sees no action buttons. It writes a screenshot of each view
-// into SCREENSHOT_DIR.
+// approved with a signal; a read-only token sees no action buttons. Then the overview (counts,
+// the last hour's charts), a bulk cancel over a filter after a confirmation that names
+// how many, a diff between two versions of a workflow, a schedule's next fire, a pool,
+// a for_each step as one node, and a worker's current assignment. It writes a screenshot
+// of each view into SCREENSHOT_DIR.
 import {chromium} from 'playwright-core';
 import {spawn} from 'node:child_process';
 import fs from 'node:fs';
@@ -92,6 +95,17 @@ async function main() {
              'name: approve\nsteps:\n  - {id: gate, type: wait, signal: approve}\n' +
              '  - {id: ship, type: noop, depends_on: [gate], with: "{{ steps.gate.output.by }}"}\n',
              creds.token, 'application/yaml');
+  // Long enough to be cancelled in bulk.
+  await call('POST', '/api/v1/workflows',
+             'name: nap\nsteps:\n  - {id: nap, type: shell, run: [sleep, "30"]}\n', creds.token, 'application/yaml');
+  // One node for its three instances.
+  await call('POST', '/api/v1/workflows',
+             'name: each\nsteps:\n  - {id: items, type: noop, with: [1, 2, 3]}\n' +
+             '  - {id: every, type: noop, for_each: "{{ steps.items.output }}", depends_on: [items]}\n',
+             creds.token, 'application/yaml');
+  // Run by a remote worker.
+  await call('POST', '/api/v1/workflows',
+             'name: train\nsteps:\n  - {id: fit, type: command, command: train}\n', creds.token, 'application/yaml');
   // Fails until the file `open` exists: dead letters for the bulk replay.
   const gate = path.join(work, 'open');
   await call('POST', '/api/v1/workflows',
@@ -141,7 +155,8 @@ async function main() {
   // Log in: an HttpOnly, SameSite=Strict session cookie; the token is not kept by the page.
   await page.fill('#login input[name=token]', creds.token);
   await page.click('#login button[type=submit]');
-  await page.waitForSelector('#executions');
+  await page.waitForSelector('#tile-running');  // the overview first
+  await open('#/executions', '#executions');
   const cookie = (await context.cookies()).find((c) => c.name === 'baton_session');
   check(cookie && cookie.httpOnly && cookie.sameSite === 'Strict', 'session cookie flags: ' + JSON.stringify(cookie));
   check(!(await page.evaluate(() => document.cookie)).includes('baton_session'), 'the page can read the cookie');
@@ -201,6 +216,7 @@ async function main() {
   check((await page.textContent('#stderr')).trim() === '<img src=x onerror=window.__xss=3>',
         'the stderr, as text');
   check(await page.$('#copy-stderr'), 'a copy button for the stderr');
+  check(await page.$('#failed-input'), 'the input the step failed with (its dead letter\'s)');
   await page.screenshot({path: path.join(shots, 'execution-failed.png'), fullPage: true});
   // A write by cookie without the CSRF header is refused.
   const forged = await page.evaluate(async (id) =>
@@ -211,9 +227,14 @@ async function main() {
     (await page.getAttribute('main .grid .status', 'data-status')) === 'completed');
   const attempts = await page.textContent('#steps tr[data-step="try"] td:nth-child(3)');
   check(attempts.trim() === '2', `attempts after the retry: ${attempts}`);
-  const bars = await page.$$eval('#timeline .lane[data-step="try"] .bar', (b) => b.map((x) => x.className));
+  const bars = await page.$$eval('#timeline .lane[data-step="try"] .bar.status', (b) => b.map((x) => x.className));
   check(bars.length === 2 && bars[0].includes('failed') && bars[1].includes('completed'),
         'the timeline shows both attempts: ' + JSON.stringify(bars));
+  check(await page.$('#timeline .lane[data-step="try"] .bar.backoff'), 'the wait between the attempts');
+  // The step panel lists each attempt, with what ran it.
+  await page.click('#steps tr[data-step="try"]');
+  await page.waitForSelector('#attempts tr[data-attempt="2"]');
+  check((await page.textContent('#attempts tr[data-attempt="1"]')).includes('this server'), 'who ran attempt 1');
 
   // Markup from a workflow is shown as text and runs nothing.
   await open('#/executions/' + shown, '#steps');
@@ -312,6 +333,69 @@ async function main() {
     await until('a bulk-replayed execution completed', async () =>
       (await call('GET', '/api/v1/executions/' + id)).status === 'completed');
   }
+
+  // The overview: counts, the last hour's charts, nothing stalled.
+  await open('#/overview', '#chart-throughput');
+  check(Number(await page.textContent('#tile-failed .value')) >= 1, 'failed in the last hour');
+  check((await page.$$('#chart-throughput rect.bar')).length >= 1, 'bars of finished steps');
+  check((await page.$$('#chart-duration circle.dot')).length >= 2, 'p50 and p99 points');
+  check(await page.$('#tile-workers'), 'the workers online');
+  await page.screenshot({path: path.join(shots, 'overview.png'), fullPage: true});
+
+  // Bulk: cancel what the filter matches, after a confirmation that says how many.
+  const naps = [(await call('POST', '/api/v1/executions', {workflow: 'nap'})).id,
+                (await call('POST', '/api/v1/executions', {workflow: 'nap'})).id];
+  for (const id of naps) {
+    await until('a nap running', async () => (await call('GET', '/api/v1/executions/' + id)).status === 'running');
+  }
+  await open('#/executions?workflow=nap', '#bulk button[data-bulk="cancel"]');
+  let confirmed = '';
+  page.once('dialog', (d) => { confirmed = d.message(); });
+  await page.click('#bulk button[data-bulk="cancel"]');
+  await until('the bulk result', async () => (await page.$('#bulk-result')) !== null);
+  check(confirmed.includes('Cancel 2 executions'), 'the confirmation says how many: ' + confirmed);
+  check((await page.textContent('#bulk-result')).includes('cancelled 2 of 2'), await page.textContent('#bulk-result'));
+  for (const id of naps) {
+    await until('a nap cancelled', async () => (await call('GET', '/api/v1/executions/' + id)).status === 'cancelled');
+  }
+
+  // A second version of a workflow: the diff between them.
+  await call('POST', '/api/v1/workflows',
+             'name: greet\ninputs:\n  who: {type: string, default: everyone}\n  times: {type: integer, default: 1}\n' +
+             'steps:\n  - {id: hello, type: noop, with: {who: "{{ inputs.who }}"}}\n' +
+             '  - {id: left, type: shell, run: [sleep, "0.4"], depends_on: [hello]}\n' +
+             '  - {id: right, type: shell, run: [sleep, "0.4"], depends_on: [hello]}\n' +
+             '  - {id: bye, type: noop, depends_on: [left, right]}\n', creds.token, 'application/yaml');
+  await open('#/workflows/greet', '#diff');
+  check((await page.textContent('#diff .removed')).includes('world'), 'the old default, removed');
+  check((await page.textContent('#diff .added')).includes('everyone'), 'the new default, added');
+  await page.screenshot({path: path.join(shots, 'workflow.png'), fullPage: true});
+
+  // A schedule with its next fire, on the workflows view; a pool on the resources view.
+  await call('POST', '/api/v1/schedules', {name: 'nightly', workflow: 'greet', cron: '0 3 * * *'});
+  await open('#/workflows', '#schedules .next-fire');
+  check((await page.textContent('#schedules .next-fire')).trim() !== '', 'the next fire time');
+  await call('POST', '/api/v1/pools', {name: 'gpus', slots: 4});
+  await open('#/resources', '#pools tr[data-pool="gpus"]');
+  check((await page.textContent('#pools tr[data-pool="gpus"]')).includes('0 of 4'), 'the pool\'s use');
+  await page.screenshot({path: path.join(shots, 'resources.png'), fullPage: true});
+
+  // A for_each step is one node with its instances' count.
+  const each = (await call('POST', '/api/v1/executions', {workflow: 'each'})).id;
+  await until('the for_each execution', async () => (await call('GET', '/api/v1/executions/' + each)).status === 'completed');
+  await open('#/executions/' + each, '#dag g.node.fan[data-step="every"]');
+  check((await page.textContent('#dag g.node.fan')).includes('all done'), 'the fan-out node\'s count');
+
+  // A worker's current assignment.
+  const trainer = (await call('POST', '/api/v1/tokens', {name: 't', scopes: ['worker']})).token;
+  await call('POST', '/api/v1/workers/register',
+             {type: 'register', workerId: 'cpu-1', capacity: 1, commands: ['train']}, trainer);
+  const fit = (await call('POST', '/api/v1/executions', {workflow: 'train'})).id;
+  await until('the command sent to cpu-1', async () =>
+    (await call('GET', '/api/v1/workers/cpu-1/poll?wait=1000', undefined, trainer)).messages.length > 0);
+  await open('#/workers', '#workers tr[data-worker="cpu-1"] td.assignments a');
+  check((await page.textContent('#workers tr[data-worker="cpu-1"] td.assignments')).includes(fit + '/fit'),
+        'the worker runs ' + fit + '/fit');
 
   // The workers view: the coordinator's health, and reassignments.
   await open('#/workers', '#coordinator');

@@ -143,6 +143,15 @@ const cancelled = await baton.POST("/api/v1/executions/{id}/cancel", {
 });
 if (!cancelled.error) conforms("cancelExecution", "ExecutionSummary", cancelled.data);
 else conforms("cancelExecution", "Error", cancelled.error);
+const bulk = await baton.POST("/api/v1/executions/bulk", {
+  body: { action: "retry", filter: { workflow: "generated-client" }, dry_run: true },
+});
+if (bulk.error) fail(`bulkExecutions: ${bulk.error.error.code}`);
+conforms("bulkExecutions", "BulkResult", bulk.data);
+const activity = await baton.GET("/api/v1/activity");
+if (activity.error) fail(`getActivity: ${activity.error.error.code}`);
+conforms("getActivity", "Activity", activity.data);
+if (activity.data.hour.executions_started < 1) fail("getActivity: no execution started this hour");
 const health = await baton.GET("/health");
 if (health.error) fail("getHealth");
 conforms("getHealth", "Health", health.data);

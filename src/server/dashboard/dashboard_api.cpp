@@ -1,8 +1,12 @@
 // The dashboard: its page and files at / and /ui/HASH/NAME (web/, compiled in), and
 // /api/v1/session, which exchanges a token for the session cookie the page then uses.
 #include "server/api.h"
+#include "server/dashboard/activity.h"
 #include "server/dashboard/web_assets.h"
 #include "server/views.h"
+
+#include <algorithm>
+#include <cctype>
 
 namespace baton::server {
 // A namespace of its own, so that unity builds can compile it with the other routes.
@@ -63,9 +67,16 @@ HttpResponse Serve(const HttpRequest& request, const WebAsset& asset, bool immut
   return r;
 }
 
-std::string SessionCookie(const std::string& value, TimeMs max_age_ms) {
+// `Secure` when the browser reached the server over HTTPS through a proxy that says so
+// (X-Forwarded-Proto): the cookie then never travels over plain HTTP. The server itself
+// speaks plain HTTP, so without such a proxy there is no HTTPS to keep it to.
+std::string SessionCookie(const HttpRequest& request, const std::string& value, TimeMs max_age_ms) {
+  std::string proto = request.Header("x-forwarded-proto");
+  std::transform(proto.begin(), proto.end(), proto.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return std::string(TokenAuthority::kSessionCookie) + "=" + value +
-         "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" + std::to_string(max_age_ms / 1000);
+         "; Path=/; HttpOnly; SameSite=Strict" + (proto == "https" ? "; Secure" : "") +
+         "; Max-Age=" + std::to_string(max_age_ms / 1000);
 }
 
 Json PrincipalJson(const Principal& p) {
@@ -76,6 +87,18 @@ Json PrincipalJson(const Principal& p) {
           {"scopes", scopes},
           // What the page may offer: actions need write; a read-only token sees none.
           {"can_write", p.Has(Scope::kWrite)}};
+}
+
+Json MinuteJson(const ActivityWindow::Minute& m) {
+  auto ms = [](int64_t v) { return v < 0 ? Json(nullptr) : Json(v); };
+  return {{"at", IsoTime(m.start)},
+          {"executions_started", m.executions_started},
+          {"executions_completed", m.executions_completed},
+          {"executions_failed", m.executions_failed},
+          {"steps_completed", m.steps_completed},
+          {"steps_failed", m.steps_failed},
+          {"step_p50_ms", ms(m.step_p50_ms)},
+          {"step_p99_ms", ms(m.step_p99_ms)}};
 }
 
 }  // namespace
@@ -97,6 +120,25 @@ void AddRoutes(Router& router, ApiContext& ctx) {
         respond(Serve(*call.request, *asset, true));
       });
 
+  router.Add("GET", "/api/v1/activity", Scope::kRead,
+             "This instance's last hour by minute (the dashboard's overview): executions "
+             "started and finished, steps finished, step duration p50/p99; stalled executions",
+             [&ctx](const Call& call, Responder respond) {
+               const ActivityWindow::View v =
+                   ctx.activity->Read(call.principal.ns, ctx.engine->clock().Now());
+               Json minutes = Json::array();
+               for (const auto& m : v.minutes) minutes.push_back(MinuteJson(m));
+               Json stalled = Json::array();
+               for (const auto& s : v.stalled) {
+                 stalled.push_back({{"execution_id", s.execution_id},
+                                    {"workflow", s.workflow},
+                                    {"since", IsoTime(s.since)}});
+               }
+               respond(JsonResponse(200, {{"window_minutes", ActivityWindow::kMinutes},
+                                          {"minutes", std::move(minutes)},
+                                          {"hour", MinuteJson(v.total)},
+                                          {"stalled", std::move(stalled)}}));
+             });
   router.Add("POST", "/api/v1/session", Scope::kPublic,
              "Exchanges a token for the dashboard's session cookie",
              [&ctx](const Call& call, Responder respond) {
@@ -128,8 +170,8 @@ void AddRoutes(Router& router, ApiContext& ctx) {
                Json out = PrincipalJson(opened->principal);
                out["expires_at"] = IsoTime(opened->expires_at);
                HttpResponse r = JsonResponse(201, out);
-               r.headers.emplace_back("Set-Cookie",
-                                      SessionCookie(opened->secret, TokenAuthority::kSessionMs));
+               r.headers.emplace_back("Set-Cookie", SessionCookie(*call.request, opened->secret,
+                                                                  TokenAuthority::kSessionMs));
                respond(std::move(r));
              });
   router.Add("GET", "/api/v1/session", Scope::kRead, "Who the caller is (the dashboard's session)",
@@ -140,7 +182,7 @@ void AddRoutes(Router& router, ApiContext& ctx) {
              [&ctx](const Call& call, Responder respond) {
                ctx.auth->CloseSession(call.request->Header("cookie"));
                HttpResponse r = NoContent();
-               r.headers.emplace_back("Set-Cookie", SessionCookie("", 0));
+               r.headers.emplace_back("Set-Cookie", SessionCookie(*call.request, "", 0));
                respond(std::move(r));
              });
 }

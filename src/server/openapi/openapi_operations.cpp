@@ -32,6 +32,7 @@ constexpr Operation kOperations[] = {
   {"POST", "/api/v1/executions", "submitExecution", 201, "ExecutionSummary", "SubmitRequest", "", 200},
   {"POST", "/api/v1/executions/batch", "submitExecutions", 201, "BatchSubmitResult", "BatchSubmitRequest", "", 207},
   {"GET", "/api/v1/executions", "listExecutions", 200, "ExecutionPage", "", "status,workflow,parent,since,until,q,limit,cursor"},
+  {"POST", "/api/v1/executions/bulk", "bulkExecutions", 200, "BulkResult", "BulkRequest", ""},
   {"GET", "/api/v1/executions/counts", "countExecutions", 200, "ExecutionCounts", "", "workflow,parent,since,until,q"},
   {"GET", "/api/v1/executions/{id}", "getExecution", 200, "Execution", "", ""},
   {"GET", "/api/v1/executions/{id}/why", "whyExecution", 200, "Why", "", ""},
@@ -107,6 +108,7 @@ constexpr Operation kOperations[] = {
   {"POST", "/api/v1/session", "openSession", 201, "Session", "SessionRequest", ""},
   {"GET", "/api/v1/session", "getSession", 200, "Session", "", ""},
   {"DELETE", "/api/v1/session", "closeSession", 204, "", "", ""},
+  {"GET", "/api/v1/activity", "getActivity", 200, "Activity", "", ""},
 };
 // clang-format on
 
