@@ -31,12 +31,13 @@ async function renderOverview(gen) {
          {key: 'steps_completed', cls: 'completed', label: 'completed'},
          {key: 'steps_failed', cls: 'failed', label: 'failed'}]),
        el('p', {class: 'muted'}, hour.steps_completed + ' completed, ' + hour.steps_failed + ' failed in the last hour; ' +
-          hour.executions_started + ' executions started, ' + hour.executions_completed + ' completed.'),
+          hour.executions_started + ' executions started (or retried), ' + hour.executions_completed + ' completed.'),
        el('h2', {}, 'Step duration, p50 and p99'),
        lineChart('chart-duration', minutes, [
          {key: 'step_p50_ms', cls: 'p50', label: 'p50'}, {key: 'step_p99_ms', cls: 'p99', label: 'p99'}]),
-       el('p', {class: 'muted'}, 'Over the hour: p50 ' + duration(hour.step_p50_ms) + ', p99 ' + duration(hour.step_p99_ms) +
-          ' (null: nothing finished). The charts count this server\'s own work since it started.'),
+       el('p', {class: 'muted'}, (hour.step_p50_ms === null ? 'No step finished in the last hour. '
+          : 'Over the hour: p50 ' + duration(hour.step_p50_ms) + ', p99 ' + duration(hour.step_p99_ms) + '. ') +
+          'The charts count this server\'s own work since it started.'),
        el('h2', {}, 'Stalled executions'),
        table('stalled', ['Execution', 'Workflow', 'Stalled since'], activity.stalled.map((s) => el('tr', {},
          el('td', {class: 'mono'}, el('a', {href: executionLink(s.execution_id)}, s.execution_id)),

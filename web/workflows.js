@@ -138,8 +138,8 @@ function diffView(before, after) {
   let i = 0, j = 0;
   while (i < n || j < m) {
     if (i < n && j < m && a[i] === b[j]) { lines.push([' ', a[i]]); ++i; ++j; }
-    else if (j < m && (i === n || lcs[i * (m + 1) + j + 1] >= lcs[(i + 1) * (m + 1) + j])) lines.push(['+', b[j++]]);
-    else lines.push(['-', a[i++]]);
+    else if (i < n && (j === m || lcs[(i + 1) * (m + 1) + j] >= lcs[i * (m + 1) + j + 1])) lines.push(['-', a[i++]]);
+    else lines.push(['+', b[j++]]);
   }
   const changed = lines.map((l, k) => l[0] !== ' ' ? k : -1).filter((k) => k >= 0);
   if (!changed.length) return el('p', {class: 'muted', id: 'diff'}, 'The two versions are the same.');

@@ -81,7 +81,9 @@ void ActivityWindow::OnEvent(const EventRecord& e, const ExecutionProgress& p) {
 
   if (t.rfind("execution.", 0) == 0) {
     Bucket& b = At(n, e.time);
-    if (t == "execution.started") ++b.counts.executions_started;
+    // A retry starts the execution's run again: it counts as a start, so that starts
+    // and ends add up.
+    if (t == "execution.started" || t == "execution.retried") ++b.counts.executions_started;
     if (t == "execution.completed") ++b.counts.executions_completed;
     const bool failed =
         t == "execution.failed" || t == "execution.timed_out" || t == "execution.cancelled";

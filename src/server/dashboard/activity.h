@@ -36,6 +36,8 @@ class ActivityWindow final : public ExecutionObserver {
 
   struct Minute {
     TimeMs start = 0;  // the minute's first millisecond
+    // Started counts retries too (a new run); failed counts failed, timed out and
+    // cancelled.
     uint64_t executions_started = 0, executions_completed = 0, executions_failed = 0;
     uint64_t steps_completed = 0, steps_failed = 0;
     // Of the steps that finished (completed or failed) in the minute, by how long their

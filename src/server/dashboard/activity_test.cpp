@@ -34,6 +34,7 @@ TEST_F(Activity, CountsEachMinuteOfTheLastHourWithStepDurations) {
   Emit("ns", "e1", "step.started", kT0 + 2'000, "b");
   Emit("ns", "e1", "step.failed", kT0 + 62'000, "b");  // 60 s, the next minute
   Emit("ns", "e1", "execution.failed", kT0 + 62'000);
+  Emit("ns", "e1", "execution.retried", kT0 + 63'000);  // a new run: a start
 
   const ActivityWindow::View v = window_.Read("ns", kT0 + 61'000);
   ASSERT_EQ(v.minutes.size(), 60u);
@@ -48,7 +49,7 @@ TEST_F(Activity, CountsEachMinuteOfTheLastHourWithStepDurations) {
   EXPECT_EQ(second.executions_failed, 1u);
   EXPECT_NEAR(static_cast<double>(second.step_p99_ms), 60'000, 6'000);
   EXPECT_EQ(v.minutes[0].step_p50_ms, -1);  // nothing finished then
-  EXPECT_EQ(v.total.executions_started, 1u);
+  EXPECT_EQ(v.total.executions_started, 2u);
   EXPECT_EQ(v.total.steps_completed + v.total.steps_failed, 2u);
   EXPECT_NEAR(static_cast<double>(v.total.step_p99_ms), 60'000, 6'000);
 
