@@ -97,6 +97,16 @@ function executionLink(id, step) {
   return '#/executions/' + encodeURIComponent(id) + (step ? '?step=' + encodeURIComponent(step) : '');
 }
 
+// A query with some parameters replaced ('' removes one): "?a=1&b=2", or "" when empty.
+function withParams(params, changes) {
+  const p = new URLSearchParams(params);
+  for (const [k, v] of Object.entries(changes)) {
+    if (v) p.set(k, v);
+    else p.delete(k);
+  }
+  return p.toString() ? '?' + p : '';
+}
+
 function canWrite() {
   return Boolean(session && session.can_write);
 }

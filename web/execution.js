@@ -9,10 +9,12 @@ const EVENTS_SHOWN = 200;
 async function renderExecution(id, params, gen) {
   const base = '/api/v1/executions/' + encodeURIComponent(id);
   const selected = params.get('step') || '';
+  // The event log is read EVENTS_SHOWN at a time, from after the seq in ?events= (0: the first).
+  const eventsAfter = Number(params.get('events')) || 0;
   const [e, why, events, assignments, letters] = await Promise.all([
     api('GET', base),
     api('GET', base + '/why').catch(() => null),
-    api('GET', base + '/events?limit=' + EVENTS_SHOWN),
+    api('GET', base + '/events?limit=' + EVENTS_SHOWN + '&after=' + eventsAfter),
     // The selected step's attempts as workers ran them (worker, checkpoint, moves).
     selected ? api('GET', '/api/v1/assignments?status=all&limit=1000&execution=' + encodeURIComponent(id))
       .catch(() => ({assignments: []})) : {assignments: []},
@@ -89,8 +91,10 @@ async function renderExecution(id, params, gen) {
                                  more + ' more steps: show ' + Math.min(more, STEPS_SHOWN) + ' more')) : null,
        panel, waiting,
        el('h2', {}, 'Events'), log,
-       events.next_after ? el('p', {class: 'muted'}, 'The first ' + EVENTS_SHOWN + ' events; ' +
-                              '`baton events ' + id + '` lists them all.') : null);
+       el('div', {class: 'pager'},
+          eventsAfter > 0 ? el('a', {id: 'first-events', href: executionLink(id) + withParams(params, {events: ''})}, '← First events') : null,
+          events.next_after ? el('a', {id: 'next-events', href: executionLink(id) + withParams(params, {events: String(events.next_after)})},
+                                 'Next ' + EVENTS_SHOWN + ' events →') : null));
 
   if (!TERMINAL.has(e.status)) {
     // From the last event read: none is missed between the fetch and the feed's start.

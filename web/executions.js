@@ -97,16 +97,6 @@ async function renderExecutions(params, gen) {
   }
 }
 
-// The list's URL with some parameters replaced ('' removes one).
-function withParams(params, changes) {
-  const p = new URLSearchParams(params);
-  for (const [k, v] of Object.entries(changes)) {
-    if (v) p.set(k, v);
-    else p.delete(k);
-  }
-  return p.toString() ? '?' + p : '';
-}
-
 // Cancel, pause, resume or retry every execution the current filter matches: the server
 // counts them first (a dry run), and the confirmation names that number.
 function bulkActions(filter) {

@@ -284,15 +284,21 @@ async function main() {
 
   // A wide fan-out is one node until opened.
   const fan = {name: 'fan', steps: [{id: 'root', type: 'noop'}]};
-  for (let i = 1; i <= 59; ++i) fan.steps.push({id: 's' + i, type: 'noop', depends_on: ['root']});
+  for (let i = 1; i <= 79; ++i) fan.steps.push({id: 's' + i, type: 'noop', depends_on: ['root']});
   await call('POST', '/api/v1/workflows', fan);
   const wide = (await call('POST', '/api/v1/executions', {workflow: 'fan'})).id;
   await open('#/executions/' + wide, '#dag g.node[data-layer]');
-  check((await page.textContent('#dag g.node[data-layer]')).includes('59 steps, 59 done'), 'the group\'s count');
+  check((await page.textContent('#dag g.node[data-layer]')).includes('79 steps, 79 done'), 'the group\'s count');
   check((await page.$$('#dag g.node')).length === 2, 'root and one group');
   await page.click('#dag g.node[data-layer]');
-  await page.waitForSelector('#dag g.node[data-step="s59"]');
-  check((await page.$$('#dag g.node')).length === 60, 'every step once opened');
+  await page.waitForSelector('#dag g.node[data-step="s79"]');
+  check((await page.$$('#dag g.node')).length === 80, 'every step once opened');
+  // Its event log, 200 at a time.
+  check((await page.$$('#events tbody tr')).length === 200, 'the first 200 events');
+  await page.click('#next-events');
+  await until('the next events', async () =>
+    (await page.$('#first-events')) !== null &&
+    (await page.textContent('#events tbody tr:first-child td:first-child')).trim() === '201');
 
   // Drain a worker (registered through the long-poll protocol).
   const workerToken = (await call('POST', '/api/v1/tokens', {name: 'w', scopes: ['worker']})).token;
