@@ -80,7 +80,7 @@ async function renderExecution(id, params, gen) {
 
   show(gen, el('p', {}, el('a', {href: '#/executions'}, '← Executions')),
        el('h1', {class: 'mono'}, id), facts, actions,
-       el('h2', {}, 'Graph'), dag(e, definition, id),
+       el('h2', {}, 'Graph'), dag(e, definition, id, why),
        el('h2', {}, 'Input'), json(e.input),
        e.output !== null ? [el('h2', {}, 'Output'), json(e.output)] : null,
        e.error ? [el('h2', {}, 'Error'), el('pre', {class: 'error', id: 'execution-error'},

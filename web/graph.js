@@ -2,7 +2,9 @@
 // coloured by status, with the definition's edges. A layer of more than GROUP_OVER steps
 // (a wide fan-out of distinct steps) is one node, "N steps, K done", until clicked open;
 // a for_each step is one node with its instances' count, "730/1000 done"; past MAX_DRAWN
-// nodes, a table of the layers' counts instead.
+// nodes, a table of the layers' counts instead. Pending steps are dashed; a step that
+// could run but waits for something else (a pool's slot, a breaker, a worker, the
+// workflow's concurrency limit, a pause) is drawn as blocked, with the reason.
 'use strict';
 
 const GROUP_OVER = 40;
@@ -31,21 +33,31 @@ function groupStatus(statuses) {
   return 'pending';
 }
 
-function stepNode(e, definition, id, x, status) {
+// The kinds of "why" that mean blocked by something other than the steps before.
+const BLOCKED_KINDS = new Set(['max_running', 'concurrency', 'pool', 'cache', 'paused', 'max_parallel',
+                               'capacity', 'breaker']);
+
+function stepNode(e, definition, id, x, status, blockedBy) {
   const def = definition && (definition.steps || []).find((s) => s.id === x);
   const short = x.length > 22 ? x.slice(0, 21) + '…' : x;
   if (def && def.for_each) {
     const fan = fanProgress.get(id + '\n' + x);
     const counted = status === 'completed' ? 'all done' : fan ? fan.done + '/' + fan.total + ' done' : 'for each';
     return {key: x, label: (short.length > 12 ? short.slice(0, 11) + '…' : short) + ' · ' + counted,
-            status, step: x, fan: true, title: x + ': ' + status + ', one instance per item (' + counted + ')'};
+            status, step: x, fan: true, blocked: blockedBy,
+            title: x + ': ' + status + ', one instance per item (' + counted + ')' + (blockedBy ? '; ' + blockedBy : '')};
   }
-  return {key: x, label: short, status, step: x, title: x + ': ' + status};
+  return {key: x, label: short, status, step: x, blocked: blockedBy,
+          title: x + ': ' + status + (blockedBy ? '; ' + blockedBy : '')};
 }
 
-function dag(e, definition, id) {
+// `why`: GET .../why's answer (or null): what each open step waits for.
+function dag(e, definition, id, why) {
   if (opened.id !== id) opened = {id, layers: new Set()};
   const status = new Map(e.steps.map((s) => [s.id, s.status]));
+  const blocked = new Map();
+  for (const w of (why && why.steps) || []) if (BLOCKED_KINDS.has(w.kind)) blocked.set(w.step_id, w.reason);
+  for (const s of e.steps) if (s.waiting) blocked.set(s.id, s.waiting);
   // Nodes by column: a step, or a whole layer.
   const nodeOf = new Map();  // step id -> node key
   const columns = e.layers.map((l) => {
@@ -59,7 +71,7 @@ function dag(e, definition, id) {
     }
     return l.steps.map((x) => {
       nodeOf.set(x, x);
-      return stepNode(e, definition, id, x, status.get(x) || 'pending');
+      return stepNode(e, definition, id, x, status.get(x) || 'pending', blocked.get(x));
     });
   });
   const drawn = columns.reduce((n, c) => n + c.length, 0);
@@ -94,7 +106,8 @@ function dag(e, definition, id) {
     parts.push(svgEl('path', {d: `M${x1},${y1} C${x1 + GX / 2},${y1} ${x2 - GX / 2},${y2} ${x2},${y2}`}));
   }
   for (const {x, y, n} of at.values()) {
-    const g = svgEl('g', {class: 'node ' + n.status + (n.step ? '' : ' group') + (n.fan ? ' fan' : ''),
+    const g = svgEl('g', {class: 'node ' + n.status + (n.step ? '' : ' group') + (n.fan ? ' fan' : '') +
+                                 (n.blocked ? ' blocked' : ''),
                           'data-status': n.status});
     if (n.step) {
       g.setAttribute('data-step', n.step);

@@ -15,9 +15,10 @@
 // replayed, then two in bulk; a step is run again with what follows it; a waiting step is
 // approved with a signal; a read-only token sees no action buttons. Then the overview (counts,
 // the last hour's charts), a bulk cancel over a filter after a confirmation that names
-// how many, a diff between two versions of a workflow, a schedule's next fire, a pool,
-// a for_each step as one node, and a worker's current assignment. It writes a screenshot
-// of each view into SCREENSHOT_DIR.
+// how many, a diff between two versions of a workflow, a schedule's next fire, a pool, a
+// step blocked on the pool's slot, a for_each step as one node, the event log's pages,
+// and a worker's current assignment. It writes a screenshot of each view into
+// SCREENSHOT_DIR.
 import {chromium} from 'playwright-core';
 import {spawn} from 'node:child_process';
 import fs from 'node:fs';
@@ -385,6 +386,18 @@ async function main() {
   await open('#/resources', '#pools tr[data-pool="gpus"]');
   check((await page.textContent('#pools tr[data-pool="gpus"]')).includes('0 of 4'), 'the pool\'s use');
   await page.screenshot({path: path.join(shots, 'resources.png'), fullPage: true});
+
+  // A step that waits for a pool's slot is drawn blocked, with the reason.
+  await call('POST', '/api/v1/pools', {name: 'one', slots: 1});
+  await call('POST', '/api/v1/workflows',
+             'name: queue\nsteps:\n  - {id: first, type: shell, run: [sleep, "30"], pool: one}\n' +
+             '  - {id: second, type: shell, run: [sleep, "30"], pool: one}\n', creds.token, 'application/yaml');
+  const queue = (await call('POST', '/api/v1/executions', {workflow: 'queue'})).id;
+  await until('one step holding the slot', async () =>
+    (await call('GET', '/api/v1/executions/' + queue)).steps.some((x) => x.status === 'running'));
+  await open('#/executions/' + queue, '#dag g.node.blocked');
+  check((await page.textContent('#dag g.node.blocked title')).includes('one'), 'the blocked node names the pool');
+  await call('POST', '/api/v1/executions/' + queue + '/cancel', {});
 
   // A for_each step is one node with its instances' count.
   const each = (await call('POST', '/api/v1/executions', {workflow: 'each'})).id;
