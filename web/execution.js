@@ -63,8 +63,11 @@ async function renderExecution(id, params, gen) {
     el('td', {class: 'error'}, s.error && s.error.message ? s.error.message : s.waiting || ''))));
 
   const step = e.steps.find((s) => s.id === selected);
+  const fan = definition && (definition.steps || []).some((d) => d.id === selected && d.for_each);
+  const stepWhy = why && why.steps ? why.steps.find((w) => w.step_id === selected) : null;
   const panel = step ? stepPanel(e, id, step, assignments.assignments.filter((a) => a.stepId === step.id),
-                                 letters.entries.find((d) => d.step_id === step.id)) : null;
+                                 letters.entries.find((d) => d.step_id === step.id),
+                                 fan ? instanceStrip(step, stepWhy && stepWhy.instances) : null) : null;
 
   const waiting = why && why.steps && why.steps.length ? [
     el('h2', {}, 'Why is it waiting'),
@@ -108,10 +111,10 @@ async function renderExecution(id, params, gen) {
   }
 }
 
-// A step: its error, stderr (with a copy button), output, the input it failed with (its
-// dead letter's), and every attempt with the worker that ran it, its timing, checkpoint
+// A step: a for_each step's instances, its error, stderr (with a copy button), output,
+// the input it failed with (its dead letter's), and every attempt with the worker that ran it, its timing, checkpoint
 // and reassignments.
-function stepPanel(e, id, step, assignments, letter) {
+function stepPanel(e, id, step, assignments, letter, instances) {
   const byAttempt = new Map(assignments.map((a) => [a.attempt, a]));
   const attempts = (step.attempt_history || []).map((a) => {
     const held = byAttempt.get(a.attempt);
@@ -130,6 +133,7 @@ function stepPanel(e, id, step, assignments, letter) {
     el('p', {}, statusBadge(step.status), ' ', step.attempts + ' attempt(s)',
        step.exit_code !== undefined ? ', exit code ' + step.exit_code : '',
        step.waiting ? el('span', {class: 'muted'}, ' — ' + step.waiting) : null),
+    instances,
     step.error ? [el('h2', {}, 'Error'), json(step.error)] : null,
     step.stderr ? [el('h2', {}, 'Stderr ', el('button', {class: 'link', id: 'copy-stderr', type: 'button',
                                                          onclick: () => navigator.clipboard.writeText(step.stderr)}, 'copy')),

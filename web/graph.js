@@ -37,11 +37,11 @@ function groupStatus(statuses) {
 const BLOCKED_KINDS = new Set(['max_running', 'concurrency', 'pool', 'cache', 'paused', 'max_parallel',
                                'capacity', 'breaker']);
 
-function stepNode(e, definition, id, x, status, blockedBy) {
+function stepNode(e, definition, id, x, status, blockedBy, instances) {
   const def = definition && (definition.steps || []).find((s) => s.id === x);
   const short = x.length > 22 ? x.slice(0, 21) + '…' : x;
   if (def && def.for_each) {
-    const fan = fanProgress.get(id + '\n' + x);
+    const fan = instances || fanProgress.get(id + '\n' + x);
     const counted = status === 'completed' ? 'all done' : fan ? fan.done + '/' + fan.total + ' done' : 'for each';
     return {key: x, label: (short.length > 12 ? short.slice(0, 11) + '…' : short) + ' · ' + counted,
             status, step: x, fan: true, blocked: blockedBy,
@@ -58,6 +58,8 @@ function dag(e, definition, id, why) {
   const blocked = new Map();
   for (const w of (why && why.steps) || []) if (BLOCKED_KINDS.has(w.kind)) blocked.set(w.step_id, w.reason);
   for (const s of e.steps) if (s.waiting) blocked.set(s.id, s.waiting);
+  const instances = new Map();  // for_each steps running: {done, total, started, running}
+  for (const w of (why && why.steps) || []) if (w.instances) instances.set(w.step_id, w.instances);
   // Nodes by column: a step, or a whole layer.
   const nodeOf = new Map();  // step id -> node key
   const columns = e.layers.map((l) => {
@@ -71,7 +73,7 @@ function dag(e, definition, id, why) {
     }
     return l.steps.map((x) => {
       nodeOf.set(x, x);
-      return stepNode(e, definition, id, x, status.get(x) || 'pending', blocked.get(x));
+      return stepNode(e, definition, id, x, status.get(x) || 'pending', blocked.get(x), instances.get(x));
     });
   });
   const drawn = columns.reduce((n, c) => n + c.length, 0);
@@ -119,10 +121,34 @@ function dag(e, definition, id, why) {
     const label = svgEl('text', {x: x + 8, y: y + 17});
     label.textContent = n.label;
     const title = svgEl('title');
-    title.textContent = n.title;
+    title.textContent = n.title + (n.fan ? '; click for every instance' : '');
     g.append(svgEl('rect', {x, y, width: W, height: H}), label, title);
     parts.push(g);
   }
   svg.append(...parts);
   return el('div', {class: 'dag', id: 'dag'}, svg);
+}
+
+// A for_each step's instances, one square each, by state: finished, running (from the
+// engine's `why`), not started; every one finished once the step completed. The step's
+// output holds the finished instances' outputs in item order.
+function instanceStrip(step, instances) {
+  // Known while the step runs (the engine's) and once it completed (its output); a
+  // failed run's error names the item that failed (details.item_index).
+  if (!instances && step.status !== 'completed') return null;
+  const total = instances ? instances.total : Array.isArray(step.output) ? step.output.length : 0;
+  if (!total) return null;
+  const running = new Set(instances ? instances.running : []);
+  const started = instances ? instances.started : total;
+  const squares = [];
+  let done = 0;
+  for (let i = 0; i < total; ++i) {
+    const state = step.status === 'completed' ? 'completed'
+      : running.has(i) ? 'running' : i < started ? 'completed' : 'pending';
+    if (state === 'completed') ++done;
+    squares.push(el('span', {class: 'instance ' + state, title: 'item ' + i + ': ' + state, 'data-item': i}));
+  }
+  return [el('h2', {}, 'Instances ', el('span', {class: 'muted'}, done + ' of ' + total + ' done' +
+                                                  (running.size ? ', ' + running.size + ' running' : ''))),
+          el('div', {class: 'instances', id: 'instances'}, squares)];
 }

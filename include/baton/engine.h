@@ -187,7 +187,8 @@ struct EngineStats {
 //   retry_backoff attempt `attempt` of `max_attempts` failed (`error`); next at `until`
 //   signal        a signal named `signal` (`until`: the step's timeout, if any)
 //   timer         a wait step's time (`until`)
-//   instances     a for_each: `done` of `total` items finished
+//   instances     a for_each: `done` of `total` items finished, `limit` started; `steps`
+//                 the item indices (as text) of the instances running now
 //   running       attempt `attempt` runs since `since` (`until`: its timeout, if any)
 //   cache         an identical step (`steps`: "execution/step") is running; its result
 //                 will be this one's

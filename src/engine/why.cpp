@@ -3,6 +3,8 @@
 // for a slot, or which signal a running wait step lacks).
 #include "engine/engine_impl.h"
 
+#include <algorithm>
+
 namespace baton {
 
 using engine::ExecState;
@@ -113,6 +115,13 @@ Result<std::vector<StepWait>> Engine::Impl::Why(const std::string& id) const {
           w.kind = "instances";
           w.done = st.fan->done;
           w.total = st.fan->items.is_array() ? st.fan->items.size() : 0;
+          // Which items run now, and how many have started: an item below `limit` that
+          // is not running has finished, one at or above it has not started.
+          w.limit = static_cast<int>(st.fan->next);
+          std::vector<size_t> items;
+          for (const auto& [assignment, item] : st.fan->live) items.push_back(item);
+          std::sort(items.begin(), items.end());
+          for (size_t item : items) w.steps.push_back(std::to_string(item));
         } else if (const std::string* signal = SignalWaitedFor(*st.def)) {
           w.kind = "signal";
           w.signal = *signal;

@@ -49,6 +49,10 @@ steps:
   EXPECT_EQ(why["fan"].kind, "instances");
   EXPECT_EQ(why["fan"].done, 1u);
   EXPECT_EQ(why["fan"].total, 3u);
+  // Started = finished + running; the running ones by item index.
+  EXPECT_GE(why["fan"].limit, 2);
+  EXPECT_EQ(why["fan"].steps.size(), static_cast<size_t>(why["fan"].limit) - why["fan"].done);
+  for (const std::string& item : why["fan"].steps) EXPECT_LT(std::stoul(item), 3u) << item;
 
   h.loop->RunUntilIdle();
   EXPECT_EQ(h.Execution(id).status, ExecutionStatus::kCompleted);

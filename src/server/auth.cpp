@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <array>
+#include <tuple>
+#include <tuple>
 
 namespace baton::server {
 namespace {
@@ -216,7 +218,9 @@ Result<TokenAuthority::OpenedSession> TokenAuthority::OpenSession(std::string_vi
   for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
     if (it->second.token_hash != token_hash) continue;
     ++mine;
-    if (oldest == sessions_.end() || it->second.expires_at < oldest->second.expires_at) {
+    if (oldest == sessions_.end() ||
+        std::tie(it->second.expires_at, it->second.opened) <
+            std::tie(oldest->second.expires_at, oldest->second.opened)) {
       oldest = it;
     }
   }
@@ -230,7 +234,7 @@ Result<TokenAuthority::OpenedSession> TokenAuthority::OpenSession(std::string_vi
         [](const auto& a, const auto& b) { return a.second.expires_at < b.second.expires_at; });
     sessions_.erase(soonest);
   }
-  sessions_[Sha256Hex(out.secret)] = {token_hash, out.expires_at};
+  sessions_[Sha256Hex(out.secret)] = {token_hash, out.expires_at, ++sessions_opened_};
   return out;
 }
 

@@ -102,6 +102,7 @@ class TokenAuthority {
   struct Session {
     std::string token_hash;
     TimeMs expires_at;
+    uint64_t opened = 0;  // sessions_opened_ when it opened: orders those of one millisecond
   };
   // Authenticate() once the token's secret is hashed.
   Result<Principal> AuthenticateHash(const std::string& hash);
@@ -110,6 +111,7 @@ class TokenAuthority {
   std::mutex mu_;
   std::unordered_map<std::string, Cached> cache_;      // by secret hash
   std::unordered_map<std::string, Session> sessions_;  // by session secret hash
+  uint64_t sessions_opened_ = 0;
 };
 
 }  // namespace baton::server

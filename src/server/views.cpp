@@ -357,7 +357,17 @@ Json StepWaitJson(const StepWait& w, const std::string& execution_id,
             {"reason", WaitSentence(w, execution_id, no_worker)},
             {"since", TimeOrNull(w.since)},
             {"until", TimeOrNull(w.until)}};
-  if (!w.steps.empty()) j["steps"] = w.steps;
+  if (w.kind == "instances") {
+    // A for_each's items: how many finished and started, and which run now.
+    Json running = Json::array();
+    for (const std::string& item : w.steps) running.push_back(std::stoll(item));
+    j["instances"] = {{"done", w.done},
+                      {"total", w.total},
+                      {"started", w.limit},
+                      {"running", std::move(running)}};
+  } else if (!w.steps.empty()) {
+    j["steps"] = w.steps;
+  }
   if (!w.signal.empty()) j["signal"] = w.signal;
   if (!w.breaker.empty()) {
     j[w.kind == "concurrency" ? "key" : w.kind == "pool" ? "pool" : "breaker"] = w.breaker;

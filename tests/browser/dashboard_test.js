@@ -404,6 +404,22 @@ async function main() {
   await until('the for_each execution', async () => (await call('GET', '/api/v1/executions/' + each)).status === 'completed');
   await open('#/executions/' + each, '#dag g.node.fan[data-step="every"]');
   check((await page.textContent('#dag g.node.fan')).includes('all done'), 'the fan-out node\'s count');
+  await page.click('#dag g.node.fan');
+  await page.waitForSelector('#instances');
+  check((await page.$$('#instances .instance.completed')).length === 3, 'its three instances, done');
+  // While it runs: which instances run, which wait (two at a time).
+  await call('POST', '/api/v1/workflows',
+             'name: slowly\nmax_parallel: 2\ninputs:\n  items: {type: array, default: [1, 2, 3, 4]}\nsteps:\n' +
+             '  - {id: each, type: shell, run: [sleep, "30"], for_each: "{{ inputs.items }}"}\n',
+             creds.token, 'application/yaml');
+  const slowly = (await call('POST', '/api/v1/executions', {workflow: 'slowly'})).id;
+  await until('two instances running', async () =>
+    ((await call('GET', '/api/v1/executions/' + slowly + '/why')).steps[0].instances || {running: []}).running.length === 2);
+  await open('#/executions/' + slowly + '?step=each', '#instances');
+  check((await page.$$('#instances .instance.running')).length === 2, 'two instances running');
+  check((await page.$$('#instances .instance.pending')).length === 2, 'two instances waiting');
+  check((await page.textContent('#dag g.node.fan')).includes('0/4 done'), 'the node counts 0/4');
+  await call('POST', '/api/v1/executions/' + slowly + '/cancel', {});
 
   // A worker's current assignment.
   const trainer = (await call('POST', '/api/v1/tokens', {name: 't', scopes: ['worker']})).token;
