@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <array>
 #include <tuple>
-#include <tuple>
 
 namespace baton::server {
 namespace {
