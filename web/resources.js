@@ -34,7 +34,7 @@ async function renderResources(gen) {
          el('td', {}, countOf(p.waiting)), el('td', {}, when(p.updated_at)))),
          'No pools (baton pool create NAME --slots N).'),
        el('h2', {}, 'Cached step results'),
-       el('p', {class: 'muted', id: 'cache-total'}, cache.total + ' entries, ' + cache.bytes + ' bytes' +
+       el('p', {class: 'muted', id: 'cache-total'}, cache.total + (cache.total === 1 ? ' entry, ' : ' entries, ') + cache.bytes + ' bytes' +
           (cache.total > cache.entries.length ? '; the ' + cache.entries.length + ' newest:' : '')),
        table('cache', ['Workflow / step', 'From', 'Hits', 'Bytes', 'Created', 'Expires'],
          cache.entries.map((c) => el('tr', {},

@@ -383,9 +383,29 @@ async function main() {
   await open('#/workflows', '#schedules .next-fire');
   check((await page.textContent('#schedules .next-fire')).trim() !== '', 'the next fire time');
   await call('POST', '/api/v1/pools', {name: 'gpus', slots: 4});
+  // A breaker that one failure opens, and a cached result.
+  await call('POST', '/api/v1/workflows',
+             'name: tripped\nsteps:\n  - id: call\n    type: shell\n    run: [sh, -c, "exit 1"]\n' +
+             '    circuit_breaker: {key: warehouse, failure_threshold: 1, recovery_timeout: 1h}\n',
+             creds.token, 'application/yaml');
+  await call('POST', '/api/v1/workflows',
+             'name: cached\nsteps:\n  - {id: embed, type: noop, with: {doc: 1}, cache: {ttl: 1h}}\n',
+             creds.token, 'application/yaml');
+  const tripped = (await call('POST', '/api/v1/executions', {workflow: 'tripped'})).id;
+  const cached = (await call('POST', '/api/v1/executions', {workflow: 'cached'})).id;
+  for (const id of [tripped, cached]) {
+    await until('a breaker or cache run to end', async () =>
+      ['completed', 'failed'].includes((await call('GET', '/api/v1/executions/' + id)).status));
+  }
   await open('#/resources', '#pools tr[data-pool="gpus"]');
   check((await page.textContent('#pools tr[data-pool="gpus"]')).includes('0 of 4'), 'the pool\'s use');
+  check((await page.getAttribute('#breakers tr[data-breaker="warehouse"] .status', 'data-status')) === 'open',
+        'the open breaker');
+  check((await page.textContent('#cache')).includes('cached/embed'), 'the cached result');
   await page.screenshot({path: path.join(shots, 'resources.png'), fullPage: true});
+  await page.click('#breakers tr[data-breaker="warehouse"] button.reset');
+  await until('the breaker closed', async () =>
+    (await page.getAttribute('#breakers tr[data-breaker="warehouse"] .status', 'data-status')) === 'closed');
 
   // A step that waits for a pool's slot is drawn blocked, with the reason.
   await call('POST', '/api/v1/pools', {name: 'one', slots: 1});
