@@ -58,7 +58,7 @@ class ActivityWindow final : public ExecutionObserver {
 
  private:
   // Durations by bucket: bucket 0 is under 1 ms, bucket i (1..) is [1.2^(i-1), 1.2^i) ms;
-  // the last one holds everything longer (about 3 days and up).
+  // the last one holds everything longer (about four months and up).
   static constexpr size_t kBuckets = 128;
   using Histogram = std::array<uint32_t, kBuckets>;
   struct Bucket {
