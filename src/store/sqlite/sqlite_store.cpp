@@ -147,8 +147,10 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path,
       return Context(s, what + " for reading");
     }
   }
+  const bool file = reader != nullptr;
   return std::unique_ptr<Store>(
-      std::make_unique<SqliteStore>(std::move(db), std::move(reader), std::move(owner)));
+      std::make_unique<SqliteStore>(std::move(db), std::move(reader), std::move(owner),
+                                    file ? path : std::string(), options.busy_timeout_ms));
 }
 
 }  // namespace baton

@@ -20,6 +20,7 @@
 #include "store/sqlite/owner_lock.h"
 #include "store/sqlite/rows.h"
 #include "store/sqlite/statement.h"
+#include "store/sqlite/wal_checkpointer.h"
 
 #include <limits>
 #include <memory>
@@ -45,11 +46,21 @@ class SqliteStore final : public Store {
  public:
   // `reader` is a second connection to the same file for reads; null when there is
   // none (an in-memory database), and then `db` serves both.
-  SqliteStore(DbPtr db, DbPtr reader, std::optional<OwnerLock> owner)
+  // `checkpoint_path`, when not empty, is the file a WalCheckpointer opens to take the
+  // writer's checkpoints off its commits.
+  SqliteStore(DbPtr db, DbPtr reader, std::optional<OwnerLock> owner,
+              const std::string& checkpoint_path = "", int busy_timeout_ms = 0)
       : mu_(reader ? read_mu_ : write_mu_), owner_(std::move(owner)) {
     writer_.db = std::move(db);
     reader_.db = std::move(reader);
+    if (!checkpoint_path.empty()) {
+      checkpointer_ = std::make_unique<WalCheckpointer>(checkpoint_path, writer_.db.get(),
+                                                        write_mu_, busy_timeout_ms);
+    }
   }
+
+  // Null for an in-memory database (it has no WAL).
+  const WalCheckpointer* checkpointer() const { return checkpointer_.get(); }
 
   Status Commit(std::span<const WriteBatch* const> batches) override;
   Result<ExecutionRecord> GetExecution(const std::string& id) override;
@@ -225,6 +236,8 @@ class SqliteStore final : public Store {
   LastWriteWins<StepRecord> steps_;
   LastWriteWins<AttemptRecord> attempts_;
   LastWriteWins<AssignmentRecord> assignments_;
+  // Declared after the connections: stopped before the writer it hooks is closed.
+  std::unique_ptr<WalCheckpointer> checkpointer_;
 };
 
 }  // namespace baton::sqlite
