@@ -2,6 +2,10 @@
 
 #include "common/thread_name.h"
 
+#include <pthread.h>
+
+#include <csignal>
+
 namespace baton::sqlite {
 
 WalCheckpointer::WalCheckpointer(const std::string& path, sqlite3* writer, std::mutex& writer_mu,
@@ -24,7 +28,14 @@ WalCheckpointer::WalCheckpointer(const std::string& path, sqlite3* writer, std::
   // Replaces the automatic checkpoint's own hook (sqlite3_wal_autocheckpoint installs
   // one with this same call), so the writer's commits no longer checkpoint.
   sqlite3_wal_hook(writer_, &WalCheckpointer::OnCommit, this);
+  // The thread takes no signal: a process-directed SIGINT must reach the thread the
+  // program chose (the CLI's sigwait), and the store may be opened before the program
+  // blocks signals in its threads. A new thread inherits the mask it is created with.
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &previous);
   thread_ = std::thread([this] { Run(); });
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
 WalCheckpointer::~WalCheckpointer() {
