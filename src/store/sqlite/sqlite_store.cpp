@@ -5,6 +5,7 @@
 
 #include "common/crash_point.h"
 #include "store/sqlite/migrations.h"
+#include "store/sqlite/wal_write_buffer.h"
 
 #include <string>
 #include <vector>
@@ -112,9 +113,11 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path,
     owner.emplace(std::move(lock).value());
   }
   sqlite3* raw = nullptr;
-  int rc =
-      sqlite3_open_v2(path.c_str(), &raw,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  // The writer gathers each commit's WAL writes into one (wal_write_buffer.h: FULL only).
+  const bool file = !path.empty() && path != ":memory:";
+  int rc = sqlite3_open_v2(
+      path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+      file && options.synchronous_full ? sqlite::WalWriteBufferVfs() : nullptr);
   DbPtr db(raw);  // closes even a handle whose open failed, as SQLite requires
   if (rc != SQLITE_OK) {
     return Status(errc::kStore, what + ": " + (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
@@ -131,7 +134,7 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path,
   // The reading connection: WAL gives it the last committed state without waiting for a
   // commit in progress. An in-memory database is private to its connection: no second.
   DbPtr reader;
-  if (!path.empty() && path != ":memory:") {
+  if (file) {
     sqlite3* raw_reader = nullptr;
     rc = sqlite3_open_v2(path.c_str(), &raw_reader, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
                          nullptr);
@@ -147,7 +150,6 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path,
       return Context(s, what + " for reading");
     }
   }
-  const bool file = reader != nullptr;
   return std::unique_ptr<Store>(
       std::make_unique<SqliteStore>(std::move(db), std::move(reader), std::move(owner),
                                     file ? path : std::string(), options.busy_timeout_ms));

@@ -6,6 +6,7 @@
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/rows.h"
 #include "store/sqlite/sqlite_store.h"
+#include "store/sqlite/wal_write_buffer.h"
 #include "store/store_test_util.h"
 
 #include <gtest/gtest.h>
@@ -518,6 +519,42 @@ TEST(SqliteStore, InvalidUtf8InJsonIsReplacedNotThrown) {
   ASSERT_TRUE(steps.ok()) << steps.status().ToString();
   EXPECT_EQ(steps->at(0).output["bytes"], "ok\xef\xbf\xbd\xef\xbf\xbd");
   EXPECT_EQ(steps->at(0).stderr_tail, std::string("raw\xff"));
+}
+
+// SQLite writes a WAL frame as two writes (header, page); the writer's VFS hands a
+// commit's frames to the file in one, and before the commit is published: another
+// connection reads it at once. NORMAL (no sync per commit) keeps SQLite's own VFS.
+TEST(SqliteStore, ACommitWritesItsWalFramesAtOnce) {
+  TempDir dir;
+  const std::string path = dir.File("baton.db");
+  auto store = OpenSqliteStore(path);
+  ASSERT_TRUE(store.ok());
+  const auto Commit = [](Store& s, const std::string& execution) {
+    WriteBatch b;
+    for (int k = 1; k <= 20; ++k) {
+      EventRecord e = Event(execution, k);
+      e.data = Json{{"payload", std::string(1000, 'z')}};
+      b.events.push_back(std::move(e));
+    }
+    const WriteBatch* one = &b;
+    return s.Commit({&one, 1});
+  };
+  const sqlite::WalWriteBufferStats before = sqlite::GetWalWriteBufferStats();
+  ASSERT_TRUE(Commit(**store, "gathered").ok());
+  const sqlite::WalWriteBufferStats after = sqlite::GetWalWriteBufferStats();
+  EXPECT_GE(after.writes_asked - before.writes_asked, 10);  // 5+ pages, 2 writes each
+  EXPECT_LE(after.writes_issued - before.writes_issued, 2);
+  EXPECT_EQ(RawQuery(path, "SELECT COUNT(*) FROM events WHERE execution_id = 'gathered'"), "20");
+
+  TempDir other;
+  auto normal = OpenSqliteStore(other.File("baton.db"), SqliteOptions{.synchronous_full = false});
+  ASSERT_TRUE(normal.ok());
+  const sqlite::WalWriteBufferStats unbuffered = sqlite::GetWalWriteBufferStats();
+  ASSERT_TRUE(Commit(**normal, "direct").ok());
+  EXPECT_EQ(sqlite::GetWalWriteBufferStats().writes_asked, unbuffered.writes_asked);
+  EXPECT_EQ(
+      RawQuery(other.File("baton.db"), "SELECT COUNT(*) FROM events WHERE execution_id = 'direct'"),
+      "20");
 }
 
 // The WAL goes back into the database file on the checkpointer's thread, not inside the
