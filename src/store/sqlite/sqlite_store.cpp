@@ -7,6 +7,8 @@
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/wal_write_buffer.h"
 
+#include <array>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -17,34 +19,42 @@ Status SqliteStore::Commit(std::span<const WriteBatch* const> batches) {
   for (const WriteBatch* b : batches) any = any || !b->empty();
   if (!any) return Status::Ok();
   std::lock_guard lock(write_mu_);
-  Stmt *begin, *commit, *wf, *ex, *exs, *st, *at, *ev, *dl, *tk, *sc, *hk, *tg, *dv, *wk, *as, *ass,
-      *rs, *sg, *br, *ce, *ct, *cd, *pl;
-  for (auto [stmt, sql] : {std::pair{&begin, "BEGIN IMMEDIATE"},
-                           {&commit, "COMMIT"},
-                           {&wf, sqlite::kUpsertWorkflow.c_str()},
-                           {&ex, sqlite::kUpsertExecution.c_str()},
-                           {&exs, sqlite::kUpsertExecutionState.c_str()},
-                           {&st, sqlite::kUpsertStep.c_str()},
-                           {&at, sqlite::kUpsertAttempt.c_str()},
-                           {&ev, sqlite::kInsertEvent.c_str()},
-                           {&dl, sqlite::kUpsertDeadLetter.c_str()},
-                           {&tk, sqlite::kUpsertToken.c_str()},
-                           {&sc, sqlite::kUpsertSchedule.c_str()},
-                           {&hk, sqlite::kUpsertHook.c_str()},
-                           {&tg, sqlite::kUpsertTrigger.c_str()},
-                           {&dv, sqlite::kUpsertDelivery.c_str()},
-                           {&wk, sqlite::kUpsertWorker.c_str()},
-                           {&as, sqlite::kUpsertAssignment.c_str()},
-                           {&ass, sqlite::kUpsertAssignmentState.c_str()},
-                           {&rs, sqlite::kInsertReassignment.c_str()},
-                           {&sg, sqlite::kUpsertSignal.c_str()},
-                           {&br, sqlite::kUpsertBreaker.c_str()},
-                           {&ce, sqlite::kUpsertCacheEntry.c_str()},
-                           {&ct, sqlite::kTouchCacheEntry},
-                           {&cd, sqlite::kDeleteCacheEntry},
-                           {&pl, sqlite::kUpsertPool.c_str()}}) {
-    if (Status s = Cached(writer_, sql, stmt); !s.ok()) return Context(s, "commit");
+  // Prepared on the first commit and kept (the statement cache owns them): a commit no
+  // longer hashes two dozen SQL texts to find its statements.
+  if (commit_stmts_[0] == nullptr) {
+    const char* sqls[] = {"BEGIN IMMEDIATE",
+                          "COMMIT",
+                          sqlite::kUpsertWorkflow.c_str(),
+                          sqlite::kUpsertExecution.c_str(),
+                          sqlite::kUpsertExecutionState.c_str(),
+                          sqlite::kUpsertStep.c_str(),
+                          sqlite::kUpsertAttempt.c_str(),
+                          sqlite::kInsertEvent.c_str(),
+                          sqlite::kUpsertDeadLetter.c_str(),
+                          sqlite::kUpsertToken.c_str(),
+                          sqlite::kUpsertSchedule.c_str(),
+                          sqlite::kUpsertHook.c_str(),
+                          sqlite::kUpsertTrigger.c_str(),
+                          sqlite::kUpsertDelivery.c_str(),
+                          sqlite::kUpsertWorker.c_str(),
+                          sqlite::kUpsertAssignment.c_str(),
+                          sqlite::kUpsertAssignmentState.c_str(),
+                          sqlite::kInsertReassignment.c_str(),
+                          sqlite::kUpsertSignal.c_str(),
+                          sqlite::kUpsertBreaker.c_str(),
+                          sqlite::kUpsertCacheEntry.c_str(),
+                          sqlite::kTouchCacheEntry,
+                          sqlite::kDeleteCacheEntry,
+                          sqlite::kUpsertPool.c_str()};
+    static_assert(std::size(sqls) == kCommitStatements);
+    std::array<Stmt*, kCommitStatements> prepared{};
+    for (size_t i = 0; i < prepared.size(); ++i) {
+      if (Status s = Cached(writer_, sqls[i], &prepared[i]); !s.ok()) return Context(s, "commit");
+    }
+    commit_stmts_ = prepared;
   }
+  auto [begin, commit, wf, ex, exs, st, at, ev, dl, tk, sc, hk, tg, dv, wk, as, ass, rs, sg, br, ce,
+        ct, cd, pl] = commit_stmts_;
   const bool coalesce = batches.size() > 1;
   if (coalesce) {
     workflows_.Clear();

@@ -22,6 +22,7 @@
 #include "store/sqlite/statement.h"
 #include "store/sqlite/wal_checkpointer.h"
 
+#include <array>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -231,6 +232,9 @@ class SqliteStore final : public Store {
   std::optional<OwnerLock> owner_;  // released after the database is closed
   Connection writer_;
   Connection reader_;
+  // The statements of Commit(), in its order; null until the first commit.
+  static constexpr size_t kCommitStatements = 24;
+  std::array<Stmt*, kCommitStatements> commit_stmts_{};
   LastWriteWins<WorkflowRecord> workflows_;
   LastWriteWins<ExecutionRecord> executions_;
   LastWriteWins<StepRecord> steps_;
