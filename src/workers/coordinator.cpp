@@ -65,7 +65,7 @@ Result<protocol::Registered> Coordinator::Register(const std::string& ns,
     if (!previous->held.empty()) {
       Reassign(m.worker_id, "worker " + m.worker_id + " restarted (a new process registered)");
     }
-    for (auto& [dispatch_id, d] : dispatches_) d->refused_by.erase(m.worker_id);
+    for (auto& [dispatch_id, d] : dispatches_) d->Unrefuse(m.worker_id);
     revoked_.erase(m.worker_id);  // the new process never had those ids
   }
   WorkerEntry w;
@@ -213,7 +213,7 @@ Status Coordinator::OnMessage(const std::string& worker_id, const protocol::Work
   d->sent = true;  // whatever it answers, it has the command
   if (const auto* ack = std::get_if<protocol::CommandAck>(&m)) {
     if (ack->status == protocol::AckStatus::kRejected) {
-      d->refused_by.insert(worker_id);
+      d->moved().refused_by.insert(worker_id);
       w->held.erase(d->request.assignment_id);
       current_.erase(d->current_id);
       d->worker_id.clear();

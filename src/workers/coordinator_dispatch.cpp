@@ -71,7 +71,7 @@ Placement Coordinator::PlacementFor(const Dispatch& d) const {
     return p;
   }
   Placement p = PlacementOf(d.request);
-  p.exclude = d.refused_by;
+  if (d.moves) p.exclude = d.moves->refused_by;
   return p;
 }
 
@@ -111,7 +111,7 @@ void Coordinator::PlaceFrom(std::deque<std::string>& queue, int room, const Disp
 }
 
 void Coordinator::Assign(Dispatch& d, WorkerEntry& w, WriteBatch* engine_batch) {
-  const std::string from = d.previous_worker;
+  const std::string from = d.moves ? d.moves->previous_worker : std::string();
   d.worker_id = w.id;
   d.current_id = d.reassignments == 0
                      ? d.request.assignment_id
@@ -151,7 +151,7 @@ void Coordinator::Assign(Dispatch& d, WorkerEntry& w, WriteBatch* engine_batch) 
     r.step_id = d.request.step_id;
     r.from_worker = from;
     r.to_worker = w.id;
-    r.reason = d.reassign_reason;
+    r.reason = d.moves->reassign_reason;
     r.checkpoint = d.checkpoint;
     r.at = loop_->Now();
     if (on_reassign_) {
@@ -162,7 +162,7 @@ void Coordinator::Assign(Dispatch& d, WorkerEntry& w, WriteBatch* engine_batch) 
                     {"assignment_id", r.assignment_id}});
     }
     batch->reassignments.push_back(std::move(r));
-    d.previous_worker.clear();
+    d.moves->previous_worker.clear();
   }
   // The command goes out only once the assignment is durable: a crash in between finds
   // it in the store and re-attaches (or re-sends) it.
@@ -371,7 +371,7 @@ void Coordinator::Reattach(const RunRequest& request, RunCallbacks callbacks) {
     MoveAway(*holder, id, "worker " + holder->id + " restarted (a new process registered)",
              /*revoke=*/false);
     // ... and the new process may take it: it did not fail it.
-    reattached.refused_by.erase(holder->id);
+    reattached.Unrefuse(holder->id);
     return Place();
   }
   // A holder that registered again before this missed the re-send for it: send it now

@@ -158,12 +158,12 @@ void Coordinator::MoveAway(WorkerEntry& w, const std::string& dispatch_id,
   // holder still sends for it is stale.
   ++d.reassignments;
   ++stats_.reassigned;
-  d.previous_worker = worker_id;
-  d.reassign_reason = reason;
+  d.moved().previous_worker = worker_id;
+  d.moved().reassign_reason = reason;
   d.worker_id.clear();
   d.current_id.clear();
   d.status = "waiting";
-  d.refused_by.insert(worker_id);
+  d.moved().refused_by.insert(worker_id);
   // Stored as waiting before Place() records where it went: if nobody takes it, the
   // store must not keep naming the lost holder (a restart would hand it back).
   WriteAssignment(d);

@@ -4,6 +4,9 @@
 #include "workers/coordinator.h"
 
 #include <chrono>
+#include <memory>
+#include <set>
+#include <string>
 
 namespace baton::workers {
 
@@ -23,22 +26,36 @@ struct Coordinator::Dispatch {
   bool awaiting_start = false;
   // Its current placement was recorded in the engine's batch: durable once Start() comes.
   bool durable_at_start = false;
-  bool sent = false;                 // the command went out on the holder's current channel
-  std::set<std::string> refused_by;  // workers that rejected it or lost it
-  std::string previous_worker;       // set while a reassigned dispatch waits
-  std::string reassign_reason;
-  int progress = 0;
-  Json checkpoint;  // the last one reported; given to the next holder
-  int reassignments = 0;
-  TimeMs created_at = 0, updated_at = 0;
-  std::chrono::steady_clock::time_point started;  // for the dispatch latency metric
-  bool prepared = false;                          // given to Prepare() (the second metric)
-  std::chrono::steady_clock::time_point prepared_at;
+  bool sent = false;      // the command went out on the holder's current channel
+  bool prepared = false;  // given to Prepare() (the second metric)
   bool latency_recorded = false;
   // On offer to the other instances (DispatchExchange): out of the queue, no worker here.
   bool offered = false;
   // Another instance's, taken from the board: never offered on; its callbacks report back.
   bool foreign = false;
+  // (The flags and the two ints sit together: one waiting dispatch per pending step makes
+  // its size count; 448 bytes is a jemalloc size class.)
+  int progress = 0;
+  int reassignments = 0;
+  Json checkpoint;  // the last one reported; given to the next holder
+  TimeMs created_at = 0, updated_at = 0;
+  std::chrono::steady_clock::time_point started;  // for the dispatch latency metric
+  std::chrono::steady_clock::time_point prepared_at;
+  // What only a dispatch that was refused, lost or moved has. Apart, so that every other
+  // one (nearly all, and each waiting one is a pending step's cost) stays small.
+  struct Moves {
+    std::set<std::string> refused_by;  // workers that rejected it or lost it
+    std::string previous_worker;       // set while a reassigned dispatch waits
+    std::string reassign_reason;
+  };
+  std::unique_ptr<Moves> moves;  // null: never refused, lost or moved
+  Moves& moved() {
+    if (!moves) moves = std::make_unique<Moves>();
+    return *moves;
+  }
+  void Unrefuse(const std::string& worker) {
+    if (moves) moves->refused_by.erase(worker);
+  }
 };
 
 // The Runner of the local worker's step types (coordinator_local.cpp).
