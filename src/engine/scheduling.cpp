@@ -288,26 +288,39 @@ void Engine::Impl::StartAssignment(const ExecPtr& ex, int step, Runner* runner, 
       if (!reattach) runner->Cancel(req.assignment_id);
       return;
     }
-    const std::string id = req.execution_id, assignment = req.assignment_id;
-    // Progress and start of an instance are reported against the step's attempt.
-    const std::string attempt_id = st->rec.assignment_id;
+    // One record the three callbacks share: a runner holds them for as long as the step
+    // waits or runs, so each pending step pays for them (a callback holding its own
+    // copies of the ids is a heap block each).
+    struct Report {
+      std::shared_ptr<RunnerInbox> inbox;
+      std::string id;          // the execution
+      std::string assignment;  // this dispatch
+      std::string attempt_id;  // the step's attempt (an instance reports against it)
+      int step;
+      bool instance;
+    };
+    auto r = std::make_shared<const Report>(Report{inbox_, req.execution_id, req.assignment_id,
+                                                   instance ? st->rec.assignment_id : std::string(),
+                                                   step, instance});
     RunCallbacks cb;
-    cb.on_started = [this, inbox = inbox_, id, step, attempt_id] {
-      Deliver(inbox, [=, this] { OnStarted(id, step, attempt_id); });
+    cb.on_started = [this, r] {
+      const std::string& attempt_id = r->instance ? r->attempt_id : r->assignment;
+      Deliver(r->inbox,
+              [this, id = r->id, step = r->step, attempt_id] { OnStarted(id, step, attempt_id); });
     };
     if (!instance) {
-      cb.on_progress = [this, inbox = inbox_, id, step, assignment](int progress, Json data) {
-        Deliver(inbox, [=, this, data = std::move(data)] {
-          OnProgress(id, step, assignment, progress, data);
+      cb.on_progress = [this, r](int progress, Json data) {
+        Deliver(r->inbox, [this, r, progress, data = std::move(data)] {
+          OnProgress(r->id, r->step, r->assignment, progress, data);
         });
       };
     }
-    cb.on_done = [this, inbox = inbox_, id, step, assignment, instance](RunResult result) {
-      Deliver(inbox, [=, this, result = std::move(result)]() mutable {
-        if (instance) {
-          OnInstanceDone(id, step, assignment, std::move(result));
+    cb.on_done = [this, r](RunResult result) {
+      Deliver(r->inbox, [this, r, result = std::move(result)]() mutable {
+        if (r->instance) {
+          OnInstanceDone(r->id, r->step, r->assignment, std::move(result));
         } else {
-          OnDone(id, step, assignment, std::move(result));
+          OnDone(r->id, r->step, r->assignment, std::move(result));
         }
       });
     };
