@@ -73,7 +73,7 @@ void ServerMetrics::OnEvent(const EventRecord& e, const ExecutionProgress&) {
     }
     return;
   }
-  const std::string key = e.execution_id + "/" + e.step_id;
+  const StepKey key = StepKeyOf(e.execution_id, e.step_id);
   if (t == "step.started" || (t == "step.dispatched" && !step_started_at_.count(key))) {
     if (t == "step.started") ++steps_started_;
     step_started_at_[key] = e.time;

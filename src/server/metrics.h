@@ -7,6 +7,7 @@
 #include <baton/commit_queue.h>
 #include <baton/engine.h>
 
+#include "server/step_key.h"
 #include "server/triggers/deliverer.h"
 #include "workers/coordinator.h"
 
@@ -71,7 +72,7 @@ class ServerMetrics final : public ExecutionObserver {
   uint64_t executions_started_ = 0;
   uint64_t steps_started_ = 0, steps_completed_ = 0, steps_failed_ = 0, steps_retried_ = 0,
            steps_slow_ = 0;
-  std::unordered_map<std::string, TimeMs> step_started_at_;  // "exec/step" -> time
+  std::unordered_map<StepKey, TimeMs, StepKeyHash> step_started_at_;  // attempt start
   std::array<uint64_t, kBuckets.size()> duration_buckets_{};
   uint64_t duration_count_ = 0;
   double duration_sum_s_ = 0;

@@ -91,13 +91,12 @@ void ActivityWindow::OnEvent(const EventRecord& e, const ExecutionProgress& p) {
     if (failed) ++b.counts.executions_failed;
     if (failed || t == "execution.completed") {
       // Its steps' starts are of no more use.
-      const std::string prefix = e.execution_id + "\n";
-      n.started.erase(n.started.lower_bound(prefix),
-                      n.started.lower_bound(e.execution_id + "\x0b"));
+      n.started.erase(n.started.lower_bound(StepKey::First(e.execution_id)),
+                      n.started.upper_bound(StepKey::Last(e.execution_id)));
     }
     return;
   }
-  const std::string key = e.execution_id + "\n" + e.step_id;
+  const StepKey key = StepKeyOf(e.execution_id, e.step_id);
   if (t == "step.started" || t == "step.dispatched") {
     if (n.started.size() >= kMaxStarted) n.started.clear();
     n.started[key] = e.time;  // a dispatch counts from the dispatch until a start says

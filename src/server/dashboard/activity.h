@@ -12,6 +12,8 @@
 
 #include <baton/engine.h>
 
+#include "server/step_key.h"
+
 #include <array>
 #include <cstdint>
 #include <map>
@@ -68,7 +70,7 @@ class ActivityWindow final : public ExecutionObserver {
   };
   struct Namespace {
     std::array<Bucket, kMinutes> ring;       // by minute % kMinutes
-    std::map<std::string, TimeMs> started;   // "execution\nstep" -> attempt start
+    std::map<StepKey, TimeMs> started;       // attempt starts
     std::map<std::string, Stalled> stalled;  // by execution id
   };
   Bucket& At(Namespace& n, TimeMs t);

@@ -61,6 +61,20 @@ TEST_F(Activity, CountsEachMinuteOfTheLastHourWithStepDurations) {
   EXPECT_EQ(later.total.step_p50_ms, -1);
 }
 
+// A finished execution's step starts are dropped with it, and no other execution's: a
+// step of e1 reported done after e1 ended counts no duration, e2's step still does.
+TEST_F(Activity, AFinishedExecutionDropsOnlyItsOwnStepStarts) {
+  Emit("ns", "e1", "step.dispatched", kT0 + 1'000, "a");
+  Emit("ns", "e2", "step.dispatched", kT0 + 1'000, "a");
+  Emit("ns", "e1", "execution.cancelled", kT0 + 2'000);
+  Emit("ns", "e1", "step.completed", kT0 + 3'000, "a");  // late: its start is gone
+  Emit("ns", "e2", "step.completed", kT0 + 5'000, "a");  // 4 s
+  const ActivityWindow::View v = window_.Read("ns", kT0 + 10'000);
+  EXPECT_EQ(v.total.steps_completed, 2u);
+  EXPECT_NEAR(static_cast<double>(v.total.step_p50_ms), 4'000, 400);
+  EXPECT_NEAR(static_cast<double>(v.total.step_p99_ms), 4'000, 400);
+}
+
 TEST_F(Activity, NamespacesSeeOnlyTheirOwnWork) {
   Emit("a", "e1", "execution.started", kT0);
   EXPECT_EQ(window_.Read("a", kT0).total.executions_started, 1u);
