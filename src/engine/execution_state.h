@@ -57,16 +57,17 @@ struct StepGuards {
 struct StepState {
   StepRecord rec;  // what the store has (or will have once the turn commits)
   const StepDef* def = nullptr;
+  TimerId timer = 0;            // retry or attempt-timeout timer, 0 = none
+  TimerId heartbeat_timer = 0;  // heartbeat_timeout of the running attempt, 0 = none
+  TimerId slow_timer = 0;       // when the running attempt counts as slow, 0 = none
+  // (The ints and the flags sit together: 320 bytes is a jemalloc size class.)
   int pending_deps = 0;                // upstream steps not yet terminal
-  TimerId timer = 0;                   // retry or attempt-timeout timer, 0 = none
-  TimerId heartbeat_timer = 0;         // heartbeat_timeout of the running attempt, 0 = none
-  TimerId slow_timer = 0;              // when the running attempt counts as slow, 0 = none
+  int engine_restarts = 0;             // attempts lost to engine restarts (not counted by retry)
   bool in_flight = false;              // dispatched and counted against limits
   bool uses_capacity = false;          // counted against the local worker capacity
-  int engine_restarts = 0;             // attempts lost to engine restarts (not counted by retry)
+  bool dirty = false;                  // changed in the open turn
   Json attempt_errors;                 // array of every attempt's error (null until the first)
   Json resolved_input;                 // the rendered spec of the latest attempt (for the DLQ)
-  bool dirty = false;                  // changed in the open turn
   std::unique_ptr<FanOut> fan;         // set while a for_each attempt runs
   std::unique_ptr<StepGuards> guards;  // null until a breaker or the cache needs it
   StepGuards& Guards() {
@@ -128,49 +129,54 @@ struct ExecState {
   std::shared_ptr<const WorkflowDef> def;
   std::vector<StepState> steps;
   // Step id -> index, built on first use (templates, recovery): a run of template-free
-  // steps never pays for it.
+  // steps never pays for it, nor for an empty map's 56 bytes.
   const std::unordered_map<std::string, int>& StepIndex() const {
-    if (step_index_.empty() && !steps.empty()) {
-      step_index_.reserve(steps.size());
+    if (!step_index_) {
+      step_index_ = std::make_unique<std::unordered_map<std::string, int>>();
+      step_index_->reserve(steps.size());
       for (size_t i = 0; i < steps.size(); ++i)
-        step_index_.emplace(steps[i].def->id, static_cast<int>(i));
+        step_index_->emplace(steps[i].def->id, static_cast<int>(i));
     }
-    return step_index_;
+    return *step_index_;
   }
-  mutable std::unordered_map<std::string, int> step_index_;
+  mutable std::unique_ptr<std::unordered_map<std::string, int>> step_index_;
   // The definition's compiled graph, layers and conditions: def->plan, shared by every
   // execution of the definition (compiled for this one only when def has none).
   std::shared_ptr<const WorkflowPlan> plan;
 
+  // (The ints and the flags sit together, below: every live execution holds one of
+  // these, and 624 bytes plus make_shared's 16 is a jemalloc size class.)
   int64_t next_seq = 1;
-  int in_flight = 0;  // dispatched steps counted against max_parallel
-  int terminal_steps = 0;
-  bool had_failure = false;  // a non-optional step failed for good
-  bool failing_fast = false;
-  bool finished = false;  // reached a terminal status in memory
-  bool stopping = false;  // cancelling everything: no natural finish
   TimerId deadline_timer = 0;
   StepFifo parked;              // ready steps held back by pause or max_parallel
   Json first_failure;           // error of the first step that failed for good
   int64_t progress_sum = 0;     // sum of per-step progress (terminal = 100)
   std::vector<int> layer_open;  // non-terminal steps per layer
-  int current_layer = 0;        // first layer with open steps
-  bool dirty = false;           // record changed in the open turn
   // Signals sent to the execution, by seq (taken ones keep consumed_by); see signals.cpp.
   std::vector<SignalRecord> signals;
   size_t pending_signals = 0;
-  // When its last event was emitted (stalls.cpp), and whether execution.stalled was
-  // reported since.
+  // When its last event was emitted (stalls.cpp); stall_reported below says whether
+  // execution.stalled was reported since.
   TimeMs last_activity = 0;
-  bool stall_reported = false;
 
   // Concurrency (concurrency.cpp): the group (namespace, workflow, rendered key; empty =
-  // none), the slots held, and the queue it waits in (null = none) at queue_seq.
+  // none), the slots held (the flags below), and the queue it waits in (null = none) at
+  // queue_seq.
   std::string concurrency_group;
-  bool holds_group_slot = false;
-  bool holds_global_slot = false;
   WaitQueue* waiting_in = nullptr;
   uint64_t queue_seq = 0;
+
+  int in_flight = 0;  // dispatched steps counted against max_parallel
+  int terminal_steps = 0;
+  int current_layer = 0;     // first layer with open steps
+  bool had_failure = false;  // a non-optional step failed for good
+  bool failing_fast = false;
+  bool finished = false;  // reached a terminal status in memory
+  bool stopping = false;  // cancelling everything: no natural finish
+  bool dirty = false;     // record changed in the open turn
+  bool stall_reported = false;
+  bool holds_group_slot = false;
+  bool holds_global_slot = false;
 
   bool paused() const { return rec.status == ExecutionStatus::kPaused; }
 };
