@@ -14,21 +14,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 BIN=${1:-$here/../build-release/baton}
 BATCHES=${2:-10}
-dir=$(mktemp -d /tmp/baton-pending.XXXXXX)
-pid=""
-cleanup() {
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-start() {
-  "$BIN" server --listen "127.0.0.1:$port" --db "$dir/baton.db" --credentials "$dir/creds.json" \
-    --rate-limit 0 >"$dir/log" 2>&1 &
-  pid=$!
-  for _ in $(seq 300); do grep -q "baton: serving" "$dir/log" 2>/dev/null && return; sleep 0.01; done
-  echo "pending_memory.sh: the server did not start:" >&2; cat "$dir/log" >&2; exit 1
-}
+. "$here/server_lib.sh"
+bench_server_init pending
+start() { bench_server_start --rate-limit 0; }
 rss() { awk '/VmRSS/ {print $2 * 1024}' "/proc/$pid/status"; }
 t0=$(date +%s%N); start; t1=$(date +%s%N)
 python3 - "$port" "$dir/creds.json" "$BATCHES" <<'PY' >"$dir/steps"

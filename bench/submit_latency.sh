@@ -15,19 +15,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 BIN=${1:-$here/../build-release/baton}
 SAMPLES=${2:-5000}
-dir=$(mktemp -d /tmp/baton-latency.XXXXXX)
-pid=""
-cleanup() {
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$BIN" server --listen "127.0.0.1:$port" --db "$dir/baton.db" --credentials "$dir/creds.json" \
-  --io-threads 2 --rate-limit 0 >"$dir/log" 2>&1 &
-pid=$!
-for _ in $(seq 300); do grep -q "baton: serving" "$dir/log" 2>/dev/null && break; sleep 0.01; done
-grep -q "baton: serving" "$dir/log" || { echo "submit_latency.sh: the server did not start:" >&2; cat "$dir/log" >&2; exit 1; }
+. "$here/server_lib.sh"
+bench_server_init latency
+bench_server_start --io-threads 2 --rate-limit 0
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 python3 - "$port" "$dir/creds.json" "$SAMPLES" "$load" <<'PY'
 import http.client, json, sys, time

@@ -521,6 +521,20 @@ TEST(SqliteStore, InvalidUtf8InJsonIsReplacedNotThrown) {
   EXPECT_EQ(steps->at(0).stderr_tail, std::string("raw\xff"));
 }
 
+// Commits one batch of `count` events of `execution`, numbered from *seq + 1 (advanced),
+// each carrying `payload_bytes` bytes: WAL pages for the checkpoint and WAL-write tests.
+Status CommitEvents(Store& store, const std::string& execution, int count, size_t payload_bytes,
+                    int64_t* seq) {
+  WriteBatch b;
+  for (int k = 0; k < count; ++k) {
+    EventRecord e = Event(execution, ++*seq);
+    e.data = Json{{"payload", std::string(payload_bytes, 'x')}};
+    b.events.push_back(std::move(e));
+  }
+  const WriteBatch* one = &b;
+  return store.Commit({&one, 1});
+}
+
 // SQLite writes a WAL frame as two writes (header, page); the writer's VFS hands a
 // commit's frames to the file in one, and before the commit is published: another
 // connection reads it at once. NORMAL (no sync per commit) keeps SQLite's own VFS.
@@ -530,14 +544,8 @@ TEST(SqliteStore, ACommitWritesItsWalFramesAtOnce) {
   auto store = OpenSqliteStore(path);
   ASSERT_TRUE(store.ok());
   const auto Commit = [](Store& s, const std::string& execution) {
-    WriteBatch b;
-    for (int k = 1; k <= 20; ++k) {
-      EventRecord e = Event(execution, k);
-      e.data = Json{{"payload", std::string(1000, 'z')}};
-      b.events.push_back(std::move(e));
-    }
-    const WriteBatch* one = &b;
-    return s.Commit({&one, 1});
+    int64_t seq = 0;
+    return CommitEvents(s, execution, 20, 1000, &seq);
   };
   const sqlite::WalWriteBufferStats before = sqlite::GetWalWriteBufferStats();
   ASSERT_TRUE(Commit(**store, "gathered").ok());
@@ -571,18 +579,8 @@ TEST(SqliteStore, CheckpointsTheWalOffTheCommitPath) {
   ASSERT_NE(checkpointer, nullptr);
   ASSERT_TRUE(checkpointer->ok());
   // ~1,500 pages of WAL: 300 commits of 20 events of 1 KB.
-  const std::string payload(1000, 'x');
   int64_t seq = 0;
-  for (int i = 0; i < 300; ++i) {
-    WriteBatch b;
-    for (int k = 0; k < 20; ++k) {
-      EventRecord e = Event("wal", ++seq);
-      e.data = Json{{"payload", payload}};
-      b.events.push_back(std::move(e));
-    }
-    const WriteBatch* one = &b;
-    ASSERT_TRUE((*store)->Commit({&one, 1}).ok());
-  }
+  for (int i = 0; i < 300; ++i) ASSERT_TRUE(CommitEvents(**store, "wal", 20, 1000, &seq).ok());
   EXPECT_GE(std::filesystem::file_size(path + "-wal"),
             uintmax_t{sqlite::WalCheckpointer::kWakePages} * 4096);
   // The commits only woke the thread; wait (bounded) for its checkpoint.
@@ -603,21 +601,11 @@ TEST(SqliteStore, TheWalIsReusedAfterEachBackgroundCheckpoint) {
   auto* sqlite = dynamic_cast<sqlite::SqliteStore*>(store->get());
   ASSERT_NE(sqlite, nullptr);
   const sqlite::WalCheckpointer* checkpointer = sqlite->checkpointer();
-  const std::string payload(3000, 'y');
   int64_t seq = 0;
   for (int round = 0; round < 6; ++round) {
     const int64_t before = checkpointer->background_checkpoints();
     // ~1,200 pages: 120 commits of 10 events of ~3 KB (about a page each).
-    for (int i = 0; i < 120; ++i) {
-      WriteBatch b;
-      for (int k = 0; k < 10; ++k) {
-        EventRecord e = Event("wal", ++seq);
-        e.data = Json{{"payload", payload}};
-        b.events.push_back(std::move(e));
-      }
-      const WriteBatch* one = &b;
-      ASSERT_TRUE((*store)->Commit({&one, 1}).ok());
-    }
+    for (int i = 0; i < 120; ++i) ASSERT_TRUE(CommitEvents(**store, "wal", 10, 3000, &seq).ok());
     ASSERT_TRUE(checkpointer->WaitForBackgroundCheckpoints(before + 1, std::chrono::seconds(10)))
         << "round " << round;
   }

@@ -143,45 +143,31 @@ int Unfetch(sqlite3_file* p, sqlite3_int64 offset, void* page) {
   return Self(p)->real()->pMethods->xUnfetch(Self(p)->real(), offset, page);
 }
 
-// Two tables: the real file's methods of version 3 (memory-mapped reads) or not.
-const sqlite3_io_methods kMethods3 = {3,
-                                      Close,
-                                      Read,
-                                      Write,
-                                      Truncate,
-                                      Sync,
-                                      FileSize,
-                                      Lock,
-                                      Unlock,
-                                      CheckReservedLock,
-                                      FileControl,
-                                      SectorSize,
-                                      DeviceCharacteristics,
-                                      ShmMap,
-                                      ShmLock,
-                                      ShmBarrier,
-                                      ShmUnmap,
-                                      Fetch,
-                                      Unfetch};
-const sqlite3_io_methods kMethods2 = {2,
-                                      Close,
-                                      Read,
-                                      Write,
-                                      Truncate,
-                                      Sync,
-                                      FileSize,
-                                      Lock,
-                                      Unlock,
-                                      CheckReservedLock,
-                                      FileControl,
-                                      SectorSize,
-                                      DeviceCharacteristics,
-                                      ShmMap,
-                                      ShmLock,
-                                      ShmBarrier,
-                                      ShmUnmap,
-                                      nullptr,
-                                      nullptr};
+// Our methods for a real file of methods `version`: from 3 on, memory-mapped reads too.
+constexpr sqlite3_io_methods MethodsFor(int version) {
+  const bool mapped = version >= 3;
+  return {mapped ? 3 : 2,
+          Close,
+          Read,
+          Write,
+          Truncate,
+          Sync,
+          FileSize,
+          Lock,
+          Unlock,
+          CheckReservedLock,
+          FileControl,
+          SectorSize,
+          DeviceCharacteristics,
+          ShmMap,
+          ShmLock,
+          ShmBarrier,
+          ShmUnmap,
+          mapped ? Fetch : nullptr,
+          mapped ? Unfetch : nullptr};
+}
+const sqlite3_io_methods kMethods3 = MethodsFor(3);
+const sqlite3_io_methods kMethods2 = MethodsFor(2);
 
 int Open(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* p, int flags, int* out_flags) {
   File* f = Self(p);
