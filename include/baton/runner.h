@@ -19,10 +19,25 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 
 namespace baton {
 
 struct WriteBatch;  // <baton/store.h>
+
+// A step's rendered spec: immutable once built, and shared rather than copied. The engine
+// (for a dead-letter record) and a runner holding a waiting dispatch point at one copy,
+// and a spec without templates points into the workflow definition itself: tens of
+// thousands of steps waiting for a worker pay nothing for it.
+using SpecPtr = std::shared_ptr<const Json>;
+inline SpecPtr MakeSpec(Json spec) {
+  return std::make_shared<const Json>(std::move(spec));
+}
+// The empty object, shared: what a RunRequest holds until a spec is set.
+inline const SpecPtr& EmptySpec() {
+  static const SpecPtr empty = MakeSpec(Json::object());
+  return empty;
+}
 
 struct RunRequest {
   std::string execution_id;
@@ -30,7 +45,7 @@ struct RunRequest {
   int attempt = 1;
   std::string assignment_id;  // unique per dispatch
   StepType type = StepType::kNoop;
-  Json spec = Json::object();  // StepDef::spec with templates rendered
+  SpecPtr spec = EmptySpec();  // StepDef::spec with templates rendered; never null
   Duration timeout{0};         // 0 = none (informational; the engine enforces it)
   std::string ns;              // the execution's namespace (remote workers are per namespace)
   int priority = 1;            // the execution's priority (0 low .. 3 critical)

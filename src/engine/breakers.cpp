@@ -90,7 +90,7 @@ bool Engine::Impl::PassBreaker(const ExecPtr& ex, int step, const Json& spec) {
   const StepDef& def = *st.def;
   Result<std::string> key = BreakerKey(*ex, step, spec);
   auto refuse = [&](Status why, Json details) {
-    st.resolved_input = spec;
+    st.resolved_input = MakeSpec(spec);
     FailAttempt(ex, step, StepStatus::kFailed, why, std::move(details));
     return false;
   };

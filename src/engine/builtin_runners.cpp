@@ -11,8 +11,8 @@ class NoopRunner final : public Runner {
  public:
   void Start(const RunRequest& request, RunCallbacks cb) override {
     RunResult r;
-    auto it = request.spec.find("with");
-    if (it != request.spec.end()) r.output = *it;
+    auto it = request.spec->find("with");
+    if (it != request.spec->end()) r.output = *it;
     cb.on_done(std::move(r));
   }
   void Cancel(const std::string&) override {}
@@ -47,11 +47,11 @@ class WaitRunner final : public Runner {
 
   void Start(const RunRequest& request, RunCallbacks cb) override {
     TimeMs when = 0;
-    if (auto it = request.spec.find("duration"); it != request.spec.end()) {
+    if (auto it = request.spec->find("duration"); it != request.spec->end()) {
       Result<Duration> d = ParseDuration(*it);
       if (!d.ok()) return Fail(cb, "wait: field 'duration': " + d.status().message());
       when = loop_->Now() + d->count();
-    } else if (auto until = request.spec.find("until"); until != request.spec.end()) {
+    } else if (auto until = request.spec->find("until"); until != request.spec->end()) {
       std::optional<TimeMs> t;
       if (until->is_string()) t = ParseUtcTime(until->get<std::string>());
       if (!t) return Fail(cb, "wait: field 'until': expected a UTC time like 2026-01-02T03:04:05Z");

@@ -79,7 +79,7 @@ bool Engine::Impl::LookUpCache(const ExecPtr& ex, int step, const Json& spec) {
   StepState& st = ex->steps[step];
   Result<std::string> key = CacheKeyFor(*ex, step, spec);
   if (!key.ok()) {
-    st.resolved_input = spec;
+    st.resolved_input = MakeSpec(spec);
     FailAttempt(ex, step, StepStatus::kFailed, key.status(), nullptr);
     return true;
   }

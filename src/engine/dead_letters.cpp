@@ -96,7 +96,7 @@ void Engine::Impl::WriteDeadLetter(const ExecPtr& ex, int step, TimeMs now) {
   dl.ns = ex->rec.ns;
   dl.workflow = ex->rec.workflow;
   dl.version = ex->rec.version;
-  dl.input = st.resolved_input.is_null() ? st.def->spec : st.resolved_input;
+  dl.input = st.resolved_input ? *st.resolved_input : st.def->spec;
   dl.errors = st.attempt_errors.is_array() ? st.attempt_errors : Json::array();
   dl.created_at = now;
   dl.first_failed_at = now;

@@ -116,7 +116,9 @@ class Engine::Impl {
   // (recovery): nothing to prepare.
   void StartAssignment(const ExecPtr& ex, int step, Runner* runner, RunRequest req, bool instance,
                        bool reattach = false);
-  RunRequest MakeRequest(const engine::ExecState& ex, int step, Json spec);
+  RunRequest MakeRequest(const engine::ExecState& ex, int step, SpecPtr spec);
+  // The step's spec as the definition has it, shared with the definition (no copy).
+  static SpecPtr DefinitionSpec(const engine::ExecState& ex, int step);
   // recovery.cpp: an attempt that was running when the process stopped, taken over by a
   // runner that CanReattach(); false when it cannot be (the attempt is then lost).
   bool ReattachStep(const ExecPtr& ex, int step);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <baton/clock.h>
+#include <baton/runner.h>
 #include <baton/store.h>
 #include <baton/workflow.h>
 
@@ -61,13 +62,15 @@ struct StepState {
   TimerId heartbeat_timer = 0;  // heartbeat_timeout of the running attempt, 0 = none
   TimerId slow_timer = 0;       // when the running attempt counts as slow, 0 = none
   // (The ints and the flags sit together: 320 bytes is a jemalloc size class.)
-  int pending_deps = 0;                // upstream steps not yet terminal
-  int engine_restarts = 0;             // attempts lost to engine restarts (not counted by retry)
-  bool in_flight = false;              // dispatched and counted against limits
-  bool uses_capacity = false;          // counted against the local worker capacity
-  bool dirty = false;                  // changed in the open turn
-  Json attempt_errors;                 // array of every attempt's error (null until the first)
-  Json resolved_input;                 // the rendered spec of the latest attempt (for the DLQ)
+  int pending_deps = 0;        // upstream steps not yet terminal
+  int engine_restarts = 0;     // attempts lost to engine restarts (not counted by retry)
+  bool in_flight = false;      // dispatched and counted against limits
+  bool uses_capacity = false;  // counted against the local worker capacity
+  bool dirty = false;          // changed in the open turn
+  Json attempt_errors;         // array of every attempt's error (null until the first)
+  // The rendered spec of the latest attempt (for the DLQ), shared with its runner; null:
+  // the definition's own.
+  SpecPtr resolved_input;
   std::unique_ptr<FanOut> fan;         // set while a for_each attempt runs
   std::unique_ptr<StepGuards> guards;  // null until a breaker or the cache needs it
   StepGuards& Guards() {

@@ -19,7 +19,7 @@ constexpr size_t kMaxItems = 10'000;  // a bound, like every other input size
 void Engine::Impl::BeginFanOut(const ExecPtr& ex, int step, Runner* runner) {
   StepState& st = ex->steps[step];
   const StepDef& def = *st.def;
-  st.resolved_input = def.spec;
+  st.resolved_input = nullptr;  // the definition's spec: items render per instance
   engine::ExecScope scope(*ex);
   Result<Json> items = expr::Render(def.for_each, scope);
   if (!items.ok()) return FailAttempt(ex, step, StepStatus::kFailed, items.status(), nullptr);
@@ -75,11 +75,11 @@ void Engine::Impl::StartInstances(const ExecPtr& ex, int step, Runner* runner) {
     req.assignment_id = st.rec.assignment_id + "#" + std::to_string(i);
     req.type = def.type;
     req.timeout = def.timeout.value_or(Duration(0));
-    req.spec = std::move(spec);
+    if (def.type == StepType::kShell) AddShellEnv(*ex, step, static_cast<int64_t>(i), spec);
+    req.spec = MakeSpec(std::move(spec));
     req.ns = ex->rec.ns;
     req.priority = ex->rec.priority;
     req.step_index = step;
-    if (def.type == StepType::kShell) AddShellEnv(*ex, step, static_cast<int64_t>(i), req.spec);
     fan.live.emplace(req.assignment_id, i);
     StartAssignment(ex, step, runner, std::move(req), /*instance=*/true);
   }

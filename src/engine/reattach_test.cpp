@@ -81,8 +81,8 @@ TEST(Reattach, ARunningRemoteAttemptIsTakenOverNotRestarted) {
   const RunRequest& again = f.remote->reattached[0];
   EXPECT_EQ(again.assignment_id, assignment);  // the same dispatch: its result still counts
   EXPECT_EQ(again.attempt, 1);
-  EXPECT_EQ(again.spec["data"]["model"], "llama");  // rendered again, identically
-  EXPECT_EQ(again.spec["command"], "model.download");
+  EXPECT_EQ((*again.spec)["data"]["model"], "llama");  // rendered again, identically
+  EXPECT_EQ((*again.spec)["command"], "model.download");
   f.remote->Finish(assignment, Json{{"path", "/m"}});
   f.h.loop->RunUntilIdle();
   EXPECT_EQ(f.h.Execution(id).status, ExecutionStatus::kCompleted);
@@ -162,6 +162,58 @@ TEST(Reattach, ExecutionsOfOneWorkflowShareOneDefinitionBeforeAndAfterRecovery) 
   ASSERT_NE(done_a.definition, nullptr);
   EXPECT_EQ(done_a.definition.get(), done_b.definition.get());
   EXPECT_EQ(Json::parse(*done_a.definition)["name"], "remote");
+}
+
+// A waiting remote attempt holds its spec shared, not copied: without templates it points
+// into the definition (every execution's attempt at the same object), and a rendered one
+// is one copy that the engine (for the dead-letter record) and the runner both hold.
+TEST(Reattach, AWaitingAttemptSharesItsSpecInsteadOfCopyingIt) {
+  Fixture f;
+  auto def = testing::MustParse(R"(
+name: shared
+inputs: {model: {type: string, required: true}}
+steps:
+  - {id: plain, type: command, command: bench.wait, data: {n: 1}}
+  - {id: rendered, type: command, command: model.download, data: {model: "{{ inputs.model }}"}}
+)");
+  ASSERT_NE(def, nullptr);
+  const Json* plain_spec = &def->steps[0].spec;
+  for (const char* model : {"llama", "mistral"}) {
+    StartRequest req;
+    req.workflow = def;
+    req.input = Json{{"model", model}};
+    f.h.loop->Post([&] { ASSERT_TRUE(f.h.engine->Start(req).ok()); });
+    f.h.loop->RunReady();
+  }
+  f.h.loop->RunUntilIdle(f.h.clock.Now() + 100);
+  ASSERT_EQ(f.remote->started.size(), 4u);
+  std::vector<std::string> models;
+  for (const RunRequest& r : f.remote->started) {
+    if (r.step_id == "plain") {
+      EXPECT_EQ(r.spec.get(), plain_spec);  // the definition's own: no copy
+      EXPECT_EQ((*r.spec)["data"]["n"], 1);
+    } else {
+      EXPECT_NE(r.spec.get(), &def->steps[1].spec);
+      models.push_back((*r.spec)["data"]["model"]);
+      EXPECT_GE(r.spec.use_count(), 2);  // the runner's and the engine's: one copy
+    }
+  }
+  EXPECT_EQ(models, (std::vector<std::string>{"llama", "mistral"}));
+
+  // The dead-letter record still gets the spec as rendered for the failed attempt.
+  const RunRequest failed =
+      f.remote->started[1].step_id == "rendered" ? f.remote->started[1] : f.remote->started[0];
+  auto done = std::move(f.remote->live.at(failed.assignment_id).on_done);
+  f.remote->live.erase(failed.assignment_id);
+  RunResult r;
+  r.status = Status("EXIT_NONZERO", "download failed");
+  done(std::move(r));
+  f.h.loop->RunUntilIdle();
+  auto letters = f.h.store->ListDeadLetters(DeadLetterFilter{});
+  ASSERT_TRUE(letters.ok()) << letters.status().ToString();
+  ASSERT_EQ(letters->size(), 1u);
+  EXPECT_EQ((*letters)[0].step_id, "rendered");
+  EXPECT_EQ((*letters)[0].input["data"]["model"], (*failed.spec)["data"]["model"]);
 }
 
 }  // namespace

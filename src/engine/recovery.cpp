@@ -220,12 +220,12 @@ bool Engine::Impl::ReattachStep(const ExecPtr& ex, int step) {
   auto it = runners_.find(def.type);
   if (it == runners_.end() || it->second == nullptr || !it->second->CanReattach()) return false;
   // The same spec as at dispatch: rendered from the same inputs and upstream outputs.
-  Json spec = def.spec;
+  SpecPtr spec = DefinitionSpec(*ex, step);
   if (ex->plan->spec_has_templates[step]) {
     engine::ExecScope scope(*ex);
     Result<Json> rendered = expr::Render(def.spec, scope);
     if (!rendered.ok()) return false;
-    spec = std::move(rendered.value());
+    spec = MakeSpec(std::move(rendered.value()));
   }
   st.in_flight = true;
   if (st.uses_capacity) {
@@ -239,7 +239,7 @@ bool Engine::Impl::ReattachStep(const ExecPtr& ex, int step) {
                           [this, id, step, assignment] { OnAttemptTimeout(id, step, assignment); });
   }
   ArmHeartbeat(ex, step);
-  st.resolved_input = ex->plan->spec_has_templates[step] ? spec : Json();  // as at dispatch
+  st.resolved_input = ex->plan->spec_has_templates[step] ? spec : nullptr;  // as at dispatch
   Emit(*ex, "step.reattached", step, {{"assignment_id", st.rec.assignment_id}}, st.rec.attempts);
   StartAssignment(ex, step, it->second, MakeRequest(*ex, step, std::move(spec)),
                   /*instance=*/false, /*reattach=*/true);

@@ -166,17 +166,19 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
     st.rec.output = with != def.spec.end() ? *with : Json();
     return CompleteAttempt(ex, step);
   }
-  Json spec;
+  // Rendered once and shared from here on (the runner, the dead-letter record); without
+  // templates, the definition's own.
+  SpecPtr spec;
   if (fan_out || !ex->plan->spec_has_templates[step]) {
-    spec = def.spec;
+    spec = DefinitionSpec(*ex, step);
   } else {
     engine::ExecScope scope(*ex);
     Result<Json> rendered = expr::Render(def.spec, scope);
     if (!rendered.ok()) {
-      st.resolved_input = def.spec;
+      st.resolved_input = nullptr;
       return FailAttempt(ex, step, StepStatus::kFailed, rendered.status(), nullptr);
     }
-    spec = std::move(rendered.value());
+    spec = MakeSpec(std::move(rendered.value()));
   }
   const bool child = def.type == StepType::kWorkflow;  // run by the engine itself
   if (!child && (runner_it == runners_.end() || runner_it->second == nullptr)) {
@@ -192,8 +194,8 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   }
   // A cached result needs no run; an open breaker refuses the attempt before anything
   // starts (the attempt has failed).
-  if (def.extra().cache && !fan_out && LookUpCache(ex, step, spec)) return;
-  if (def.extra().circuit_breaker && !PassBreaker(ex, step, spec)) return;
+  if (def.extra().cache && !fan_out && LookUpCache(ex, step, *spec)) return;
+  if (def.extra().circuit_breaker && !PassBreaker(ex, step, *spec)) return;
   Runner* runner = child ? nullptr : runner_it->second;
   ++stats_.steps_dispatched;
   // The attempt's row is written when it ends; until then the step row describes it.
@@ -204,7 +206,7 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
     // outbox to hold back: it completes in this turn, with the same events and records
     // as any step. (A chain of noops finishes in one turn, one batch.)
     RunResult done;
-    if (auto it = spec.find("with"); it != spec.end()) done.output = std::move(*it);
+    if (auto it = spec->find("with"); it != spec->end()) done.output = *it;
     return ApplyResult(ex, step, std::move(done));
   }
 
@@ -229,18 +231,23 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   }
   if (child) {
     st.resolved_input = spec;
-    return BeginChild(ex, step, st.resolved_input);
+    return BeginChild(ex, step, *st.resolved_input);
   }
   ArmHeartbeat(ex, step);
   ArmSlowWatch(ex, step);
 
-  // Kept for the dead-letter record should the step fail; a spec without templates is
-  // the definition's own (null here means that), so no copy per waiting step.
-  st.resolved_input = ex->plan->spec_has_templates[step] ? spec : Json();
+  // Kept for the dead-letter record should the step fail, the same copy the runner holds;
+  // a spec without templates is the definition's own (null here means that).
+  st.resolved_input = ex->plan->spec_has_templates[step] ? spec : nullptr;
   StartAssignment(ex, step, runner, MakeRequest(*ex, step, std::move(spec)), /*instance=*/false);
 }
 
-RunRequest Engine::Impl::MakeRequest(const ExecState& ex, int step, Json spec) {
+SpecPtr Engine::Impl::DefinitionSpec(const ExecState& ex, int step) {
+  // Aliasing: shares ownership of the definition, points at the step's spec inside it.
+  return SpecPtr(ex.def, &ex.steps[step].def->spec);
+}
+
+RunRequest Engine::Impl::MakeRequest(const ExecState& ex, int step, SpecPtr spec) {
   const StepState& st = ex.steps[step];
   const StepDef& def = *st.def;
   RunRequest req;
@@ -250,11 +257,15 @@ RunRequest Engine::Impl::MakeRequest(const ExecState& ex, int step, Json spec) {
   req.assignment_id = st.rec.assignment_id;
   req.type = def.type;
   req.timeout = def.timeout.value_or(Duration(0));
+  if (def.type == StepType::kShell) {
+    Json with_env = *spec;  // the env is the runner's, not the dead-letter record's
+    AddShellEnv(ex, step, -1, with_env);
+    spec = MakeSpec(std::move(with_env));
+  }
   req.spec = std::move(spec);
   req.ns = ex.rec.ns;
   req.priority = static_cast<int>(ex.rec.priority);
   req.step_index = step;
-  if (def.type == StepType::kShell) AddShellEnv(ex, step, -1, req.spec);
   return req;
 }
 

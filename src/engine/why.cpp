@@ -14,7 +14,8 @@ namespace {
 
 // When a `wait` step on a duration or a time ends; 0 when not known.
 TimeMs TimerEnd(const StepState& st) {
-  const Json& spec = st.resolved_input.is_object() ? st.resolved_input : st.def->spec;
+  const Json& spec =
+      st.resolved_input && st.resolved_input->is_object() ? *st.resolved_input : st.def->spec;
   if (auto d = spec.find("duration"); d != spec.end()) {
     Result<Duration> parsed = ParseDuration(*d);
     return parsed.ok() && st.rec.started_at ? st.rec.started_at + parsed->count() : 0;

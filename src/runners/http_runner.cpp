@@ -145,7 +145,7 @@ class HttpRunner final : public Runner {
     }
     // Posted under the lock: Shutdown's cancel-all is queued after every accepted Start.
     net::post(io_, [this, request, callbacks = std::move(callbacks)]() mutable {
-      Result<HttpSpec> spec = runners::ParseHttpSpec(request.spec, options_.default_max_output,
+      Result<HttpSpec> spec = runners::ParseHttpSpec(*request.spec, options_.default_max_output,
                                                      options_.default_timeout);
       if (!spec.ok()) {
         RunResult r;

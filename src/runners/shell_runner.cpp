@@ -23,7 +23,7 @@ class ShellRunner final : public Runner {
   void Start(const RunRequest& request, RunCallbacks callbacks) override {
     auto done = std::make_shared<std::function<void(RunResult)>>(std::move(callbacks.on_done));
     Result<runners::ShellSpec> spec =
-        runners::ParseShellSpec(request.spec, options_.default_max_output);
+        runners::ParseShellSpec(*request.spec, options_.default_max_output);
     if (!spec.ok()) {
       // Reported from the I/O thread like every other result.
       RunResult result;

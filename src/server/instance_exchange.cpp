@@ -14,7 +14,7 @@ Json InstanceExchange::RequestJson(const RunRequest& r) {
               {"attempt", r.attempt},
               {"assignment_id", r.assignment_id},
               {"type", ToString(r.type)},
-              {"spec", r.spec},
+              {"spec", *r.spec},
               {"timeout_ms", r.timeout.count()},
               {"ns", r.ns},
               {"priority", r.priority},
@@ -29,7 +29,7 @@ RunRequest InstanceExchange::RequestFrom(const Json& j) {
   r.attempt = j.value("attempt", 1);
   r.assignment_id = j.value("assignment_id", "");
   r.type = ParseStepType(j.value("type", "command")).value_or(StepType::kCommand);
-  r.spec = j.value("spec", Json::object());
+  r.spec = MakeSpec(j.value("spec", Json::object()));
   r.timeout = Duration(j.value("timeout_ms", int64_t{0}));
   r.ns = j.value("ns", "");
   r.priority = j.value("priority", 1);

@@ -251,17 +251,17 @@ static Deliverer::Hooks DeliveryHooks(Server::Impl& impl) {
     req.step_id = "notify";
     req.assignment_id = d.id + "/" + std::to_string(d.attempts + 1);
     req.type = StepType::kHttp;
-    req.spec = {{"request",
-                 {{"method", "POST"},
-                  {"url", d.target},
-                  {"headers",
-                   {{"User-Agent", "baton-notify"},
-                    {"X-Baton-Event", d.event},
-                    {"X-Baton-Delivery", d.id}}},
-                  {"body", d.payload},
-                  {"timeout", "10s"},
-                  {"max_redirects", 0},
-                  {"max_output", 65536}}}};
+    req.spec = MakeSpec({{"request",
+                          {{"method", "POST"},
+                           {"url", d.target},
+                           {"headers",
+                            {{"User-Agent", "baton-notify"},
+                             {"X-Baton-Event", d.event},
+                             {"X-Baton-Delivery", d.id}}},
+                           {"body", d.payload},
+                           {"timeout", "10s"},
+                           {"max_redirects", 0},
+                           {"max_output", 65536}}}});
     RunCallbacks callbacks;
     callbacks.on_done = [done](RunResult result) {
       Deliverer::Outcome out;

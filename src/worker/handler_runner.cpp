@@ -182,7 +182,7 @@ void HandlerRunner::Impl::StartHttp(const Command& c, const SharedDone& done) {
   request.assignment_id = c.assignment_id;
   request.type = StepType::kHttp;
   request.timeout = CommandTimeout(c);
-  request.spec = CapHttpTimeout(c.data, request.timeout);
+  request.spec = MakeSpec(CapHttpTimeout(c.data, request.timeout));
   RunCallbacks callbacks;
   callbacks.on_done = [this, done, id = c.assignment_id](RunResult result) {
     Report(done, FromRunResult(id, std::move(result)));

@@ -189,9 +189,9 @@ void Coordinator::SendCommand(Dispatch& d) {
   protocol::Command c;
   c.message_id = "msg_" + d.current_id;
   c.assignment_id = d.current_id;
-  c.command = d.request.spec.value("command", "");
-  c.resource = d.request.spec.value("resource", Json());
-  c.data = d.request.spec.value("data", Json());
+  c.command = d.request.spec->value("command", "");
+  c.resource = d.request.spec->value("resource", Json());
+  c.data = d.request.spec->value("data", Json());
   c.execution = {d.request.execution_id, d.request.step_id, d.request.step_index,
                  d.request.attempt};
   c.checkpoint = d.checkpoint;
@@ -287,7 +287,7 @@ AssignmentRecord Coordinator::ToRecord(const Dispatch& d) const {
   r.execution_id = d.request.execution_id;
   r.step_id = d.request.step_id;
   r.attempt = d.request.attempt;
-  r.command = d.local != nullptr ? ToString(d.request.type) : d.request.spec.value("command", "");
+  r.command = d.local != nullptr ? ToString(d.request.type) : d.request.spec->value("command", "");
   r.worker_id = d.worker_id;
   r.status = d.status;
   r.progress = d.progress;

@@ -10,8 +10,8 @@ namespace baton::workers {
 Placement Coordinator::PlacementOf(const RunRequest& request) {
   Placement p;
   p.ns = request.ns;
-  p.command = request.spec.value("command", "");
-  const Json target = request.spec.value("target", Json::object());
+  p.command = request.spec->value("command", "");
+  const Json target = request.spec->value("target", Json::object());
   if (target.is_object()) {
     p.node = target.value("node", "");
     if (auto tags = target.find("tags"); tags != target.end() && tags->is_array()) {

@@ -46,7 +46,7 @@ class LocalWorkerTest : public ::testing::Test {
     req.assignment_id = ex + "/build/1";
     req.type = type;
     req.ns = ns;
-    req.spec = {{"run", Json::array({"make"})}};
+    req.spec = MakeSpec({{"run", Json::array({"make"})}});
     f.coordinator->local_runner()->Start(req, f.Callbacks(req.assignment_id));
     f.loop.RunReady();
     return req.assignment_id;

@@ -181,8 +181,9 @@ class CoordinatorFixture {
     req.priority = spec.priority;
     req.step_index = 2;
     req.timeout = Duration(600'000);
-    req.spec = {{"command", kCommand}, {"resource", "llama-3-8b"}, {"data", {{"url", "u"}}}};
-    if (!spec.target.is_null()) req.spec["target"] = spec.target;
+    Json rendered = {{"command", kCommand}, {"resource", "llama-3-8b"}, {"data", {{"url", "u"}}}};
+    if (!spec.target.is_null()) rendered["target"] = spec.target;
+    req.spec = MakeSpec(std::move(rendered));
     return req;
   }
   RunCallbacks Callbacks(const std::string& dispatch_id) {

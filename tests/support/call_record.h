@@ -21,7 +21,7 @@ inline RunRequest StepRequest(StepType type, Json spec, std::string assignment_i
   r.step_id = "s1";
   r.assignment_id = std::move(assignment_id);
   r.type = type;
-  r.spec = std::move(spec);
+  r.spec = MakeSpec(std::move(spec));
   return r;
 }
 

@@ -43,14 +43,14 @@ class ScriptedRunner final : public Runner {
   int max_running = 0;
 
   void Start(const RunRequest& req, RunCallbacks cb) override {
-    calls.push_back({req.step_id, req.attempt, loop_->Now(), req.spec});
+    calls.push_back({req.step_id, req.attempt, loop_->Now(), *req.spec});
     Outcome o;
     auto it = script.find(req.step_id);
     if (it != script.end() && !it->second.empty()) {
       o = it->second[std::min<size_t>(req.attempt - 1, it->second.size() - 1)];
     }
     // Per-request overrides (a for_each instance renders them from its item).
-    if (auto w = req.spec.find("with"); w != req.spec.end() && w->is_object()) {
+    if (auto w = req.spec->find("with"); w != req.spec->end() && w->is_object()) {
       if (w->contains("sim_ms")) o.duration_ms = (*w)["sim_ms"].get<int64_t>();
       if (w->value("sim_fail", false)) o.error_code = "EXIT_NONZERO";
       if (w->contains("sim_output")) o.output = (*w)["sim_output"];
