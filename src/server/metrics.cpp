@@ -26,7 +26,8 @@ std::string LabelValue(const std::string& v) {
 
 void ServerMetrics::SetLive(const std::string& execution_id,
                             std::optional<ExecutionStatus> status) {
-  auto it = live_.find(execution_id);
+  const uint64_t key = std::hash<std::string>{}(execution_id);
+  auto it = live_.find(key);
   if (it != live_.end()) {
     if (status == it->second) return;
     --live_counts_[ToString(it->second)];
@@ -37,7 +38,7 @@ void ServerMetrics::SetLive(const std::string& execution_id,
     it->second = *status;
   } else {
     if (!status) return;
-    live_.emplace(execution_id, *status);
+    live_.emplace(key, *status);
   }
   ++live_counts_[ToString(*status)];
 }
