@@ -328,8 +328,11 @@ class Coordinator {
   std::map<std::string, TimerId> deadlines_;                        // by worker id
   std::map<std::string, TimerId> drain_timers_;                     // by worker id
   // Hashed, not ordered: tens of thousands of ids sharing a long time-ordered prefix made
-  // every lookup a dozen long compares.
-  std::unordered_map<std::string, std::unique_ptr<Dispatch>> dispatches_;  // by dispatch id
+  // every lookup a dozen long compares. Keyed by a view of the dispatch's own id (its
+  // request's assignment_id, never changed once kept): a copy of the id per waiting step
+  // was a heap block each. Only Keep() inserts; erase by iterator, not by that id.
+  std::unordered_map<std::string_view, std::unique_ptr<Dispatch>> dispatches_;
+  Dispatch& Keep(std::unique_ptr<Dispatch> d);            // replaces one of the same id
   std::unordered_map<std::string, std::string> current_;  // worker-facing id -> dispatch id
   std::deque<std::string> queue_;                         // dispatch ids waiting for a worker
   std::deque<std::string> local_queue_;                   // ... for the local worker

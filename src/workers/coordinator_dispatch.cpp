@@ -40,6 +40,16 @@ Runner* Coordinator::runner() {
   return runner_.get();
 }
 
+Coordinator::Dispatch& Coordinator::Keep(std::unique_ptr<Dispatch> d) {
+  // The key views the id inside the entry: the old entry (and its key) goes first.
+  if (auto old = dispatches_.find(d->request.assignment_id); old != dispatches_.end()) {
+    dispatches_.erase(old);
+  }
+  Dispatch& kept = *d;
+  dispatches_.emplace(std::string_view(kept.request.assignment_id), std::move(d));
+  return kept;
+}
+
 void Coordinator::Enqueue(const std::string& dispatch_id, bool front) {
   // Priority first, then arrival: a reassigned dispatch goes ahead of its equals.
   const Dispatch& d = *dispatches_.at(dispatch_id);
@@ -231,7 +241,7 @@ void Coordinator::Finish(Dispatch& d, RunResult result, const std::string& final
     --offered_;
     d.status = final_status;
     auto callbacks = std::move(d.callbacks);
-    dispatches_.erase(d.request.assignment_id);  // `d` is gone from here on
+    dispatches_.erase(dispatches_.find(d.request.assignment_id));  // `d` is gone from here on
     if (callbacks.on_done) callbacks.on_done(std::move(result));
     return;
   }
@@ -333,12 +343,12 @@ void Coordinator::Reattach(const RunRequest& request, RunCallbacks callbacks) {
     // Another instance held this execution (a takeover): wherever its step went, the
     // board says; offering it under its id makes this instance the owner of that offer,
     // or offers it anew.
-    OfferOut(*(dispatches_[id] = std::move(d)));
+    OfferOut(Keep(std::move(d)));
     return;
   }
   if (stored == loaded_.end()) {
     // Never placed before the restart (or placed and finished unrecorded): from scratch.
-    dispatches_[id] = std::move(d);
+    Keep(std::move(d));
     Enqueue(id, /*front=*/true);
     return Place();
   }
@@ -350,7 +360,7 @@ void Coordinator::Reattach(const RunRequest& request, RunCallbacks callbacks) {
   d->reassignments = rec.reassignments;
   WorkerEntry* holder = rec.worker_id.empty() ? nullptr : registry_.Find(rec.worker_id);
   if (holder == nullptr || rec.status == "waiting") {
-    dispatches_[id] = std::move(d);
+    Keep(std::move(d));
     Enqueue(id, /*front=*/true);
     return Place();
   }
@@ -362,7 +372,7 @@ void Coordinator::Reattach(const RunRequest& request, RunCallbacks callbacks) {
   d->durable = true;
   holder->held.insert(id);
   current_[rec.id] = id;
-  Dispatch& reattached = *(dispatches_[id] = std::move(d));
+  Dispatch& reattached = Keep(std::move(d));
   if (auto was = loaded_sessions_.find(holder->id);
       was != loaded_sessions_.end() && !was->second.empty() && !holder->session.empty() &&
       was->second != holder->session) {

@@ -88,7 +88,7 @@ std::vector<std::string> Coordinator::OfferedIds() const {
   std::vector<std::string> out;
   if (offered_ == 0) return out;
   for (const auto& [id, d] : dispatches_) {
-    if (d->offered) out.push_back(id);
+    if (d->offered) out.emplace_back(id);
   }
   return out;
 }
@@ -132,7 +132,7 @@ bool Coordinator::TakeForeign(const RunRequest& request, RunCallbacks callbacks)
   d->foreign = true;
   d->created_at = d->updated_at = loop_->Now();
   d->started = std::chrono::steady_clock::now();
-  dispatches_[id] = std::move(d);
+  Keep(std::move(d));
   Enqueue(id, /*front=*/false);
   Place();
   return true;

@@ -21,7 +21,7 @@ void Coordinator::LocalRunner::Start(const RunRequest& request, RunCallbacks cal
   d->created_at = d->updated_at = c_->loop_->Now();
   d->started = std::chrono::steady_clock::now();
   const std::string id = request.assignment_id;
-  c_->dispatches_[id] = std::move(d);
+  c_->Keep(std::move(d));
   c_->Enqueue(id, /*front=*/false);
   c_->Place();
 }

@@ -16,7 +16,7 @@ void Coordinator::Prepare(const RunRequest& request, WriteBatch& batch) {
   d->prepared_at = d->started = std::chrono::steady_clock::now();
   d->awaiting_start = true;
   const std::string id = request.assignment_id;
-  Dispatch& prepared = *(dispatches_[id] = std::move(d));
+  Dispatch& prepared = Keep(std::move(d));
   // Queued and placed as Start() would: whatever waits ahead of it (a higher priority, an
   // earlier arrival) keeps its turn.
   Enqueue(id, /*front=*/false);
@@ -64,7 +64,7 @@ void Coordinator::Start(const RunRequest& request, RunCallbacks callbacks) {
     d->prepared_at = unplaced->second;
     prepared_unplaced_.erase(unplaced);
   }
-  dispatches_[id] = std::move(d);
+  Keep(std::move(d));
   Enqueue(id, /*front=*/false);
   Place();
   if (auto it = dispatches_.find(id); it != dispatches_.end()) OfferIfStranded(*it->second);
