@@ -41,7 +41,7 @@ Result<std::string> Engine::Impl::ConcurrencyGroupOf(const ExecState& ex) const 
 }
 
 bool Engine::Impl::Admit(const ExecPtr& ex) {
-  if (ex->concurrency_group.empty() && ex->def->concurrency) {
+  if (ex->ConcurrencyGroup().empty() && ex->def->concurrency) {
     Result<std::string> group = ConcurrencyGroupOf(*ex);
     if (!group.ok()) {
       FinishExecution(ex, ExecutionStatus::kFailed,
@@ -49,13 +49,14 @@ bool Engine::Impl::Admit(const ExecPtr& ex) {
                        {"message", "concurrency key: " + group.status().message()}});
       return false;
     }
-    ex->concurrency_group = std::move(group.value());
+    ex->More().concurrency_group = std::move(group.value());
   }
-  if (!ex->concurrency_group.empty() && !ex->holds_group_slot && options_.shared_pools != nullptr) {
+  if (!ex->ConcurrencyGroup().empty() && !ex->holds_group_slot &&
+      options_.shared_pools != nullptr) {
     if (!AdmitToSharedGroup(ex, *ex->def->concurrency)) return false;
-  } else if (!ex->concurrency_group.empty() && !ex->holds_group_slot) {
+  } else if (!ex->ConcurrencyGroup().empty() && !ex->holds_group_slot) {
     const ConcurrencySpec& spec = *ex->def->concurrency;
-    if (ConcurrencyGroup& g = concurrency_[ex->concurrency_group];
+    if (ConcurrencyGroup& g = concurrency_[ex->ConcurrencyGroup()];
         static_cast<int>(g.running.size()) >= spec.limit &&
         spec.policy == ConcurrencyPolicy::kCancelOldest) {
       ++stats_.concurrency_cancelled;
@@ -63,7 +64,7 @@ bool Engine::Impl::Admit(const ExecPtr& ex) {
       (void)Cancel(g.running.front(),
                    "replaced by execution " + ex->rec.id + " (concurrency: cancel_oldest)");
     }
-    ConcurrencyGroup& g = concurrency_[ex->concurrency_group];
+    ConcurrencyGroup& g = concurrency_[ex->ConcurrencyGroup()];
     if (static_cast<int>(g.running.size()) >= spec.limit) {
       if (spec.policy == ConcurrencyPolicy::kCancelNewest) {
         ++stats_.concurrency_cancelled;
@@ -102,7 +103,7 @@ bool Engine::Impl::Admit(const ExecPtr& ex) {
 PoolHold Engine::Impl::GroupHold(const ExecState& ex) const {
   // The group is "namespace\nworkflow\nkey": the pool, "concurrency\nworkflow\nkey", is
   // a name no user pool can have.
-  const std::string& group = ex.concurrency_group;
+  const std::string& group = ex.ConcurrencyGroup();
   return {ex.rec.ns, "concurrency" + group.substr(group.find('\n')), ex.rec.id, 1};
 }
 
@@ -124,7 +125,7 @@ bool Engine::Impl::AdmitToSharedGroup(const ExecPtr& ex, const ConcurrencySpec& 
   // Not ahead of one queued here: it waits behind. The store not answering is not a full
   // key either: the execution waits queued and tries again, whatever the policy.
   SharedHold result = SharedHold::kStoreError;  // stands for "waits" until tried
-  if (concurrency_[ex->concurrency_group].queued.empty()) result = HoldGroupSlot(*ex, false);
+  if (concurrency_[ex->ConcurrencyGroup()].queued.empty()) result = HoldGroupSlot(*ex, false);
   if (result == SharedHold::kFull && spec.policy == ConcurrencyPolicy::kCancelOldest) {
     const PoolHold hold = GroupHold(*ex);
     Result<std::vector<std::string>> holders = options_.shared_pools->Holders(hold.ns, hold.pool);
@@ -151,11 +152,11 @@ bool Engine::Impl::AdmitToSharedGroup(const ExecPtr& ex, const ConcurrencySpec& 
          {"message",
           "workflow '" + ex->rec.workflow + "' already runs its concurrency key's limit of " +
               std::to_string(spec.limit) + " execution(s) across instances (cancel_newest)"}});
-    DropEmptyGroup(ex->concurrency_group);
+    DropEmptyGroup(ex->ConcurrencyGroup());
     return false;
   }
   // Cancelling may have dropped the group: look it up again.
-  ConcurrencyGroup& g = concurrency_[ex->concurrency_group];
+  ConcurrencyGroup& g = concurrency_[ex->ConcurrencyGroup()];
   if (result != SharedHold::kHeld) {
     Enqueue(ex, &g.queued);
     ArmSharedSlotRetry();  // a slot may come free on another instance
@@ -179,7 +180,7 @@ void Engine::Impl::WakeSharedGroup(const std::string& group) {
     ExecPtr next = std::get<2>(*g.queued.begin());
     if (HoldGroupSlot(*next, false) != SharedHold::kHeld) return;
     g.queued.erase(g.queued.begin());
-    next->waiting_in = nullptr;
+    next->More().waiting_in = nullptr;
     g.running.push_back(next->rec.id);
     next->holds_group_slot = true;
     if (!next->finished && Admit(next)) BeginSteps(next);
@@ -187,9 +188,10 @@ void Engine::Impl::WakeSharedGroup(const std::string& group) {
 }
 
 void Engine::Impl::Enqueue(const ExecPtr& ex, WaitQueue* queue) {
-  ex->waiting_in = queue;
-  ex->queue_seq = ready_seq_++;
-  queue->insert({-ex->rec.priority, ex->queue_seq, ex});
+  engine::ExecExtras& more = ex->More();
+  more.waiting_in = queue;
+  more.queue_seq = ready_seq_++;
+  queue->insert({-ex->rec.priority, more.queue_seq, ex});
   if (ex->rec.status == ExecutionStatus::kQueued) return;  // moved on to the global queue
   ++stats_.executions_queued;
   ex->rec.status = ExecutionStatus::kQueued;
@@ -213,7 +215,7 @@ void Engine::Impl::RequeueRecovered(const ExecPtr& ex) {
     WaitQueue recovered;
     recovered.swap(recovered_queue_);
     for (const auto& [priority, seq, queued] : recovered) {
-      queued->waiting_in = nullptr;
+      queued->More().waiting_in = nullptr;
       if (!queued->finished && Admit(queued)) BeginSteps(queued);
     }
   });
@@ -225,8 +227,8 @@ void Engine::Impl::HoldRecoveredSlots(const ExecPtr& ex) {
   if (ex->def->concurrency) {
     Result<std::string> group = ConcurrencyGroupOf(*ex);
     if (group.ok()) {
-      ex->concurrency_group = std::move(group.value());
-      concurrency_[ex->concurrency_group].running.push_back(ex->rec.id);
+      ex->More().concurrency_group = std::move(group.value());
+      concurrency_[ex->ConcurrencyGroup()].running.push_back(ex->rec.id);
       ex->holds_group_slot = true;
       // A store error leaves it held here only; the limit may then be passed elsewhere.
       if (options_.shared_pools != nullptr) (void)HoldGroupSlot(*ex, true);
@@ -239,16 +241,16 @@ void Engine::Impl::HoldRecoveredSlots(const ExecPtr& ex) {
 }
 
 void Engine::Impl::ReleaseSlots(const ExecPtr& ex) {
-  if (ex->waiting_in != nullptr) {  // finished while queued (cancelled)
-    ex->waiting_in->erase({-ex->rec.priority, ex->queue_seq, ex});
-    ex->waiting_in = nullptr;
+  if (WaitQueue* queue = ex->WaitingIn()) {  // finished while queued (cancelled)
+    queue->erase({-ex->rec.priority, ex->extras->queue_seq, ex});
+    ex->extras->waiting_in = nullptr;
     if (stats_.executions_queued > 0) --stats_.executions_queued;
   }
   std::vector<ExecPtr> next;
   bool wake_shared = false;
   if (ex->holds_group_slot) {
     ex->holds_group_slot = false;
-    auto it = concurrency_.find(ex->concurrency_group);
+    auto it = concurrency_.find(ex->ConcurrencyGroup());
     if (options_.shared_pools != nullptr) {
       // A failure leaves the hold to lapse (as a pool's: never more than the limit).
       ReleaseShared(GroupHold(*ex));
@@ -274,13 +276,13 @@ void Engine::Impl::ReleaseSlots(const ExecPtr& ex) {
     }
   }
   for (const ExecPtr& waiting : next) {
-    waiting->waiting_in = nullptr;
+    waiting->More().waiting_in = nullptr;
     if (!waiting->finished && Admit(waiting)) BeginSteps(waiting);
   }
-  if (wake_shared) WakeSharedGroup(ex->concurrency_group);
+  if (wake_shared) WakeSharedGroup(ex->ConcurrencyGroup());
   // Cancelled while queued, or refused: a group nobody holds or waits for goes.
-  if (options_.shared_pools != nullptr && !ex->concurrency_group.empty()) {
-    DropEmptyGroup(ex->concurrency_group);
+  if (options_.shared_pools != nullptr && !ex->ConcurrencyGroup().empty()) {
+    DropEmptyGroup(ex->ConcurrencyGroup());
   }
 }
 
@@ -333,12 +335,12 @@ Status Engine::Impl::Evict(const std::string& id) {
 }
 
 std::vector<std::string> Engine::Impl::SlotHolders(const ExecState& ex) const {
-  if (options_.shared_pools != nullptr && !ex.concurrency_group.empty()) {
+  if (options_.shared_pools != nullptr && !ex.ConcurrencyGroup().empty()) {
     const PoolHold hold = GroupHold(ex);  // every instance's
     Result<std::vector<std::string>> holders = options_.shared_pools->Holders(hold.ns, hold.pool);
     if (holders.ok()) return std::move(holders.value());
   }
-  auto it = concurrency_.find(ex.concurrency_group);
+  auto it = concurrency_.find(ex.ConcurrencyGroup());
   return it == concurrency_.end() ? std::vector<std::string>{} : it->second.running;
 }
 

@@ -371,7 +371,7 @@ Status Engine::Impl::Resume(const std::string& id) {
   ex->rec.status = ExecutionStatus::kRunning;
   MarkDirty(ex);
   Emit(*ex, "execution.resumed", -1);
-  for (int step : ex->parked.TakeAll()) {
+  for (int step : ex->HasParked() ? ex->extras->parked.TakeAll() : std::vector<int>()) {
     ready_.push({ex->rec.priority * 8 + static_cast<int>(ex->steps[step].def->priority),
                  ready_seq_++, ex, step});
   }

@@ -127,6 +127,21 @@ struct ExecState;
 // first come first served.
 using WaitQueue = std::set<std::tuple<int, uint64_t, std::shared_ptr<ExecState>>>;
 
+// What only some executions use (steps held back, signals, a concurrency group or a wait
+// for a slot): apart, so that the common execution stays small (every live one holds an
+// ExecState, and each waiting step of a one-step workflow is one execution).
+struct ExecExtras {
+  StepFifo parked;  // ready steps held back by pause or max_parallel
+  // Signals sent to the execution, by seq (taken ones keep consumed_by); see signals.cpp.
+  std::vector<SignalRecord> signals;
+  size_t pending_signals = 0;
+  // Concurrency (concurrency.cpp): the group (namespace, workflow, rendered key; empty =
+  // none), and the queue it waits in (null = none) at queue_seq.
+  std::string concurrency_group;
+  WaitQueue* waiting_in = nullptr;
+  uint64_t queue_seq = 0;
+};
+
 struct ExecState {
   ExecutionRecord rec;
   std::shared_ptr<const WorkflowDef> def;
@@ -147,27 +162,30 @@ struct ExecState {
   // execution of the definition (compiled for this one only when def has none).
   std::shared_ptr<const WorkflowPlan> plan;
 
-  // (The ints and the flags sit together, below: every live execution holds one of
-  // these, and 624 bytes plus make_shared's 16 is a jemalloc size class.)
+  // (The ints and the flags sit together, below, and the rare fields are apart in
+  // ExecExtras: every live execution holds one of these, and 496 bytes plus make_shared's
+  // 16 is a jemalloc size class.)
   int64_t next_seq = 1;
   TimerId deadline_timer = 0;
-  StepFifo parked;              // ready steps held back by pause or max_parallel
   Json first_failure;           // error of the first step that failed for good
   int64_t progress_sum = 0;     // sum of per-step progress (terminal = 100)
   std::vector<int> layer_open;  // non-terminal steps per layer
-  // Signals sent to the execution, by seq (taken ones keep consumed_by); see signals.cpp.
-  std::vector<SignalRecord> signals;
-  size_t pending_signals = 0;
   // When its last event was emitted (stalls.cpp); stall_reported below says whether
   // execution.stalled was reported since.
   TimeMs last_activity = 0;
 
-  // Concurrency (concurrency.cpp): the group (namespace, workflow, rendered key; empty =
-  // none), the slots held (the flags below), and the queue it waits in (null = none) at
-  // queue_seq.
-  std::string concurrency_group;
-  WaitQueue* waiting_in = nullptr;
-  uint64_t queue_seq = 0;
+  // Null until one of its fields is needed: More() makes it, the readers below do not.
+  std::unique_ptr<ExecExtras> extras;
+  ExecExtras& More() {
+    if (!extras) extras = std::make_unique<ExecExtras>();
+    return *extras;
+  }
+  bool HasParked() const { return extras && !extras->parked.empty(); }
+  // The concurrency group (empty = none); the slots held are the flags below.
+  const std::string& ConcurrencyGroup() const {
+    return extras ? extras->concurrency_group : kNoGroup;
+  }
+  WaitQueue* WaitingIn() const { return extras ? extras->waiting_in : nullptr; }
 
   int in_flight = 0;  // dispatched steps counted against max_parallel
   int terminal_steps = 0;
@@ -182,6 +200,9 @@ struct ExecState {
   bool holds_global_slot = false;
 
   bool paused() const { return rec.status == ExecutionStatus::kPaused; }
+
+ private:
+  static inline const std::string kNoGroup;
 };
 
 }  // namespace baton::engine

@@ -195,7 +195,7 @@ void Engine::Impl::DispatchPoolWoken() {
     StepState& st = ex->steps[step];
     if (ex->finished || st.rec.status != StepStatus::kReady) continue;
     if (ex->paused()) {
-      ex->parked.push_back(step);
+      ex->More().parked.push_back(step);
     } else if (st.uses_capacity) {
       ready_.push(
           {ex->rec.priority * 8 + static_cast<int>(st.def->priority), ready_seq_++, ex, step});

@@ -59,8 +59,10 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
   ex->rec.definition = ex->def->source;
   ex->next_seq = last_event_seq + 1;
   if (Status st = BuildGraph(*ex); !st.ok()) return st;
-  ex->signals = signals;
-  for (const SignalRecord& sg : signals) ex->pending_signals += sg.consumed_by.empty();
+  if (!signals.empty()) {
+    ex->More().signals = signals;
+    for (const SignalRecord& sg : signals) ex->extras->pending_signals += sg.consumed_by.empty();
+  }
 
   std::unordered_map<std::string, const StepRecord*> stored;
   for (const auto& s : steps) stored[s.step_id] = &s;

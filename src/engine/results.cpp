@@ -207,8 +207,8 @@ void Engine::Impl::Release(const ExecPtr& ex, int step) {
   if (!st.uses_capacity) return;
   --ex->in_flight;
   --capacity_used_;
-  if (!ex->parked.empty() && !ex->paused()) {
-    int next = ex->parked.pop_front();
+  if (ex->HasParked() && !ex->paused()) {
+    int next = ex->extras->parked.pop_front();
     ready_.push({ex->rec.priority * 8 + static_cast<int>(ex->steps[next].def->priority),
                  ready_seq_++, ex, next});
   }
@@ -357,7 +357,7 @@ void Engine::Impl::FinishExecution(const ExecPtr& ex, ExecutionStatus status, Js
     loop_->CancelTimer(ex->deadline_timer);
     ex->deadline_timer = 0;
   }
-  ex->parked.clear();
+  if (ex->extras) ex->extras->parked.clear();
   const bool was_queued = ex->rec.status == ExecutionStatus::kQueued;
   ex->rec.status = status;
   ex->rec.error = std::move(error);

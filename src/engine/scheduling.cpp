@@ -109,7 +109,7 @@ void Engine::Impl::MakeReady(const ExecPtr& ex, int step) {
   MarkStepDirty(ex, step);
   Emit(*ex, "step.ready", step);
   if (ex->paused()) {
-    ex->parked.push_back(step);
+    ex->More().parked.push_back(step);
   } else if (!st.uses_capacity) {
     Dispatch(ex, step);  // noop and wait hold no slot: no reason to queue them
   } else {
@@ -129,7 +129,7 @@ void Engine::Impl::DispatchReady() {
     ExecState& ex = *item.ex;
     if (ex.finished || ex.steps[item.step].rec.status != StepStatus::kReady) continue;
     if (ex.paused() || (ex.def->max_parallel > 0 && ex.in_flight >= ex.def->max_parallel)) {
-      ex.parked.push_back(item.step);  // woken by Release or Resume
+      ex.More().parked.push_back(item.step);  // woken by Release or Resume
       continue;
     }
     Dispatch(item.ex, item.step);

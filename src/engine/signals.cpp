@@ -52,23 +52,24 @@ Result<SignalRecord> Engine::Impl::Signal(const std::string& id, const std::stri
                                          "' has no step waiting for signal '" + name + "'" +
                                          (names.empty() ? "" : " (it waits for: " + names + ")"));
   }
-  if (ex->pending_signals >= Engine::kMaxPendingSignals) {
+  if (ex->extras && ex->extras->pending_signals >= Engine::kMaxPendingSignals) {
     return Status(errc::kTooManySignals, "execution '" + id + "' already holds " +
                                              std::to_string(Engine::kMaxPendingSignals) +
                                              " signals no step has taken");
   }
   TurnGuard turn(this);
-  SignalRecord& sg = ex->signals.emplace_back();
+  engine::ExecExtras& more = ex->More();
+  SignalRecord& sg = more.signals.emplace_back();
   sg.execution_id = id;
   sg.seq = static_cast<int64_t>(
-      ex->signals.size() == 1 ? 1 : ex->signals[ex->signals.size() - 2].seq + 1);
+      more.signals.size() == 1 ? 1 : more.signals[more.signals.size() - 2].seq + 1);
   sg.ns = ex->rec.ns;
   sg.name = name;
   sg.payload = std::move(payload);
   sg.sent_at = loop_->Now();
-  ++ex->pending_signals;
+  ++more.pending_signals;
   batch_.signals.push_back(sg);
-  const size_t sent = ex->signals.size() - 1;
+  const size_t sent = more.signals.size() - 1;
   Emit(*ex, "signal.received", -1, {{"name", name}, {"seq", sg.seq}});
   for (size_t i = 0; i < ex->steps.size(); ++i) {
     const StepState& st = ex->steps[i];
@@ -78,7 +79,7 @@ Result<SignalRecord> Engine::Impl::Signal(const std::string& id, const std::stri
       break;
     }
   }
-  return ex->signals[sent];  // with consumed_by set when a waiting step took it
+  return more.signals[sent];  // with consumed_by set when a waiting step took it
 }
 
 void Engine::Impl::BeginSignalWait(const ExecPtr& ex, int step) {
@@ -95,12 +96,12 @@ void Engine::Impl::BeginSignalWait(const ExecPtr& ex, int step) {
 bool Engine::Impl::TakeSignal(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
   const std::string* name = SignalWaitedFor(*st.def);
-  if (name == nullptr) return false;
-  for (SignalRecord& sg : ex->signals) {
+  if (name == nullptr || !ex->extras) return false;
+  for (SignalRecord& sg : ex->extras->signals) {
     if (!sg.consumed_by.empty() || sg.name != *name) continue;
     sg.consumed_by = st.def->id;
     sg.consumed_at = loop_->Now();
-    --ex->pending_signals;
+    --ex->extras->pending_signals;
     batch_.signals.push_back(sg);
     Emit(*ex, "signal.consumed", step, {{"name", sg.name}, {"seq", sg.seq}}, st.rec.attempts);
     RunResult taken;

@@ -47,13 +47,13 @@ Result<std::vector<StepWait>> Engine::Impl::Why(const std::string& id) const {
     w.max_attempts = st.def->retry.max_attempts;
     if (ex->rec.status == ExecutionStatus::kQueued) {
       // Nothing starts before the execution has its slot.
-      if (ex->holds_group_slot || ex->concurrency_group.empty()) {
+      if (ex->holds_group_slot || ex->ConcurrencyGroup().empty()) {
         w.kind = "max_running";
         w.limit = options_.max_running_executions;
       } else {
         w.kind = "concurrency";
         w.limit = ex->def->concurrency->limit;
-        const std::string& group = ex->concurrency_group;
+        const std::string& group = ex->ConcurrencyGroup();
         w.breaker = group.substr(group.rfind('\n') + 1);  // the rendered key
         w.steps = SlotHolders(*ex);
       }
