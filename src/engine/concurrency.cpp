@@ -306,7 +306,10 @@ bool Engine::Impl::DropFromMemory(const ExecPtr& ex,
     ex->finished = true;
     if (active_ > 0) --active_;
   }
-  return executions_.erase(ex->rec.id) > 0;
+  auto it = executions_.find(ex->rec.id);
+  if (it == executions_.end()) return false;
+  executions_.erase(it);  // `ex` is the caller's: the key it views outlives the erase
+  return true;
 }
 
 Status Engine::Impl::Evict(const std::string& id) {

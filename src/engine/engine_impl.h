@@ -351,7 +351,9 @@ class Engine::Impl {
   std::unique_ptr<Runner> noop_runner_;
   std::unique_ptr<Runner> wait_runner_;
   std::vector<ExecutionObserver*> observers_;
-  std::unordered_map<std::string, ExecPtr> executions_;
+  // Keyed by a view of the execution's own id (rec.id, never changed once it is here): a
+  // copy of the id per live execution was a heap block each. Erase by iterator.
+  std::unordered_map<std::string_view, ExecPtr> executions_;
   size_t active_ = 0;
   EngineStats stats_;
   std::vector<std::string> abandoned_;  // see Engine::TakeAbandoned
