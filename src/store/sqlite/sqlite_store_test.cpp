@@ -565,22 +565,36 @@ TEST(SqliteStore, ACommitWritesItsWalFramesAtOnce) {
       "20");
 }
 
+// A store on a fresh file and its running checkpointer: the checkpoint tests' setup.
+struct CheckpointedStore {
+  TempDir dir;
+  std::string path = dir.File("baton.db");
+  std::unique_ptr<Store> store;
+  const sqlite::WalCheckpointer* checkpointer = nullptr;
+  void Open() {
+    auto opened = OpenSqliteStore(path);
+    ASSERT_TRUE(opened.ok());
+    store = std::move(opened).value();
+    auto* sqlite = dynamic_cast<sqlite::SqliteStore*>(store.get());
+    ASSERT_NE(sqlite, nullptr);
+    checkpointer = sqlite->checkpointer();
+    ASSERT_NE(checkpointer, nullptr);
+    ASSERT_TRUE(checkpointer->ok());
+  }
+};
+
 // The WAL goes back into the database file on the checkpointer's thread, not inside the
 // commit that grows it past 1,000 pages (that commit used to write and fsync the whole
 // WAL into the file: one commit in ~70 of the engine's took several times as long).
 TEST(SqliteStore, CheckpointsTheWalOffTheCommitPath) {
-  TempDir dir;
-  const std::string path = dir.File("baton.db");
-  auto store = OpenSqliteStore(path);
-  ASSERT_TRUE(store.ok());
-  auto* sqlite = dynamic_cast<sqlite::SqliteStore*>(store->get());
-  ASSERT_NE(sqlite, nullptr);
-  const sqlite::WalCheckpointer* checkpointer = sqlite->checkpointer();
-  ASSERT_NE(checkpointer, nullptr);
-  ASSERT_TRUE(checkpointer->ok());
+  CheckpointedStore f;
+  ASSERT_NO_FATAL_FAILURE(f.Open());
+  const std::string& path = f.path;
+  Store& store = *f.store;
+  const sqlite::WalCheckpointer* checkpointer = f.checkpointer;
   // ~1,500 pages of WAL: 300 commits of 20 events of 1 KB.
   int64_t seq = 0;
-  for (int i = 0; i < 300; ++i) ASSERT_TRUE(CommitEvents(**store, "wal", 20, 1000, &seq).ok());
+  for (int i = 0; i < 300; ++i) ASSERT_TRUE(CommitEvents(store, "wal", 20, 1000, &seq).ok());
   EXPECT_GE(std::filesystem::file_size(path + "-wal"),
             uintmax_t{sqlite::WalCheckpointer::kWakePages} * 4096);
   // The commits only woke the thread; wait (bounded) for its checkpoint.
@@ -588,24 +602,22 @@ TEST(SqliteStore, CheckpointsTheWalOffTheCommitPath) {
   EXPECT_EQ(checkpointer->inline_checkpoints(), 0);
   // The pages reached the database file, and every event reads back.
   EXPECT_GE(std::filesystem::file_size(path), uintmax_t{1000} * 4096);
-  EXPECT_EQ((*store)->GetEvents("wal", 0, 10'000)->size(), size_t(seq));
+  EXPECT_EQ(store.GetEvents("wal", 0, 10'000)->size(), size_t(seq));
 }
 
 // Once a checkpoint has copied every frame, the next commit starts the WAL over from its
 // beginning: written 6 times over, the file stays about one checkpoint's size.
 TEST(SqliteStore, TheWalIsReusedAfterEachBackgroundCheckpoint) {
-  TempDir dir;
-  const std::string path = dir.File("baton.db");
-  auto store = OpenSqliteStore(path);
-  ASSERT_TRUE(store.ok());
-  auto* sqlite = dynamic_cast<sqlite::SqliteStore*>(store->get());
-  ASSERT_NE(sqlite, nullptr);
-  const sqlite::WalCheckpointer* checkpointer = sqlite->checkpointer();
+  CheckpointedStore f;
+  ASSERT_NO_FATAL_FAILURE(f.Open());
+  const std::string& path = f.path;
+  Store& store = *f.store;
+  const sqlite::WalCheckpointer* checkpointer = f.checkpointer;
   int64_t seq = 0;
   for (int round = 0; round < 6; ++round) {
     const int64_t before = checkpointer->background_checkpoints();
     // ~1,200 pages: 120 commits of 10 events of ~3 KB (about a page each).
-    for (int i = 0; i < 120; ++i) ASSERT_TRUE(CommitEvents(**store, "wal", 10, 3000, &seq).ok());
+    for (int i = 0; i < 120; ++i) ASSERT_TRUE(CommitEvents(store, "wal", 10, 3000, &seq).ok());
     ASSERT_TRUE(checkpointer->WaitForBackgroundCheckpoints(before + 1, std::chrono::seconds(10)))
         << "round " << round;
   }
