@@ -44,7 +44,7 @@ declare -A public_owner=(
   [clock.h]=common [event_loop.h]=common [json.h]=common [status.h]=common
   [workflow.h]=model [plan.h]=model [store.h]=store [commit_queue.h]=store [runner.h]=runners
   [memory_store.h]=store_memory [sqlite_store.h]=store_sqlite [postgres_store.h]=store_postgres
-  [engine.h]=engine
+  [engine.h]=engine [event_types.h]=engine
 )
 
 # The module a path below src/ ("store/sqlite/rows.h") belongs to.

@@ -259,6 +259,99 @@ TEST_F(LiveFeed, AfterReplaysOneExecutionByPositionAndIsValidated) {
   }
 }
 
+// The stored events of `id` whose type `keep` accepts.
+std::vector<Json> StoredOfTypes(const std::vector<Json>& stored,
+                                const std::function<bool(const std::string&)>& keep) {
+  std::vector<Json> out;
+  for (const Json& e : stored) {
+    if (keep(e["type"].get<std::string>())) out.push_back(e);
+  }
+  return out;
+}
+
+TEST_F(LiveFeed, TypesSendsOnlyTheEventTypesAskedLive) {
+  client::Endpoint endpoint{server_->url(), server_->admin_token()};
+  auto s = EventStream::Open(endpoint, "workflow=slow&types=step.completed,execution.completed");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_TRUE(Ready(**s));
+  std::string id = Submit();
+  std::vector<Json> events =
+      ReadEventsUntil(**s, [](const Json& m) { return m["type"] == "execution.completed"; });
+  std::vector<std::string> types;
+  for (const Json& e : events)
+    types.push_back(e["type"].get<std::string>() + " " + e.value("step_id", ""));
+  EXPECT_EQ(types, (std::vector<std::string>{"step.completed first", "step.completed second",
+                                             "step.completed third", "execution.completed "}));
+  // The same events (positions and all) as the store's, that type aside.
+  EXPECT_EQ(Keys(events), Keys(StoredOfTypes(StoredEvents(id), [](const std::string& t) {
+              return t == "step.completed" || t == "execution.completed";
+            })));
+  for (const Json& e : events) EXPECT_TRUE(e.contains("progress")) << e.dump();
+}
+
+TEST_F(LiveFeed, TypesAppliesToTheReplayBySeqAndByPosition) {
+  std::string id = Submit();
+  client::Endpoint endpoint{server_->url(), server_->admin_token()};
+  {
+    auto s = EventStream::Open(endpoint, "execution=" + id + "&since=0");
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ReadUntilFinal(**s);
+  }
+  ASSERT_TRUE(Finished(id));
+  const std::vector<Json> stored = StoredEvents(id);
+  // A family, replayed by seq: every step.* event and nothing else.
+  auto steps = EventStream::Open(endpoint, "execution=" + id + "&since=0&types=step.*");
+  ASSERT_TRUE(steps.ok()) << steps.status().ToString();
+  const std::vector<Json> want_steps =
+      StoredOfTypes(stored, [](const std::string& t) { return t.rfind("step.", 0) == 0; });
+  ASSERT_GE(want_steps.size(), 6u);
+  size_t n = 0;
+  EXPECT_EQ(Keys(ReadEventsUntil(**steps, [&](const Json&) { return ++n == want_steps.size(); })),
+            Keys(want_steps));
+  EXPECT_TRUE(Ready(**steps)) << "the replay ends with ready, and skips the other types";
+  // Types, replayed by position.
+  auto ends = EventStream::Open(
+      endpoint, "execution=" + id + "&after=0&types=execution.started,execution.completed");
+  ASSERT_TRUE(ends.ok()) << ends.status().ToString();
+  std::vector<Json> got =
+      ReadEventsUntil(**ends, [](const Json& m) { return m["type"] == "execution.completed"; });
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0]["type"], "execution.started");
+  EXPECT_EQ(Keys(got), Keys(StoredOfTypes(stored, [](const std::string& t) {
+              return t == "execution.started" || t == "execution.completed";
+            })));
+}
+
+TEST_F(LiveFeed, TypesRefusesWhatIsNotAnEventTypeNamingIt) {
+  client::Endpoint endpoint{server_->url(), server_->admin_token()};
+  std::string many = "types=step.ready";
+  for (int i = 0; i < 64; ++i) many += ",step.ready";
+  const std::string huge = "types=" + std::string(100'000 / 2, 'x');
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"types=execution.complete", "'execution.complete' is not an event type"},
+      {"types=", "an empty entry"},
+      {"types=step.ready,,step.started", "an empty entry"},
+      {"types=step.ready,", "an empty entry"},
+      {"types=nope.*", "'nope.*' is not a family"},
+      {"types=*", "'*' is not an event type"},
+      {"types=step.", "'step.' is not an event type"},
+      {many, "more than 64 entries"},
+      {huge, ""},
+  };
+  for (const auto& [query, says] : cases) {
+    auto s = EventStream::Open(endpoint, "workflow=slow&" + query);
+    ASSERT_FALSE(s.ok()) << query.substr(0, 80);
+    if (says.empty()) continue;  // too long for the request line: refused before the feed
+    EXPECT_EQ(s.status().code(), errc::kInvalidArgument) << query.substr(0, 80);
+    EXPECT_NE(s.status().message().find(says), std::string::npos)
+        << query.substr(0, 80) << ": " << s.status().message();
+  }
+  // The server is still serving, and the good form still works.
+  auto ok = EventStream::Open(endpoint, "types=execution.*,step.failed");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_TRUE(Ready(**ok));
+}
+
 TEST_F(LiveFeed, FiltersByWorkflowAndNamespaceAndNeedsAToken) {
   // No token, and another namespace's view of an execution id: refused.
   std::string id = Submit();

@@ -3,6 +3,8 @@
 #include "common/json_text.h"
 #include "server/views.h"
 
+#include <baton/event_types.h>
+
 #include <algorithm>
 
 namespace baton::server {
@@ -11,7 +13,57 @@ bool EventFilter::Matches(const EventRecord& e, const ExecutionProgress& p) cons
   if (p.ns != ns) return false;
   if (!execution_id.empty() && e.execution_id != execution_id) return false;
   if (!workflow.empty() && p.workflow != workflow) return false;
-  return true;
+  return MatchesType(e.type);
+}
+
+bool EventFilter::MatchesType(const std::string& type) const {
+  if (types.empty() && families.empty()) return true;
+  if (std::find(types.begin(), types.end(), type) != types.end()) return true;
+  const std::string_view family = std::string_view(type).substr(0, type.find('.'));
+  return std::find(families.begin(), families.end(), family) != families.end();
+}
+
+Status ParseEventTypes(const std::string& text, EventFilter* filter) {
+  std::vector<std::string> types;
+  std::vector<std::string> families;
+  size_t start = 0;
+  for (size_t entries = 1;; ++entries) {
+    const size_t comma = text.find(',', start);
+    const std::string entry =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (entries > kMaxEventTypeFilters) {
+      return Status(errc::kInvalidArgument,
+                    "types: more than " + std::to_string(kMaxEventTypeFilters) + " entries");
+    }
+    const std::string shown = entry.size() > 80 ? entry.substr(0, 80) + "..." : entry;
+    if (entry.empty()) {
+      return Status(errc::kInvalidArgument,
+                    "types: an empty entry (give event types or families separated by "
+                    "commas, e.g. types=execution.completed,step.*)");
+    }
+    if (entry.size() > 2 && entry.compare(entry.size() - 2, 2, ".*") == 0) {
+      const std::string family = entry.substr(0, entry.size() - 2);
+      if (!IsEventFamily(family)) {
+        return Status(errc::kInvalidArgument,
+                      "types: '" + shown +
+                          "' is not a family of event types (execution.*, step.*, "
+                          "signal.*, breaker.*, vars.*)");
+      }
+      families.push_back(family);
+    } else if (IsEventType(entry)) {
+      types.push_back(entry);
+    } else {
+      return Status(errc::kInvalidArgument,
+                    "types: '" + shown +
+                        "' is not an event type (e.g. execution.completed, step.failed, "
+                        "or a family such as step.*)");
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  filter->types = std::move(types);
+  filter->families = std::move(families);
+  return Status::Ok();
 }
 
 // Written directly rather than built as a Json and dumped: the feed renders every event

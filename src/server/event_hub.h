@@ -27,8 +27,20 @@ struct EventFilter {
   std::string ns;            // always set: a subscriber sees only its namespace
   std::string execution_id;  // empty = any
   std::string workflow;      // empty = any
+  // The event types wanted ("execution.completed") and the families wanted whole
+  // ("step" for step.*); both empty = every type.
+  std::vector<std::string> types;
+  std::vector<std::string> families;
   bool Matches(const EventRecord& e, const ExecutionProgress& p) const;
+  bool MatchesType(const std::string& type) const;
 };
+
+// The feed's `types=` parameter into `filter`: a comma-separated list of event types
+// (include/baton/event_types.h) and families ("step.*"), at most kMaxEventTypeFilters of
+// them. An unknown type or family, an empty entry or too many is an INVALID_ARGUMENT
+// naming the entry, and leaves `filter` as it was.
+inline constexpr size_t kMaxEventTypeFilters = 64;
+Status ParseEventTypes(const std::string& text, EventFilter* filter);
 
 // One message of the feed, already rendered as JSON text.
 struct FeedMessage {

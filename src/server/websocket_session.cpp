@@ -53,6 +53,11 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
     filter_.ns = who->ns;
     filter_.execution_id = query["execution"];
     filter_.workflow = query["workflow"];
+    if (query.count("types")) {
+      if (Status s = ParseEventTypes(query["types"], &filter_); !s.ok()) {
+        return Refuse(ErrorResponse(400, errc::kInvalidArgument, s.message()));
+      }
+    }
     if (query.count("since") && query.count("after")) {
       return Refuse(
           ErrorResponse(400, errc::kInvalidArgument, "give since=SEQ or after=POSITION, not both"));
@@ -169,6 +174,7 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
     for (const EventRecord& e : *page) {
       replay_after_ = replay_ == Replay::kBySeq ? e.seq : e.position;
       sent_position_ = std::max(sent_position_, e.position);
+      if (!filter_.MatchesType(e.type)) continue;
       Json j = EventJson(e);
       if (const std::string* workflow = WorkflowOf(e.execution_id)) j["workflow"] = *workflow;
       outbox_.push_back(j.dump(-1, ' ', false, Json::error_handler_t::replace));
