@@ -5,6 +5,7 @@
 //   (flows and jobs also with --url URL1,URL2,...: instances of one database, submitted to in turn)
 //   node baton.js --role worker --url URL --token WORKER_TOKEN [--capacity 50] [--batching on|off]
 //                 (child process; --batching off sends and asks for one message per frame)
+//   --samples FILE: the latency shapes also write each sample (ms, in order) to FILE
 //   --worker baton-persistent --baton PATH: the worker shapes through a real
 //   `baton worker --persistent` with noop_handler.js instead of this file's worker
 //
@@ -211,7 +212,10 @@ async function throughput(api, args, workflow, n, stepsPer, shape) {
 // feed (a WebSocket on the workflow's events, opened once before the first sample).
 async function latency(api, args, workflow, n, shape) {
   const warmup = L.num(args, 'warmup', 20);
-  const wsUrl = `${args.url.replace(/^http/, 'ws')}/api/v1/events?workflow=${workflow}`;
+  // Only the final events: the client asks the feed for what it waits for, as a BullMQ
+  // client listens to 'completed' (the server skips the other types for this subscriber).
+  const wsUrl = `${args.url.replace(/^http/, 'ws')}/api/v1/events?workflow=${workflow}` +
+    '&types=execution.completed,execution.failed,execution.timed_out,execution.cancelled';
   const ws = new WebSocket(wsUrl, { headers: { Authorization: `Bearer ${api.token}` }, perMessageDeflate: false });
   const done = new Map(); // id -> time the feed said completed
   const waiting = new Map(); // id -> resolve
@@ -262,13 +266,14 @@ async function latency(api, args, workflow, n, shape) {
     }
   }
   ws.close();
+  if (args.samples) require('fs').writeFileSync(args.samples, samples.map((v) => v.toFixed(3)).join('\n') + '\n');
   return {
     system: 'baton', shape, n, value: L.quantile(samples, 0.5), unit: 'ms',
     p50_ms: +L.quantile(samples, 0.5).toFixed(3), p99_ms: +L.quantile(samples, 0.99).toFixed(3),
     mean_ms: +(samples.reduce((a, b) => a + b, 0) / samples.length).toFixed(3),
     feed_p50_ms: +L.quantile(feed, 0.5).toFixed(3), feed_p99_ms: +L.quantile(feed, 0.99).toFixed(3),
     completed_in_answer: byAnswer,
-    method: 'POST /api/v1/executions -> its answer saying completed, or else execution.completed on WebSocket /api/v1/events?workflow= (feed_*: the feed alone)',
+    method: 'POST /api/v1/executions -> its answer saying completed, or else execution.completed on WebSocket /api/v1/events?workflow=&types= (feed_*: the feed alone)',
   };
 }
 
