@@ -14,9 +14,13 @@
 //   3. failover: --heartbeat-interval 200ms --heartbeat-timeout 1s; a worker process
 //      holding a task is killed with SIGKILL; the time until another worker receives
 //      the reassigned command (<dispatch>.r1). Repeated; min/median/max.
+//   4. round trips: one execution at a time, the client's submit -> execution.completed
+//      on the live feed (types=: the final events only), with the workers above: what
+//      bench/peers' `worker-latency` measures from Node, with a lean client and worker.
 // Usage: baton_bench_worker [--baton PATH] [--rate N] [--seconds S] [--tasks N] ...
 // (--help lists them).
 #include "client/api_client.h"
+#include "client/event_stream.h"
 #include "protocol/worker_protocol.h"
 #include "support/process_util.h"
 #include "support/server_process.h"
@@ -253,6 +257,7 @@ class BenchServer {
   }
 
   ApiClient Admin() const { return process_.Admin(); }
+  client::Endpoint AdminEndpoint() const { return {process_.url(), process_.admin_token()}; }
   client::Endpoint WorkerEndpoint() const { return {process_.url(), worker_token_}; }
   const std::string& dir() const { return dir_; }
 
@@ -403,6 +408,54 @@ Result<LatencyFigures> MeasureLatency(int rate, double seconds, const Setting& s
   f.worker_p50_us = Quantile(seen, 0.5);
   f.worker_p99_us = Quantile(seen, 0.99);
   for (auto& w : workers) w->Stop(/*deregister=*/true);
+  return f;
+}
+
+// ---- 4. submit -> completed, one at a time ----
+
+struct RoundTripFigures {
+  int samples = 0;
+  double p50_ms = 0, p90_ms = 0, p99_ms = 0, max_ms = 0;
+};
+
+Result<RoundTripFigures> MeasureRoundTrips(int samples) {
+  constexpr int kWarmup = 20;
+  BenchServer server({});
+  if (Status s = server.Setup(); !s.ok()) return s;
+  std::vector<std::unique_ptr<BenchWorker>> workers;
+  if (Status s = StartWorkers(server, 50, &workers); !s.ok()) return s;
+  auto feed = client::EventStream::Open(
+      server.AdminEndpoint(),
+      "workflow=bench-remote&types=execution.completed,execution.failed,execution.timed_out,"
+      "execution.cancelled");
+  if (!feed.ok()) return feed.status();
+  auto ready = (*feed)->Next(5'000);
+  if (!ready.ok() || !ready->has_value() || (**ready)["type"] != "ready") {
+    return Status(errc::kIo, "the feed did not say ready");
+  }
+  ApiClient api = server.Admin();
+  std::vector<double> ms;
+  for (int i = 0; i < kWarmup + samples; ++i) {
+    const auto t0 = Clock::now();
+    auto id = server.Submit(api);
+    if (!id.ok()) return id.status();
+    // The feed's next message is this execution's end: one runs at a time.
+    auto m = (*feed)->Next(30'000);
+    if (!m.ok()) return m.status();
+    if (!m->has_value()) return Status(errc::kIo, "no final event for " + *id + " in 30 s");
+    const Json& e = **m;
+    if (e.value("execution_id", "") != *id || e.value("type", "") != "execution.completed") {
+      return Status(errc::kIo, "expected " + *id + " completed, got " + e.dump());
+    }
+    if (i >= kWarmup) ms.push_back(Ms(Clock::now() - t0));
+  }
+  for (auto& w : workers) w->Stop(/*deregister=*/true);
+  RoundTripFigures f;
+  f.samples = samples;
+  f.p50_ms = Quantile(ms, 0.5);
+  f.p90_ms = Quantile(ms, 0.9);
+  f.p99_ms = Quantile(ms, 0.99);
+  f.max_ms = *std::max_element(ms.begin(), ms.end());
   return f;
 }
 
@@ -594,7 +647,8 @@ int main(int argc, char** argv) {
 
   CLI::App app{"Remote worker benchmarks: dispatch latency, throughput, failover"};
   std::string baton_bin = BATON_BIN_PATH;
-  int rate = 1000, tasks = 20'000, backlog_tasks = -1, rounds = 10;
+  int rate = 1000, tasks = 20'000, backlog_tasks = -1, rounds = 10, round_trips = 2000;
+  std::string only = "1234";
   double seconds = 10;
   bool with_normal = true;
   Setting setting;
@@ -611,6 +665,10 @@ int main(int argc, char** argv) {
   app.add_flag("--sync-normal", setting.sync_normal,
                "1, 2: serve with SQLite synchronous=NORMAL instead of FULL");
   app.add_option("--rounds", rounds, "3: kills")->capture_default_str();
+  app.add_option("--round-trips", round_trips, "4: samples (after 20 warm-up ones)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--only", only, "The measurements to run, e.g. 4 or 13")->capture_default_str();
   app.add_flag("!--no-normal", with_normal,
                "1: skip the diagnostic rerun with --sync-normal (no fsync per commit)");
   CLI11_PARSE(app, argc, argv);
@@ -630,94 +688,113 @@ int main(int argc, char** argv) {
   };
 
   std::printf("| measurement | figure | target |\n| --- | --- | --- |\n");
-  auto latency = MeasureLatency(rate, seconds, setting);
-  if (latency.ok()) {
-    const LatencyFigures& f = *latency;
-    Row(Fmt("1. dispatch durable (Start) → accepted ack, server's p50 / p99 (last %d of %d at "
-            "%.0f/s, %d late)",
-            std::min(f.tasks, 4096), f.tasks, f.achieved_rate, f.late),
-        Fmt("%.0f µs / %.0f µs", f.server_p50_us, f.server_p99_us),
-        "p50 ≤ 250 µs, p99 ≤ 1 ms (issue: p50 ≤ 1 ms)");
-    Row(Fmt("1. … from Prepare (before the one commit of dispatch + assignment), p50 / p99; "
-            "%.1f %% placed at Prepare",
-            100 * f.placed_at_prepare),
-        Fmt("%.0f µs / %.0f µs", f.prepared_p50_us, f.prepared_p99_us), "");
-    Row("1. … share within 250 µs / 1 ms (histogram, whole run)",
-        Fmt("%.1f %% / %.1f %%", 100 * f.within_250us, 100 * f.within_1ms), "");
-    Row("1. … SQLite commits during the run: mean time, per execution, batches each",
-        Fmt("%.2f ms, %.2f, %.1f", f.mean_commit_ms, f.commits_per_task, f.batches_per_commit), "");
-    Row("1. worker's view: client submit → command at the worker, p50 / p99 (not the "
-        "figure above)",
-        Fmt("%.0f µs / %.0f µs", f.worker_p50_us, f.worker_p99_us), "");
-  } else {
-    fail("1. latency", latency.status());
-  }
-  if (with_normal) {
-    Setting normal_setting = setting;
-    normal_setting.sync_normal = true;
-    auto normal = MeasureLatency(rate, seconds, normal_setting);
-    if (normal.ok()) {
-      Row("1. diagnostic: the same with --sync-normal (no fsync per commit), p50 / p99",
-          Fmt("%.0f µs / %.0f µs (commit %.2f ms)", normal->server_p50_us, normal->server_p99_us,
-              normal->mean_commit_ms),
+  auto want = [&](char m) { return only.find(m) != std::string::npos; };
+  if (want('1')) {
+    auto latency = MeasureLatency(rate, seconds, setting);
+    if (latency.ok()) {
+      const LatencyFigures& f = *latency;
+      Row(Fmt("1. dispatch durable (Start) → accepted ack, server's p50 / p99 (last %d of %d at "
+              "%.0f/s, %d late)",
+              std::min(f.tasks, 4096), f.tasks, f.achieved_rate, f.late),
+          Fmt("%.0f µs / %.0f µs", f.server_p50_us, f.server_p99_us),
+          "p50 ≤ 250 µs, p99 ≤ 1 ms (issue: p50 ≤ 1 ms)");
+      Row(Fmt("1. … from Prepare (before the one commit of dispatch + assignment), p50 / p99; "
+              "%.1f %% placed at Prepare",
+              100 * f.placed_at_prepare),
+          Fmt("%.0f µs / %.0f µs", f.prepared_p50_us, f.prepared_p99_us), "");
+      Row("1. … share within 250 µs / 1 ms (histogram, whole run)",
+          Fmt("%.1f %% / %.1f %%", 100 * f.within_250us, 100 * f.within_1ms), "");
+      Row("1. … SQLite commits during the run: mean time, per execution, batches each",
+          Fmt("%.2f ms, %.2f, %.1f", f.mean_commit_ms, f.commits_per_task, f.batches_per_commit),
           "");
+      Row("1. worker's view: client submit → command at the worker, p50 / p99 (not the "
+          "figure above)",
+          Fmt("%.0f µs / %.0f µs", f.worker_p50_us, f.worker_p99_us), "");
     } else {
-      fail("1. latency, --sync-normal", normal.status());
+      fail("1. latency", latency.status());
     }
-  }
-
-  auto throughput = MeasureThroughput(tasks, setting, /*backlog=*/false);
-  if (throughput.ok()) {
-    const ThroughputFigures& f = *throughput;
-    Row(Fmt("2. completed executions/s, %d submitted meanwhile by %d threads, 2 workers × "
-            "capacity %d",
-            f.tasks, setting.submitters, setting.capacity),
-        Fmt("%.0f /s (submitted at %.0f /s)", f.completed_rate, f.submit_rate), "");
-    Row("2. … dispatch durable (Start) → accepted ack under that load, p50 / p99",
-        Fmt("%.0f µs / %.0f µs", f.server_p50_us, f.server_p99_us), "");
-  } else {
-    fail("2. throughput", throughput.status());
-  }
-  if (backlog_tasks > 0) {
-    auto backlog = MeasureThroughput(backlog_tasks, setting, /*backlog=*/true);
-    if (backlog.ok()) {
-      Row(Fmt("2. %d submitted first (all waiting), then the workers connect: completed/s",
-              backlog_tasks),
-          Fmt("%.0f /s", backlog->completed_rate), "");
-    } else {
-      fail("2. backlog", backlog.status());
-    }
-  }
-
-  const baton::Duration timeout(1000);
-  BenchServer server({"--heartbeat-interval", "200ms", "--heartbeat-timeout", "1s"});
-  std::vector<double> kill_ms, past_ms;
-  if (baton::Status s = server.Setup(); !s.ok()) {
-    fail("3. failover", s);
-  } else {
-    for (int round = 1; round <= rounds; ++round) {
-      auto sample = FailoverOnce(server, round, timeout);
-      if (!sample.ok()) {
-        fail("3. failover", sample.status());
-        break;
+    if (with_normal) {
+      Setting normal_setting = setting;
+      normal_setting.sync_normal = true;
+      auto normal = MeasureLatency(rate, seconds, normal_setting);
+      if (normal.ok()) {
+        Row("1. diagnostic: the same with --sync-normal (no fsync per commit), p50 / p99",
+            Fmt("%.0f µs / %.0f µs (commit %.2f ms)", normal->server_p50_us, normal->server_p99_us,
+                normal->mean_commit_ms),
+            "");
+      } else {
+        fail("1. latency, --sync-normal", normal.status());
       }
-      kill_ms.push_back(sample->kill_to_command_ms);
-      past_ms.push_back(sample->past_deadline_ms);
     }
   }
-  if (!kill_ms.empty()) {
-    std::sort(kill_ms.begin(), kill_ms.end());
-    std::sort(past_ms.begin(), past_ms.end());
-    const double median = Quantile(kill_ms, 0.5), past_median = Quantile(past_ms, 0.5);
-    Row(Fmt("3. SIGKILL → reassigned command at the other worker, min / median / max of %zu "
-            "(heartbeat 200 ms, timeout 1 s)",
-            kill_ms.size()),
-        Fmt("%.0f / %.0f / %.0f ms", kill_ms.front(), median, kill_ms.back()),
-        "≤ 1,100 ms (timeout + check interval 0 + 100 ms)");
-    Row("3. … of which past the deadline (victim's last message + timeout), min / median / max",
-        Fmt("%.1f / %.1f / %.1f ms", past_ms.front(), past_median, past_ms.back()), "≤ 100 ms");
-    Row("3. defaults (heartbeat 30 s, timeout 60 s): implied kill → reassigned",
-        Fmt("30–60 s (60 s after the last heartbeat) + %.1f ms", past_median), "");
+  if (want('2')) {
+    auto throughput = MeasureThroughput(tasks, setting, /*backlog=*/false);
+    if (throughput.ok()) {
+      const ThroughputFigures& f = *throughput;
+      Row(Fmt("2. completed executions/s, %d submitted meanwhile by %d threads, 2 workers × "
+              "capacity %d",
+              f.tasks, setting.submitters, setting.capacity),
+          Fmt("%.0f /s (submitted at %.0f /s)", f.completed_rate, f.submit_rate), "");
+      Row("2. … dispatch durable (Start) → accepted ack under that load, p50 / p99",
+          Fmt("%.0f µs / %.0f µs", f.server_p50_us, f.server_p99_us), "");
+    } else {
+      fail("2. throughput", throughput.status());
+    }
+    if (backlog_tasks > 0) {
+      auto backlog = MeasureThroughput(backlog_tasks, setting, /*backlog=*/true);
+      if (backlog.ok()) {
+        Row(Fmt("2. %d submitted first (all waiting), then the workers connect: completed/s",
+                backlog_tasks),
+            Fmt("%.0f /s", backlog->completed_rate), "");
+      } else {
+        fail("2. backlog", backlog.status());
+      }
+    }
+  }
+  if (want('3')) {
+    const baton::Duration timeout(1000);
+    BenchServer server({"--heartbeat-interval", "200ms", "--heartbeat-timeout", "1s"});
+    std::vector<double> kill_ms, past_ms;
+    if (baton::Status s = server.Setup(); !s.ok()) {
+      fail("3. failover", s);
+    } else {
+      for (int round = 1; round <= rounds; ++round) {
+        auto sample = FailoverOnce(server, round, timeout);
+        if (!sample.ok()) {
+          fail("3. failover", sample.status());
+          break;
+        }
+        kill_ms.push_back(sample->kill_to_command_ms);
+        past_ms.push_back(sample->past_deadline_ms);
+      }
+    }
+    if (!kill_ms.empty()) {
+      std::sort(kill_ms.begin(), kill_ms.end());
+      std::sort(past_ms.begin(), past_ms.end());
+      const double median = Quantile(kill_ms, 0.5), past_median = Quantile(past_ms, 0.5);
+      Row(Fmt("3. SIGKILL → reassigned command at the other worker, min / median / max of %zu "
+              "(heartbeat 200 ms, timeout 1 s)",
+              kill_ms.size()),
+          Fmt("%.0f / %.0f / %.0f ms", kill_ms.front(), median, kill_ms.back()),
+          "≤ 1,100 ms (timeout + check interval 0 + 100 ms)");
+      Row("3. … of which past the deadline (victim's last message + timeout), min / median / max",
+          Fmt("%.1f / %.1f / %.1f ms", past_ms.front(), past_median, past_ms.back()), "≤ 100 ms");
+      Row("3. defaults (heartbeat 30 s, timeout 60 s): implied kill → reassigned",
+          Fmt("30–60 s (60 s after the last heartbeat) + %.1f ms", past_median), "");
+    }
+  }
+  if (want('4')) {
+    auto trips = MeasureRoundTrips(round_trips);
+    if (trips.ok()) {
+      Row(Fmt("4. client submit → execution.completed on the live feed, one at a time (%d "
+              "samples), p50 / p90 / p99 / max",
+              trips->samples),
+          Fmt("%.2f / %.2f / %.2f / %.2f ms", trips->p50_ms, trips->p90_ms, trips->p99_ms,
+              trips->max_ms),
+          "p50 ≤ 1 ms, p99 ≤ 3 ms");
+    } else {
+      fail("4. round trips", trips.status());
+    }
   }
   std::printf("\nload average after: %s\n", LoadAverage().c_str());
   return failed == 0 ? 0 : 1;
