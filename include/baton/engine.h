@@ -63,6 +63,12 @@ struct ExecutionProgress {
   int steps_total = 0;
   std::string workflow;
   std::string ns;  // namespace
+  // Set on the event, not the execution: on a step event that ends an attempt
+  // (step.completed, step.failed, step.timed_out, step.retrying, step.cancelled), when
+  // that attempt began: its step.started, else its step.dispatched. 0 when it did neither
+  // in this engine (e.g. it was reattached after a restart), and on every other event.
+  // Observers time steps with it instead of remembering each start themselves.
+  TimeMs attempt_began = 0;
 };
 
 // Watches execution without touching the scheduler: the CLI's live view, the server's

@@ -4,6 +4,7 @@
 #include "expr/template.h"
 
 #include <algorithm>
+#include <limits>
 #include <thread>
 #include <utility>
 
@@ -55,9 +56,30 @@ void Engine::Impl::Emit(ExecState& ex, const char* type, int step, Json data, in
   ev.data = std::move(data);
   ev.attempt = attempt;
   ev.time = loop_->Now();
+  event_began_.push_back(step >= 0 ? AttemptBegan(ex.steps[step], ev.type, ev.time) : 0);
   ex.last_activity = ev.time;
   ex.stall_reported = false;
   if (event_execs_.empty() || event_execs_.back() != &ex) event_execs_.push_back(&ex);
+}
+
+TimeMs Engine::Impl::AttemptBegan(StepState& st, std::string_view type, TimeMs now) {
+  if (type == "step.dispatched") {
+    if (st.run_delay_ms == StepState::kNotBegun) st.run_delay_ms = StepState::kDispatchedOnly;
+    return 0;
+  }
+  if (type == "step.started") {
+    st.run_delay_ms = static_cast<int32_t>(
+        std::clamp<TimeMs>(now - st.rec.started_at, 0, std::numeric_limits<int32_t>::max()));
+    return 0;
+  }
+  if (type != "step.completed" && type != "step.failed" && type != "step.timed_out" &&
+      type != "step.retrying" && type != "step.cancelled") {
+    return 0;
+  }
+  const int32_t delay = st.run_delay_ms;
+  st.run_delay_ms = StepState::kNotBegun;  // the next attempt starts afresh
+  if (delay == StepState::kNotBegun || st.rec.started_at <= 0) return 0;
+  return st.rec.started_at + std::max(delay, 0);
 }
 
 void Engine::Impl::MarkDirty(const ExecPtr& ex) {
@@ -123,14 +145,17 @@ void Engine::Impl::EndTurn() {
   execs->reserve(event_execs_.size());
   for (const ExecState* e : event_execs_) execs->push_back(executions_.at(e->rec.id));
   event_execs_.clear();
+  auto began = std::make_shared<const std::vector<TimeMs>>(std::move(event_began_));
+  event_began_.clear();
   // Observers read the events again after the commit, so with any the batch is shared;
   // with none, the store may take its records instead of copying them.
   std::shared_ptr<const WriteBatch> observed;
   if (!observers_.empty()) observed = std::move(batch);
   std::weak_ptr<bool> alive = alive_;
   const uint64_t number = ++batches_submitted_;
-  auto on_commit = [this, alive, effects, prepared, observed, execs, number](const Status& st) {
-    loop_->Post([this, alive, effects, prepared, observed, execs, st, number] {
+  auto on_commit = [this, alive, effects, prepared, observed, execs, began,
+                    number](const Status& st) {
+    loop_->Post([this, alive, effects, prepared, observed, execs, began, st, number] {
       if (alive.expired()) return;
       NotifyDurable(number, st);
       if (!st.ok()) {
@@ -178,9 +203,11 @@ void Engine::Impl::EndTurn() {
       for (auto& effect : *effects) effect();
       if (observed) {
         size_t k = 0;
-        for (const EventRecord& ev : observed->events) {
+        for (size_t i = 0; i < observed->events.size(); ++i) {
+          const EventRecord& ev = observed->events[i];
           while ((*execs)[k]->rec.id != ev.execution_id) ++k;
           ExecutionProgress p = ProgressOf(*(*execs)[k]);
+          p.attempt_began = (*began)[i];
           for (auto* o : observers_) o->OnEvent(ev, p);
         }
       }

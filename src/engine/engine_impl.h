@@ -48,6 +48,9 @@ class Engine::Impl {
   };
   void AddEffect(std::function<void()> effect) { effects_.push_back(std::move(effect)); }
   // Appends an event; `attempt` for step events about an attempt (0 otherwise).
+  // When the attempt that an event of `st` ends began (0: it does not end one, or that is
+  // not known), keeping what it needs in `st`.
+  static TimeMs AttemptBegan(engine::StepState& st, std::string_view type, TimeMs now);
   void Emit(engine::ExecState& ex, const char* type, int step, Json data = nullptr,
             int attempt = 0);
   void MarkDirty(const ExecPtr& ex);
@@ -388,6 +391,8 @@ class Engine::Impl {
   std::vector<std::pair<engine::ExecState*, int>> dirty_steps_;
   // Whose events batch_ holds, in order: one entry per run of one execution's events.
   std::vector<const engine::ExecState*> event_execs_;
+  // ExecutionProgress::attempt_began of each event in batch_, in order.
+  std::vector<TimeMs> event_began_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 
   // Runners report (started, progress, done) from any thread through one inbox. The loop

@@ -67,7 +67,14 @@ struct StepState {
   bool in_flight = false;      // dispatched and counted against limits
   bool uses_capacity = false;  // counted against the local worker capacity
   bool dirty = false;          // changed in the open turn
-  Json attempt_errors;         // array of every attempt's error (null until the first)
+  // How far the current attempt got, for the observers' step durations (Engine::Impl::
+  // AttemptBegan): kNotBegun, kDispatchedOnly, or the ms from its dispatch
+  // (rec.started_at) to its step.started, saturated at INT32_MAX (24 days). An int in the
+  // flags' padding: StepState stays in its size class.
+  static constexpr int32_t kNotBegun = -2;
+  static constexpr int32_t kDispatchedOnly = -1;
+  int32_t run_delay_ms = kNotBegun;
+  Json attempt_errors;  // array of every attempt's error (null until the first)
   // The rendered spec of the latest attempt (for the DLQ), shared with its runner; null:
   // the definition's own.
   SpecPtr resolved_input;

@@ -216,5 +216,69 @@ steps:
   EXPECT_EQ((*letters)[0].input["data"]["model"], (*failed.spec)["data"]["model"]);
 }
 
+// The event that ends an attempt carries when that attempt began
+// (ExecutionProgress::attempt_began): observers time steps with it instead of keeping
+// every start themselves. A local step began when it started; each retry begins afresh;
+// a remote command began at its worker's ack (its dispatch until then); an attempt taken
+// over after a restart, whose beginning this engine did not see, carries none.
+TEST(Reattach, TheEventThatEndsAnAttemptSaysWhenItBegan) {
+  constexpr const char* kTimed = R"(
+name: timed
+steps:
+  - {id: prep, type: shell, run: "true", retry: {max_attempts: 2, initial_delay: 1s}}
+  - {id: download, type: command, command: model.download, depends_on: [prep]}
+)";
+  Fixture f;
+  f.h.runner->script["prep"] = {testing::Outcome(30, "EXIT_NONZERO"), testing::Outcome(20)};
+  const TimeMs t0 = f.h.clock.Now();
+  std::string id = f.h.StartOnly(kTimed);
+  f.h.loop->RunUntilIdle(t0 + 10'000);
+  ASSERT_EQ(f.remote->started.size(), 1u);
+  const TimeMs dispatched = f.h.clock.Now();
+  f.h.clock.Advance(Duration(50));
+  const TimeMs acked = f.h.clock.Now();
+  const std::string assignment = f.remote->started[0].assignment_id;
+  f.remote->live.at(assignment).on_started();
+  f.h.loop->RunUntilIdle();
+  f.h.clock.Advance(Duration(200));
+  f.remote->Finish(assignment, Json::object());
+  f.h.loop->RunUntilIdle();
+  ASSERT_EQ(f.h.Execution(id).status, ExecutionStatus::kCompleted);
+
+  auto began = [&](const std::string& step, const std::string& type) {
+    std::vector<TimeMs> out;
+    for (size_t i = 0; i < f.h.log.events.size(); ++i) {
+      const EventRecord& e = f.h.log.events[i];
+      if (e.step_id == step && e.type == type) out.push_back(f.h.log.progress[i].attempt_began);
+    }
+    return out;
+  };
+  EXPECT_EQ(began("prep", "step.retrying"), std::vector<TimeMs>{t0});
+  EXPECT_EQ(began("prep", "step.completed"), std::vector<TimeMs>{t0 + 30 + 1'000});
+  EXPECT_GT(acked, dispatched);
+  EXPECT_EQ(began("download", "step.completed"), std::vector<TimeMs>{acked});
+  // Events that end no attempt carry nothing.
+  for (size_t i = 0; i < f.h.log.events.size(); ++i) {
+    const std::string& type = f.h.log.events[i].type;
+    if (type != "step.completed" && type != "step.retrying") {
+      EXPECT_EQ(f.h.log.progress[i].attempt_began, 0) << type;
+    }
+  }
+
+  // Dispatched, never acked, taken over after a restart: no beginning known.
+  std::string other = f.h.StartOnly(kTimed);
+  f.h.loop->RunUntilIdle(f.h.clock.Now() + 10'000);
+  ASSERT_EQ(f.remote->started.size(), 2u);
+  const std::string second = f.remote->started[1].assignment_id;
+  f.CrashAndRecover();
+  ASSERT_EQ(f.remote->reattached.size(), 1u);
+  f.h.log.events.clear();
+  f.h.log.progress.clear();
+  f.remote->Finish(second, Json::object());
+  f.h.loop->RunUntilIdle();
+  ASSERT_EQ(f.h.Execution(other).status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(began("download", "step.completed"), std::vector<TimeMs>{0});
+}
+
 }  // namespace
 }  // namespace baton

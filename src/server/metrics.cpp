@@ -43,7 +43,7 @@ void ServerMetrics::SetLive(const std::string& execution_id,
   ++live_counts_[ToString(*status)];
 }
 
-void ServerMetrics::OnEvent(const EventRecord& e, const ExecutionProgress&) {
+void ServerMetrics::OnEvent(const EventRecord& e, const ExecutionProgress& p) {
   std::lock_guard lock(mu_);
   store_failing_ = false;  // a batch committed: the store takes writes again
   const std::string& t = e.type;
@@ -74,27 +74,23 @@ void ServerMetrics::OnEvent(const EventRecord& e, const ExecutionProgress&) {
     }
     return;
   }
-  const StepKey key = StepKeyOf(e.execution_id, e.step_id);
-  if (t == "step.started" || (t == "step.dispatched" && !step_started_at_.count(key))) {
-    if (t == "step.started") ++steps_started_;
-    step_started_at_[key] = e.time;
+  if (t == "step.started") {
+    ++steps_started_;
     return;
   }
   const bool completed = t == "step.completed";
   const bool failed = t == "step.failed" || t == "step.timed_out";
   if (t == "step.retrying") ++steps_retried_;
   if (t == "step.slow") ++steps_slow_;
-  if (!completed && !failed && t != "step.retrying" && t != "step.cancelled") return;
   if (completed) ++steps_completed_;
   if (failed) {
     ++steps_failed_;
     ++dead_letters_written_;  // every step that fails for good leaves one
   }
-  auto it = step_started_at_.find(key);
-  if (it == step_started_at_.end()) return;
-  const double seconds = static_cast<double>(e.time - it->second) / 1000.0;
-  step_started_at_.erase(it);
-  if (!completed && !failed) return;
+  // The attempt's duration, from its start (or dispatch) as the engine hands it: 0 when
+  // this engine did not see it begin (reattached after a restart).
+  if ((!completed && !failed) || p.attempt_began <= 0) return;
+  const double seconds = static_cast<double>(e.time - p.attempt_began) / 1000.0;
   for (size_t i = 0; i < kBuckets.size(); ++i) {
     if (seconds <= kBuckets[i]) ++duration_buckets_[i];
   }

@@ -7,7 +7,6 @@
 #include <baton/commit_queue.h>
 #include <baton/engine.h>
 
-#include "server/step_key.h"
 #include "server/triggers/deliverer.h"
 #include "workers/coordinator.h"
 
@@ -63,8 +62,8 @@ class ServerMetrics final : public ExecutionObserver {
   static constexpr std::array<double, 12> kBuckets = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5,
                                                       1,     5,     10,   60,   300, 1800};
   mutable std::mutex mu_;
-  // Non-terminal executions, by their ids' hashes (as step_key.h argues: an id string per
-  // waiting execution is ~80 bytes more; a collision would miscount one gauge a while).
+  // Non-terminal executions, by their ids' hashes: an id string per waiting execution is
+  // ~80 bytes more; a collision (about 1 in 2^64 a pair) would miscount one gauge a while.
   std::unordered_map<uint64_t, ExecutionStatus> live_;
   // live_ counted by status, kept as it changes: a scrape must not walk every execution
   // (tens of thousands in flight) while the engine thread waits for mu_.
@@ -74,7 +73,6 @@ class ServerMetrics final : public ExecutionObserver {
   uint64_t executions_started_ = 0;
   uint64_t steps_started_ = 0, steps_completed_ = 0, steps_failed_ = 0, steps_retried_ = 0,
            steps_slow_ = 0;
-  std::unordered_map<StepKey, TimeMs, StepKeyHash> step_started_at_;  // attempt start
   std::array<uint64_t, kBuckets.size()> duration_buckets_{};
   uint64_t duration_count_ = 0;
   double duration_sum_s_ = 0;

@@ -52,5 +52,35 @@ TEST(ServerMetrics, LiveExecutionsAreCountedByTheirLatestStatus) {
             std::string::npos);
 }
 
+// Step durations come from when each attempt began, as the engine hands it with the
+// event that ends the attempt; an attempt whose beginning is unknown (taken over after a
+// restart) counts as completed or failed without a duration.
+TEST(ServerMetrics, StepDurationsRunFromWhenTheAttemptBegan) {
+  ServerMetrics m;
+  ExecutionProgress p;
+  EventRecord e = Event("a", "step.completed");
+  e.step_id = "s";
+  e.time = 10'000;
+  p.attempt_began = 9'000;  // 1 s
+  m.OnEvent(e, p);
+  e.type = "step.failed";
+  e.time = 20'000;
+  p.attempt_began = 19'997;  // 3 ms
+  m.OnEvent(e, p);
+  e.type = "step.completed";
+  p.attempt_began = 0;  // not known
+  m.OnEvent(e, p);
+  e.type = "step.retrying";  // ends an attempt, but not the step: no duration
+  p.attempt_began = 1'000;
+  m.OnEvent(e, p);
+  const std::string text = m.Render();
+  EXPECT_NE(text.find("\nbaton_step_duration_seconds_count 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nbaton_step_duration_seconds_bucket{le=\"0.005\"} 1\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\nbaton_step_duration_seconds_bucket{le=\"1\"} 2\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\nbaton_step_duration_seconds_sum 1.003\n"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace baton::server

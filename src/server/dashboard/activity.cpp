@@ -9,9 +9,6 @@ namespace {
 
 constexpr TimeMs kMinuteMs = 60'000;
 constexpr double kGrowth = 1.2;  // each duration bucket 20 % wider than the one before
-// Attempts whose start is remembered per namespace: past it the oldest are forgotten (a
-// step whose end never comes, say its execution moved to another instance).
-constexpr size_t kMaxStarted = 100'000;
 
 void Add(ActivityWindow::Minute& into, const ActivityWindow::Minute& m) {
   into.executions_started += m.executions_started;
@@ -89,32 +86,16 @@ void ActivityWindow::OnEvent(const EventRecord& e, const ExecutionProgress& p) {
     const bool failed =
         t == "execution.failed" || t == "execution.timed_out" || t == "execution.cancelled";
     if (failed) ++b.counts.executions_failed;
-    if (failed || t == "execution.completed") {
-      // Its steps' starts are of no more use.
-      n.started.erase(n.started.lower_bound(StepKey::First(e.execution_id)),
-                      n.started.upper_bound(StepKey::Last(e.execution_id)));
-    }
-    return;
-  }
-  const StepKey key = StepKeyOf(e.execution_id, e.step_id);
-  if (t == "step.started" || t == "step.dispatched") {
-    if (n.started.size() >= kMaxStarted) n.started.clear();
-    n.started[key] = e.time;  // a dispatch counts from the dispatch until a start says
     return;
   }
   const bool completed = t == "step.completed";
   const bool failed = t == "step.failed" || t == "step.timed_out";
-  if (!completed && !failed && t != "step.retrying" && t != "step.cancelled") return;
-  auto started = n.started.find(key);
-  TimeMs began = -1;
-  if (started != n.started.end()) {
-    began = started->second;
-    n.started.erase(started);
-  }
   if (!completed && !failed) return;
   Bucket& b = At(n, e.time);
   ++(completed ? b.counts.steps_completed : b.counts.steps_failed);
-  if (began >= 0) ++b.durations[BucketOf(e.time - began)];
+  // How long the attempt ran, from its start (or dispatch) as the engine hands it; not
+  // known for one this engine did not see begin (reattached after a restart).
+  if (p.attempt_began > 0) ++b.durations[BucketOf(e.time - p.attempt_began)];
 }
 
 ActivityWindow::View ActivityWindow::Read(const std::string& ns, TimeMs now) const {

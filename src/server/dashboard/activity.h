@@ -12,8 +12,6 @@
 
 #include <baton/engine.h>
 
-#include "server/step_key.h"
-
 #include <array>
 #include <cstdint>
 #include <map>
@@ -70,7 +68,6 @@ class ActivityWindow final : public ExecutionObserver {
   };
   struct Namespace {
     std::array<Bucket, kMinutes> ring;       // by minute % kMinutes
-    std::map<StepKey, TimeMs> started;       // attempt starts
     std::map<std::string, Stalled> stalled;  // by execution id
   };
   Bucket& At(Namespace& n, TimeMs t);
