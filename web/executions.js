@@ -85,9 +85,10 @@ async function renderExecutions(params, gen) {
   lastList = params.toString();
   if (focused && filters.elements[focused]) filters.elements[focused].focus();
 
-  // Live: the first page follows the namespace's feed.
+  // Live: the first page follows the namespace's executions (types=: the server sends
+  // no step events, which the list does not show and a busy server has many of).
   if (!cursor) {
-    follow('namespace', '', (e) => {
+    follow('namespace', '?types=execution.*', (e) => {
       if (!e || (typeof e.type === 'string' && e.type.startsWith('execution.'))) {
         soon(() => route());
       }
