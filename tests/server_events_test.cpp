@@ -424,5 +424,61 @@ TEST_F(LiveFeed, CliFollowsUntilTheExecutionFinishes) {
   EXPECT_NE(w.err.find("completed"), std::string::npos) << w.err;
 }
 
+// The REST page of an execution's events takes the same types= as the feed: each page is
+// the stored page filtered (it may come out short), and next_after still walks them all.
+TEST_F(LiveFeed, TypesFiltersTheRestPagesOfAnExecutionsEvents) {
+  std::string id = Submit();
+  {
+    auto s =
+        EventStream::Open({server_->url(), server_->admin_token()}, "execution=" + id + "&since=0");
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ReadUntilFinal(**s);
+  }
+  const std::vector<Json> want =
+      StoredOfTypes(StoredEvents(id), [](const std::string& t) { return t == "step.completed"; });
+  ASSERT_EQ(want.size(), 3u);
+  std::vector<Json> got;
+  for (std::string after = "0";;) {
+    auto page = server_->Admin().Call(
+        "GET", "/api/v1/executions/" + id + "/events?limit=2&types=step.completed&after=" + after);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    ASSERT_LE((*page)["events"].size(), 2u);
+    for (const Json& e : (*page)["events"]) got.push_back(e);
+    if ((*page)["next_after"].is_null()) break;
+    after = (*page)["next_after"].dump();
+  }
+  EXPECT_EQ(Keys(got), Keys(want));
+  auto bad = server_->Admin().Send("GET", "/api/v1/executions/" + id + "/events?types=step.nope");
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ(bad->status, 400) << bad->body;
+  EXPECT_NE(bad->body.find("'step.nope' is not an event type"), std::string::npos) << bad->body;
+}
+
+TEST_F(LiveFeed, CliEventsPrintsOnlyTheTypesAskedForAndFollowsToTheEnd) {
+  std::string id = Submit();
+  const std::vector<std::string> common = {"--server", server_->url(), "--token",
+                                           server_->admin_token()};
+  auto follow = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {testing::BatonBin(), "events", id});
+    args.insert(args.end(), common.begin(), common.end());
+    return testing::RunProcess(args);
+  };
+  // Followed from the start: the step events only, and it still stops at the end.
+  auto f = follow({"--follow", "--types", "step.*"});
+  EXPECT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_NE(f.out.find("step.completed"), std::string::npos) << f.out;
+  EXPECT_EQ(f.out.find("execution."), std::string::npos) << f.out;
+  // Afterwards, from the store.
+  auto r = follow({"--types", "step.completed,execution.completed"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  size_t lines = 0;
+  for (size_t at = 0; (at = r.out.find('\n', at)) != std::string::npos; ++at) ++lines;
+  EXPECT_EQ(lines, 4u) << r.out;  // three steps completed, then the execution
+  EXPECT_EQ(r.out.find("step.started"), std::string::npos) << r.out;
+  auto bad = follow({"--types", "step.nope"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("step.nope"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace baton

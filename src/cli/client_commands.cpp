@@ -249,23 +249,31 @@ void AddClientCommands(CLI::App& app, std::function<int()>* action) {
       std::string id;
       int64_t after = 0;
       bool follow = false;
+      std::string types;
     };
     auto a = std::make_shared<Args>();
     auto* cmd = app.add_subcommand("events", "Print an execution's events");
     cmd->add_option("execution_id", a->id, "Execution id")->required();
     cmd->add_option("--after", a->after, "Only events after this sequence number");
+    cmd->add_option("--types", a->types,
+                    "Only these event types and families, comma-separated, e.g. "
+                    "step.failed,step.retrying or execution.*");
     cmd->add_flag("-f,--follow", a->follow,
                   "Keep printing events as they happen until the execution finishes");
     AddCommon(cmd, &a->c);
     cmd->callback([a, action] {
       *action = [a] {
-        if (a->follow) return FollowExecution(a->id, a->c.Client().endpoint(), a->c.json, false);
+        if (a->follow) {
+          return FollowExecution(a->id, a->c.Client().endpoint(), a->c.json, false, a->types);
+        }
         ApiClient api = a->c.Client();
         int64_t after = a->after;
         Json all = Json::array();
         for (;;) {  // every page
-          auto page = api.Call("GET", "/api/v1/executions/" + UrlEncode(a->id) +
-                                          "/events?limit=1000&after=" + std::to_string(after));
+          auto page =
+              api.Call("GET", "/api/v1/executions/" + UrlEncode(a->id) +
+                                  "/events?limit=1000&after=" + std::to_string(after) +
+                                  (a->types.empty() ? "" : "&types=" + UrlEncode(a->types)));
           if (!page.ok()) return Finish(a->c, page, {});
           for (Json& e : (*page)["events"]) all.push_back(std::move(e));
           if ((*page)["next_after"].is_null()) break;

@@ -69,8 +69,10 @@ int ResumeOnServer(const std::string& id, const std::string& server, const std::
                    bool json);
 
 // Prints an execution's events as they commit (watch: the live progress view instead)
-// until it finishes; exit code as for run.
-int FollowExecution(const std::string& id, const client::Endpoint& endpoint, bool json, bool watch);
+// until it finishes; exit code as for run. `types` (not with watch): only the event types
+// and families listed, comma-separated, as the feed's types= takes them ("" = all).
+int FollowExecution(const std::string& id, const client::Endpoint& endpoint, bool json, bool watch,
+                    const std::string& types = "");
 
 int Main(int argc, char** argv);
 

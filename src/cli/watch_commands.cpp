@@ -20,6 +20,23 @@ bool IsFinalEvent(const std::string& type) {
          type == "execution.timed_out" || type == "execution.cancelled";
 }
 
+constexpr const char* kFinalEvents =
+    "execution.completed,execution.failed,execution.timed_out,execution.cancelled";
+
+// Whether `type` is one of `types` (comma-separated event types and families, "step.*"),
+// which the server has checked.
+bool ListedType(const std::string& types, const std::string& type) {
+  const std::string family = type.substr(0, type.find('.')) + ".*";
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = types.find(',', start);
+    const std::string entry = types.substr(start, comma - start);
+    if (entry == type || entry == family) return true;
+    if (comma == std::string::npos) return false;
+    start = comma + 1;
+  }
+}
+
 TimeMs NowMs() {
   using namespace std::chrono;
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
@@ -88,10 +105,12 @@ int PrintOutcomeOf(const client::ApiClient& api, const std::string& id, bool liv
 
 }  // namespace
 
-int FollowExecution(const std::string& id, const client::Endpoint& endpoint, bool json,
-                    bool watch) {
-  auto stream =
-      client::EventStream::Open(endpoint, "execution=" + client::UrlEncode(id) + "&since=0");
+int FollowExecution(const std::string& id, const client::Endpoint& endpoint, bool json, bool watch,
+                    const std::string& types) {
+  // With types, the final events are asked for too: they say when to stop.
+  std::string query = "execution=" + client::UrlEncode(id) + "&since=0";
+  if (!types.empty()) query += "&types=" + client::UrlEncode(types + "," + kFinalEvents);
+  auto stream = client::EventStream::Open(endpoint, query);
   if (!stream.ok()) {
     std::fprintf(stderr, "baton: %s: %s\n", stream.status().code().c_str(),
                  stream.status().message().c_str());
@@ -138,6 +157,8 @@ int FollowExecution(const std::string& id, const client::Endpoint& endpoint, boo
       EventRecord e;
       ToRecords(m, id, &e, &progress);
       view.OnEvent(e, progress);
+    } else if (!types.empty() && !ListedType(types, type)) {
+      // A final event asked for only to know when to stop.
     } else if (json) {
       std::printf("%s\n", m.dump().c_str());
       std::fflush(stdout);

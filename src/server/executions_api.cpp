@@ -1,6 +1,7 @@
 // /api/v1/executions: submit, list, get, events, and control.
 #include "common/json_parse.h"
 #include "server/api.h"
+#include "server/event_hub.h"
 #include "server/execution_filter.h"
 #include "server/submitter.h"
 #include "server/views.h"
@@ -272,10 +273,20 @@ void Events(ApiContext& ctx, const Call& call, const Responder& respond) {
   }
   auto limit = PageLimit(req, 100, ctx.limits.max_page);
   if (!limit.ok()) return respond(ErrorResponse(limit.status()));
+  // types=: as the live feed's. The page is read first and filtered after, so a page may
+  // hold fewer than `limit` events (none, even) while next_after says there are more.
+  EventFilter types;
+  if (auto t = req.query.find("types"); t != req.query.end()) {
+    if (Status s = ParseEventTypes(t->second, &types); !s.ok()) {
+      return respond(ErrorResponse(400, errc::kInvalidArgument, s.message(), {{"field", "types"}}));
+    }
+  }
   auto events = ctx.store->GetEvents(e->id, after, *limit);
   if (!events.ok()) return respond(ErrorResponse(events.status()));
   Json items = Json::array();
-  for (const auto& ev : *events) items.push_back(EventJson(ev));
+  for (const auto& ev : *events) {
+    if (types.MatchesType(ev.type)) items.push_back(EventJson(ev));
+  }
   Json next = events->size() == *limit ? Json(events->back().seq) : Json(nullptr);
   respond(JsonResponse(200, {{"events", items}, {"next_after", next}}));
 }
@@ -478,7 +489,7 @@ void AddExecutionRoutes(Router& router, ApiContext& ctx) {
              "a slot, a worker, a pause",
              [&ctx](const Call& call, Responder respond) { Why(ctx, call, respond); });
   router.Add("GET", "/api/v1/executions/{id}/events", Scope::kRead,
-             "An execution's events by seq, with positions: ?after=SEQ&limit=N",
+             "An execution's events by seq, with positions: ?after=SEQ&limit=N&types=T,F.*",
              [&ctx](const Call& call, Responder respond) { Events(ctx, call, respond); });
   router.Add("POST", "/api/v1/executions/{id}/retry", Scope::kWrite,
              "Run a failed, timed-out or cancelled execution again, keeping completed steps; "

@@ -36,7 +36,7 @@ constexpr Operation kOperations[] = {
   {"GET", "/api/v1/executions/counts", "countExecutions", 200, "ExecutionCounts", "", "workflow,parent,since,until,q"},
   {"GET", "/api/v1/executions/{id}", "getExecution", 200, "Execution", "", ""},
   {"GET", "/api/v1/executions/{id}/why", "whyExecution", 200, "Why", "", ""},
-  {"GET", "/api/v1/executions/{id}/events", "listExecutionEvents", 200, "EventPage", "", "after,limit"},
+  {"GET", "/api/v1/executions/{id}/events", "listExecutionEvents", 200, "EventPage", "", "after,limit,types"},
   {"POST", "/api/v1/executions/{id}/cancel", "cancelExecution", 200, "ExecutionSummary", "ControlRequest", ""},
   {"POST", "/api/v1/executions/{id}/pause", "pauseExecution", 200, "ExecutionSummary", "ControlRequest", ""},
   {"POST", "/api/v1/executions/{id}/resume", "resumeExecution", 200, "ExecutionSummary", "ControlRequest", ""},
@@ -135,6 +135,10 @@ const std::map<std::string, std::pair<const char*, const char*>> kQueryParams = 
     {"workerId", {"string", "Only this worker (as worker)"}},
     {"assignment", {"string", "Only this assignment (dispatch id)"}},
     {"wait", {"integer", "Milliseconds to wait for work (default 25000, at most 60000)"}},
+    {"types",
+     {"string",
+      "Only these event types and families, comma-separated (execution.completed,step.*); a "
+      "page may then hold fewer than limit events"}},
 };
 
 // The dashboard's page and files: not part of the API.
