@@ -4,6 +4,7 @@
 #include "cli/progress_view.h"
 #include "client/api_client.h"
 #include "client/event_stream.h"
+#include "server/event_hub.h"
 #include "server/server.h"
 #include "server/views.h"
 
@@ -22,20 +23,6 @@ bool IsFinalEvent(const std::string& type) {
 
 constexpr const char* kFinalEvents =
     "execution.completed,execution.failed,execution.timed_out,execution.cancelled";
-
-// Whether `type` is one of `types` (comma-separated event types and families, "step.*"),
-// which the server has checked.
-bool ListedType(const std::string& types, const std::string& type) {
-  const std::string family = type.substr(0, type.find('.')) + ".*";
-  size_t start = 0;
-  for (;;) {
-    const size_t comma = types.find(',', start);
-    const std::string entry = types.substr(start, comma - start);
-    if (entry == type || entry == family) return true;
-    if (comma == std::string::npos) return false;
-    start = comma + 1;
-  }
-}
 
 TimeMs NowMs() {
   using namespace std::chrono;
@@ -107,9 +94,17 @@ int PrintOutcomeOf(const client::ApiClient& api, const std::string& id, bool liv
 
 int FollowExecution(const std::string& id, const client::Endpoint& endpoint, bool json, bool watch,
                     const std::string& types) {
-  // With types, the final events are asked for too: they say when to stop.
+  // With types, the final events are asked for too: they say when to stop. The server's
+  // own parser checks the list (and refuses it as the feed would) and then matches by it.
   std::string query = "execution=" + client::UrlEncode(id) + "&since=0";
-  if (!types.empty()) query += "&types=" + client::UrlEncode(types + "," + kFinalEvents);
+  server::EventFilter wanted;
+  if (!types.empty()) {
+    if (Status s = server::ParseEventTypes(types, &wanted); !s.ok()) {
+      std::fprintf(stderr, "baton: %s: %s\n", s.code().c_str(), s.message().c_str());
+      return 1;
+    }
+    query += "&types=" + client::UrlEncode(types + "," + kFinalEvents);
+  }
   auto stream = client::EventStream::Open(endpoint, query);
   if (!stream.ok()) {
     std::fprintf(stderr, "baton: %s: %s\n", stream.status().code().c_str(),
@@ -157,7 +152,7 @@ int FollowExecution(const std::string& id, const client::Endpoint& endpoint, boo
       EventRecord e;
       ToRecords(m, id, &e, &progress);
       view.OnEvent(e, progress);
-    } else if (!types.empty() && !ListedType(types, type)) {
+    } else if (!wanted.MatchesType(type)) {
       // A final event asked for only to know when to stop.
     } else if (json) {
       std::printf("%s\n", m.dump().c_str());
