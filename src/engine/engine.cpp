@@ -145,12 +145,15 @@ void Engine::Impl::EndTurn() {
   execs->reserve(event_execs_.size());
   for (const ExecState* e : event_execs_) execs->push_back(executions_.at(e->rec.id));
   event_execs_.clear();
-  auto began = std::make_shared<const std::vector<TimeMs>>(std::move(event_began_));
-  event_began_.clear();
   // Observers read the events again after the commit, so with any the batch is shared;
   // with none, the store may take its records instead of copying them.
   std::shared_ptr<const WriteBatch> observed;
-  if (!observers_.empty()) observed = std::move(batch);
+  std::shared_ptr<const std::vector<TimeMs>> began;  // with observed: each event's
+  if (!observers_.empty()) {
+    observed = std::move(batch);
+    began = std::make_shared<const std::vector<TimeMs>>(std::move(event_began_));
+  }
+  event_began_.clear();
   std::weak_ptr<bool> alive = alive_;
   const uint64_t number = ++batches_submitted_;
   auto on_commit = [this, alive, effects, prepared, observed, execs, began,
