@@ -94,6 +94,12 @@ class Runner {
   virtual void Cancel(const std::string& assignment_id) = 0;
   // Stops accepting work and cancels everything running; blocks until done.
   virtual void Shutdown() {}
+  // True when Start() may be followed by a wait (for a worker, for a free slot) before
+  // the work begins, and on_started says when it does. Until then the attempt waits
+  // rather than runs: the engine watches for a slow attempt (`step.slow`) and learns the
+  // step's usual duration from on_started, not from the dispatch. False (the default):
+  // the work begins at Start().
+  virtual bool ReportsStart() const { return false; }
   // Kills everything running at once, without the cancel's grace period (a second
   // Ctrl-C). Each attempt still ends through OnDone (CANCELLED once cancelled). A no-op
   // for runners with nothing to kill.

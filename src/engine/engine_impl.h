@@ -170,6 +170,8 @@ class Engine::Impl {
   void OnSlow(const std::string& exec_id, int step, const std::string& assignment, Json threshold);
   // A successful attempt's duration, for the step's history.
   void RecordDuration(const engine::ExecState& ex, int step, int64_t ms);
+  // When the running attempt's work began: its step.started, else its dispatch.
+  static TimeMs RunningSince(const engine::StepState& st);
 
   // --- dead_letters.cpp -------------------------------------------------------
   // The step failed for good: its dead-letter entry joins this turn's batch.

@@ -67,6 +67,9 @@ struct StepState {
   bool in_flight = false;      // dispatched and counted against limits
   bool uses_capacity = false;  // counted against the local worker capacity
   bool dirty = false;          // changed in the open turn
+  // The running attempt's runner says when its work begins (Runner::ReportsStart): the
+  // slow watch starts at its step.started, not at its dispatch.
+  bool slow_watch_from_start = false;
   // How far the current attempt got, for the observers' step durations (Engine::Impl::
   // AttemptBegan): kNotBegun, kDispatchedOnly, or the ms from its dispatch
   // (rec.started_at) to its step.started, saturated at INT32_MAX (24 days). An int in the

@@ -43,6 +43,7 @@ void Engine::Impl::OnStarted(const std::string& exec_id, int step, const std::st
   ArmHeartbeat(ex, step);
   MarkStepDirty(ex, step);
   Emit(*ex, "step.started", step, nullptr, st.rec.attempts);
+  if (st.slow_watch_from_start) ArmSlowWatch(ex, step);  // after Emit: it began now
 }
 
 void Engine::Impl::OnProgress(const std::string& exec_id, int step, const std::string& assignment,
@@ -88,7 +89,7 @@ void Engine::Impl::CompleteAttempt(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
   if (!st.BreakerKey().empty()) SettleBreaker(ex, step, nullptr);
   if (st.in_flight && !st.fan && st.rec.started_at) {
-    RecordDuration(*ex, step, loop_->Now() - st.rec.started_at);
+    RecordDuration(*ex, step, loop_->Now() - RunningSince(st));
   }
   if (st.def->extra().set_vars.is_object()) {
     // A variable that cannot be rendered fails the attempt, as a bad template would.

@@ -234,7 +234,14 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
     return BeginChild(ex, step, *st.resolved_input);
   }
   ArmHeartbeat(ex, step);
-  ArmSlowWatch(ex, step);
+  // Waiting for a worker or a free slot is not running slowly: such a runner's attempt is
+  // watched from its step.started (OnStarted).
+  st.slow_watch_from_start = runner->ReportsStart();
+  if (st.slow_watch_from_start) {
+    CancelSlowWatch(st);
+  } else {
+    ArmSlowWatch(ex, step);
+  }
 
   // Kept for the dead-letter record should the step fail, the same copy the runner holds;
   // a spec without templates is the definition's own (null here means that).

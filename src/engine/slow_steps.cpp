@@ -1,6 +1,9 @@
 // Stuck-work detection (seed 004's anomaly monitor): an attempt running far past what
 // the step usually takes gets one `step.slow` event, so an operator hears of it before
 // its timeout (if it has one at all). Nothing else changes: the attempt runs on.
+// An attempt whose runner says when its work begins (Runner::ReportsStart: a worker's
+// ack, a free local slot) is watched, and its duration learned, from its step.started:
+// a step waiting in a backlog for a worker is not running slowly.
 #include "engine/engine_impl.h"
 
 #include <algorithm>
@@ -27,6 +30,10 @@ int64_t P95(const DurationHistory& h) {
 }
 
 }  // namespace
+
+TimeMs Engine::Impl::RunningSince(const StepState& st) {
+  return st.rec.started_at + std::max(st.run_delay_ms, 0);  // run_delay_ms < 0: not begun
+}
 
 void Engine::Impl::RecordDuration(const engine::ExecState& ex, int step, int64_t ms) {
   const StepDef& def = *ex.steps[step].def;
@@ -77,7 +84,7 @@ void Engine::Impl::OnSlow(const std::string& exec_id, int step, const std::strin
   st.slow_timer = 0;
   if (!st.in_flight || st.rec.assignment_id != assignment) return;
   TurnGuard turn(this);
-  threshold["running_ms"] = loop_->Now() - st.rec.started_at;
+  threshold["running_ms"] = loop_->Now() - RunningSince(st);
   ++stats_.steps_slow;
   // A report about the step, not progress of the execution: its stall clock runs on.
   const TimeMs last_activity = ex->last_activity;

@@ -17,6 +17,7 @@ class Coordinator::RemoteRunner final : public Runner {
   }
   void Cancel(const std::string& dispatch_id) override { c_->CancelFromEngine(dispatch_id); }
   bool CanReattach() const override { return true; }
+  bool ReportsStart() const override { return true; }  // a worker's ack
   void Reattach(const RunRequest& request, RunCallbacks callbacks) override {
     c_->Reattach(request, std::move(callbacks));
   }

@@ -66,6 +66,8 @@ class Coordinator::LocalRunner final : public Runner {
   void Cancel(const std::string& dispatch_id) override;
   // Local work dies with the process: the default Reattach (ENGINE_RESTART) is the truth.
   bool CanReattach() const override { return false; }
+  // A step may wait for a free slot of the local worker first.
+  bool ReportsStart() const override { return true; }
 
  private:
   Coordinator* c_;
