@@ -39,17 +39,18 @@ inline const SpecPtr& EmptySpec() {
   return empty;
 }
 
+// (The ints sit together: the coordinator holds one per waiting command step.)
 struct RunRequest {
   std::string execution_id;
   std::string step_id;
-  int attempt = 1;
-  std::string assignment_id;  // unique per dispatch
-  StepType type = StepType::kNoop;
+  std::string assignment_id;   // unique per dispatch
+  std::string ns;              // the execution's namespace (remote workers are per namespace)
   SpecPtr spec = EmptySpec();  // StepDef::spec with templates rendered; never null
   Duration timeout{0};         // 0 = none (informational; the engine enforces it)
-  std::string ns;              // the execution's namespace (remote workers are per namespace)
-  int priority = 1;            // the execution's priority (0 low .. 3 critical)
-  int step_index = 0;          // the step's position in the definition
+  int attempt = 1;
+  int priority = 1;    // the execution's priority (0 low .. 3 critical)
+  int step_index = 0;  // the step's position in the definition
+  StepType type = StepType::kNoop;
 };
 
 struct RunResult {

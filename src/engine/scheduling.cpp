@@ -310,21 +310,34 @@ void Engine::Impl::StartAssignment(const ExecPtr& ex, int step, Runner* runner, 
     // waits or runs, so each pending step pays for them (a callback holding its own
     // copies of the ids is a heap block each). Each callback captures the record alone:
     // std::function keeps 16 bytes of capture in a 16-byte block, [this, r]'s 24 in 32.
+    // (96 bytes and make_shared's 16 are a jemalloc size class: what only a for_each
+    // instance needs is in InstanceReport.)
     struct Report {
       Impl* impl;
       std::shared_ptr<RunnerInbox> inbox;
       std::string id;          // the execution
       std::string assignment;  // this dispatch
-      std::string attempt_id;  // the step's attempt (an instance reports against it)
       int step;
       bool instance;
     };
-    auto r = std::make_shared<const Report>(
-        Report{this, inbox_, req.execution_id, req.assignment_id,
-               instance ? st->rec.assignment_id : std::string(), step, instance});
+#if defined(__GLIBCXX__) && defined(__x86_64__)
+    static_assert(sizeof(Report) <= 96, "Report + make_shared's block must fit 112 bytes");
+#endif
+    struct InstanceReport : Report {
+      std::string attempt_id;  // the step's attempt, which an instance reports against
+    };
+    std::shared_ptr<const Report> r;
+    if (instance) {
+      r = std::make_shared<const InstanceReport>(InstanceReport{
+          {this, inbox_, req.execution_id, req.assignment_id, step, true}, st->rec.assignment_id});
+    } else {
+      r = std::make_shared<const Report>(
+          Report{this, inbox_, req.execution_id, req.assignment_id, step, false});
+    }
     RunCallbacks cb;
     cb.on_started = [r] {
-      const std::string& attempt_id = r->instance ? r->attempt_id : r->assignment;
+      const std::string& attempt_id =
+          r->instance ? static_cast<const InstanceReport&>(*r).attempt_id : r->assignment;
       Impl* impl = r->impl;
       impl->Deliver(r->inbox, [impl, id = r->id, step = r->step, attempt_id] {
         impl->OnStarted(id, step, attempt_id);

@@ -215,23 +215,23 @@ Status Coordinator::OnMessage(const std::string& worker_id, const protocol::Work
     if (ack->status == protocol::AckStatus::kRejected) {
       d->moved().refused_by.insert(worker_id);
       w->held.erase(d->request.assignment_id);
-      current_.erase(d->current_id);
+      current_.erase(d->current_id());
       d->worker_id.clear();
-      d->current_id.clear();
-      d->status = "waiting";
+      d->Unplace();
+      d->status = DispatchStatus::kWaiting;
       WriteAssignment(*d);
-      Enqueue(d->request.assignment_id, /*front=*/true);
+      Enqueue(*d, /*front=*/true);
       Place();
       return Status::Ok();
     }
-    if (d->status != "dispatched") return Status::Ok();  // a repeated ack
-    d->status = "accepted";
+    if (d->status != DispatchStatus::kDispatched) return Status::Ok();  // a repeated ack
+    d->status = DispatchStatus::kAccepted;
     RecordLatency(*d);
     WriteAssignment(*d);
     if (d->callbacks.on_started) d->callbacks.on_started();
   } else if (const auto* p = std::get_if<protocol::CommandProgress>(&m)) {
-    const bool starting = d->status == "dispatched";
-    d->status = "running";
+    const bool starting = d->status == DispatchStatus::kDispatched;
+    d->status = DispatchStatus::kRunning;
     d->progress = p->progress;
     if (!p->checkpoint.is_null()) d->checkpoint = p->checkpoint;
     WriteAssignment(*d);
@@ -253,7 +253,7 @@ Status Coordinator::OnMessage(const std::string& worker_id, const protocol::Work
       result.error_details = r->error.details;
       if (!r->error.retryable) result.error_details["retryable"] = false;
     }
-    Finish(*d, std::move(result), ok ? "completed" : "failed");
+    Finish(*d, std::move(result), ok ? DispatchStatus::kCompleted : DispatchStatus::kFailed);
   }
   return Status::Ok();
 }

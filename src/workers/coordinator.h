@@ -144,6 +144,9 @@ struct CoordinatorStats {
   int64_t prepared_latency_p50_us = 0, prepared_latency_p99_us = 0;
 };
 
+// Where one dispatch is (coordinator_internal.h).
+enum class DispatchStatus : uint8_t;
+
 class Coordinator {
  public:
   // `store` is read by Load() only; writes go through `committer`.
@@ -268,11 +271,13 @@ class Coordinator {
   };
 
   // coordinator_dispatch.cpp
-  void Enqueue(const std::string& dispatch_id, bool front);
+  void Enqueue(Dispatch& d, bool front);
   // As much of the queue as fits. `prepared` (in the queue), if placed, is recorded in
   // `engine_batch` instead of a write of its own.
   void Place(const Dispatch* prepared = nullptr, WriteBatch* engine_batch = nullptr);
-  void PlaceFrom(std::deque<std::string>& queue, int room, const Dispatch* prepared,
+  // Free slots of the ONLINE workers: the local worker's, or the remote ones'.
+  int FreeSlots(bool local) const;
+  void PlaceFrom(std::deque<Dispatch*>& queue, int room, const Dispatch* prepared,
                  WriteBatch* engine_batch);
   Placement PlacementFor(const Dispatch& d) const;
   void Assign(Dispatch& d, WorkerEntry& w, WriteBatch* engine_batch = nullptr);
@@ -285,7 +290,7 @@ class Coordinator {
   void Start(const RunRequest& request, RunCallbacks callbacks);
   void CancelFromEngine(const std::string& dispatch_id);
   void RecordLatency(Dispatch& d);
-  void Finish(Dispatch& d, RunResult result, const std::string& final_status);
+  void Finish(Dispatch& d, RunResult result, DispatchStatus final_status);
   void CancelDispatch(const std::string& dispatch_id, const std::string& reason);
   AssignmentRecord ToRecord(const Dispatch& d) const;
   void WriteAssignment(const Dispatch& d, std::function<void(const Status&)> then = {});
@@ -334,9 +339,11 @@ class Coordinator {
   std::unordered_map<std::string_view, std::unique_ptr<Dispatch>> dispatches_;
   Dispatch& Keep(std::unique_ptr<Dispatch> d);            // replaces one of the same id
   std::unordered_map<std::string, std::string> current_;  // worker-facing id -> dispatch id
-  std::deque<std::string> queue_;                         // dispatch ids waiting for a worker
-  std::deque<std::string> local_queue_;                   // ... for the local worker
-  std::map<std::string, AssignmentRecord> loaded_;        // by dispatch id, until re-attached
+  // Dispatches waiting for a worker, in placement order. Each points into dispatches_,
+  // and leaves its queue before it leaves dispatches_ (Finish, Keep, OfferIfStranded).
+  std::deque<Dispatch*> queue_;
+  std::deque<Dispatch*> local_queue_;               // ... for the local worker
+  std::map<std::string, AssignmentRecord> loaded_;  // by dispatch id, until re-attached
   // Worker id -> the session that held loaded_ work: a holder registered under another
   // one by the time its step is re-attached is a new process that lost it.
   std::map<std::string, std::string> loaded_sessions_;

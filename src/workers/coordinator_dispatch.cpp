@@ -3,8 +3,25 @@
 #include "workers/coordinator_internal.h"
 
 #include <algorithm>
+#include <array>
 
 namespace baton::workers {
+
+namespace {
+constexpr std::array<const char*, 8> kDispatchStatusNames = {
+    "waiting", "dispatched", "accepted", "running", "completed", "failed", "cancelled", "lost"};
+}  // namespace
+
+const char* ToString(DispatchStatus s) {
+  return kDispatchStatusNames[static_cast<size_t>(s)];
+}
+
+std::optional<DispatchStatus> ParseDispatchStatus(std::string_view s) {
+  for (size_t i = 0; i < kDispatchStatusNames.size(); ++i) {
+    if (s == kDispatchStatusNames[i]) return static_cast<DispatchStatus>(i);
+  }
+  return std::nullopt;
+}
 
 class Coordinator::RemoteRunner final : public Runner {
  public:
@@ -44,6 +61,9 @@ Runner* Coordinator::runner() {
 Coordinator::Dispatch& Coordinator::Keep(std::unique_ptr<Dispatch> d) {
   // The key views the id inside the entry: the old entry (and its key) goes first.
   if (auto old = dispatches_.find(d->request.assignment_id); old != dispatches_.end()) {
+    // The queues point at their entries: none may outlive it.
+    std::erase(queue_, old->second.get());
+    std::erase(local_queue_, old->second.get());
     dispatches_.erase(old);
   }
   Dispatch& kept = *d;
@@ -51,25 +71,22 @@ Coordinator::Dispatch& Coordinator::Keep(std::unique_ptr<Dispatch> d) {
   return kept;
 }
 
-void Coordinator::Enqueue(const std::string& dispatch_id, bool front) {
+void Coordinator::Enqueue(Dispatch& dispatch, bool front) {
   // Priority first, then arrival: a reassigned dispatch goes ahead of its equals.
-  const Dispatch& d = *dispatches_.at(dispatch_id);
-  const int priority = d.request.priority;
-  std::deque<std::string>& queue = d.local != nullptr ? local_queue_ : queue_;
-  auto priority_of = [&](const std::string& other) {
-    auto it = dispatches_.find(other);
-    return it == dispatches_.end() ? -1 : it->second->request.priority;
-  };
+  Dispatch* d = &dispatch;
+  const int priority = d->request.priority;
+  std::deque<Dispatch*>& queue = d->local != nullptr ? local_queue_ : queue_;
+  auto priority_of = [](const Dispatch* other) { return other->request.priority; };
   // Searched from the end it belongs nearest to, so that a queue of equals costs O(1)
   // (a backlog of thousands must not make every arrival a scan).
   if (front) {
     queue.insert(std::find_if(queue.begin(), queue.end(),
-                              [&](const std::string& o) { return priority_of(o) <= priority; }),
-                 dispatch_id);
+                              [&](const Dispatch* o) { return priority_of(o) <= priority; }),
+                 d);
   } else {
     auto after = std::find_if(queue.rbegin(), queue.rend(),
-                              [&](const std::string& o) { return priority_of(o) >= priority; });
-    queue.insert(after.base(), dispatch_id);
+                              [&](const Dispatch* o) { return priority_of(o) >= priority; });
+    queue.insert(after.base(), d);
   }
 }
 
@@ -91,24 +108,22 @@ void Coordinator::Place(const Dispatch* prepared, WriteBatch* engine_batch) {
   // registry about every waiting dispatch (a backlog made each completion O(queue)). The
   // local worker's slots count for its own queue only: a free one must not make a backlog
   // of remote commands scanned again.
-  int remote_room = 0, local_room = 0;
-  for (const WorkerEntry* w : registry_.List("")) {
-    if (w->state == WorkerState::kOnline)
-      (w->local ? local_room : remote_room) += std::max(0, w->free());
-  }
-  PlaceFrom(local_queue_, local_room, prepared, engine_batch);
-  PlaceFrom(queue_, remote_room, prepared, engine_batch);
+  PlaceFrom(local_queue_, FreeSlots(/*local=*/true), prepared, engine_batch);
+  PlaceFrom(queue_, FreeSlots(/*local=*/false), prepared, engine_batch);
 }
 
-void Coordinator::PlaceFrom(std::deque<std::string>& queue, int room, const Dispatch* prepared,
+int Coordinator::FreeSlots(bool local) const {
+  int room = 0;
+  for (const WorkerEntry* w : registry_.List("")) {
+    if (w->state == WorkerState::kOnline && w->local == local) room += std::max(0, w->free());
+  }
+  return room;
+}
+
+void Coordinator::PlaceFrom(std::deque<Dispatch*>& queue, int room, const Dispatch* prepared,
                             WriteBatch* engine_batch) {
   for (auto it = queue.begin(); it != queue.end() && room > 0;) {
-    auto found = dispatches_.find(*it);
-    if (found == dispatches_.end()) {
-      it = queue.erase(it);
-      continue;
-    }
-    Dispatch& d = *found->second;
+    Dispatch& d = **it;
     const Placement p = PlacementFor(d);
     WorkerEntry* w = registry_.Select(p, nullptr);
     if (w == nullptr) {
@@ -124,16 +139,16 @@ void Coordinator::PlaceFrom(std::deque<std::string>& queue, int room, const Disp
 void Coordinator::Assign(Dispatch& d, WorkerEntry& w, WriteBatch* engine_batch) {
   const std::string from = d.moves ? d.moves->previous_worker : std::string();
   d.worker_id = w.id;
-  d.current_id = d.reassignments == 0
-                     ? d.request.assignment_id
-                     : d.request.assignment_id + ".r" + std::to_string(d.reassignments);
-  d.status = "dispatched";
+  d.PlaceAs(d.reassignments == 0
+                ? d.request.assignment_id
+                : d.request.assignment_id + ".r" + std::to_string(d.reassignments));
+  d.status = DispatchStatus::kDispatched;
   d.sent = false;
   d.durable = false;
   d.durable_at_start = false;
   d.updated_at = loop_->Now();
   w.held.insert(d.request.assignment_id);
-  current_[d.current_id] = d.request.assignment_id;
+  current_[d.current_id()] = d.request.assignment_id;
   ++stats_.dispatched;
   if (d.local != nullptr) {
     // Nothing to make durable first: the engine's step record is the durable state of
@@ -157,7 +172,7 @@ void Coordinator::Assign(Dispatch& d, WorkerEntry& w, WriteBatch* engine_batch) 
     r.id = "rsg_" + std::to_string(loop_->Now()) + "_" + std::to_string(++next_reassignment_);
     r.ns = d.request.ns;
     r.dispatch_id = d.request.assignment_id;
-    r.assignment_id = d.current_id;
+    r.assignment_id = d.current_id();
     r.execution_id = d.request.execution_id;
     r.step_id = d.request.step_id;
     r.from_worker = from;
@@ -177,15 +192,15 @@ void Coordinator::Assign(Dispatch& d, WorkerEntry& w, WriteBatch* engine_batch) 
   }
   // The command goes out only once the assignment is durable: a crash in between finds
   // it in the store and re-attaches (or re-sends) it.
-  const std::string dispatch_id = d.request.assignment_id, current = d.current_id;
+  const std::string dispatch_id = d.request.assignment_id, current = d.current_id();
   Write(std::move(batch), [this, dispatch_id, current](const Status& s) {
     auto it = dispatches_.find(dispatch_id);
-    if (it == dispatches_.end() || it->second->current_id != current) return;
+    if (it == dispatches_.end() || it->second->current_id() != current) return;
     Dispatch& again = *it->second;
     if (!s.ok()) {
       RunResult r;
       r.status = Status(errc::kStore, "could not record the assignment: " + s.message());
-      return Finish(again, std::move(r), "failed");
+      return Finish(again, std::move(r), DispatchStatus::kFailed);
     }
     again.durable = true;
     SendCommand(again);
@@ -198,8 +213,8 @@ void Coordinator::SendCommand(Dispatch& d) {
   if (ch == channels_.end()) return;  // sent again when the worker registers again
   d.sent = true;
   protocol::Command c;
-  c.message_id = "msg_" + d.current_id;
-  c.assignment_id = d.current_id;
+  c.message_id = "msg_" + d.current_id();
+  c.assignment_id = d.current_id();
   c.command = d.request.spec->value("command", "");
   c.resource = d.request.spec->value("resource", Json());
   c.data = d.request.spec->value("data", Json());
@@ -236,7 +251,7 @@ void Coordinator::Stale(const std::string& worker_id, const std::string& assignm
             Json{{"assignment_id", assignment_id}, {"worker", worker_id}, {"message", what}});
 }
 
-void Coordinator::Finish(Dispatch& d, RunResult result, const std::string& final_status) {
+void Coordinator::Finish(Dispatch& d, RunResult result, DispatchStatus final_status) {
   if (d.offered) {
     // Out of the queue; its taker's records are the assignment's.
     --offered_;
@@ -248,8 +263,8 @@ void Coordinator::Finish(Dispatch& d, RunResult result, const std::string& final
   }
   // Only a dispatch still waiting for a worker is in a queue (Assign takes it out): the
   // scan stays off the path of every completion, where it was O(backlog).
-  if (d.status == "waiting") {
-    std::erase(d.local != nullptr ? local_queue_ : queue_, d.request.assignment_id);
+  if (d.status == DispatchStatus::kWaiting) {
+    std::erase(d.local != nullptr ? local_queue_ : queue_, &d);
   }
   d.status = final_status;
   d.updated_at = loop_->Now();
@@ -257,7 +272,7 @@ void Coordinator::Finish(Dispatch& d, RunResult result, const std::string& final
   if (WorkerEntry* holder = registry_.Find(d.worker_id)) {
     holder->held.erase(d.request.assignment_id);
   }
-  current_.erase(d.current_id);
+  current_.erase(d.current_id());
   auto callbacks = std::move(d.callbacks);
   const bool before_start = d.awaiting_start;
   const std::string id = d.request.assignment_id;
@@ -278,29 +293,29 @@ void Coordinator::CancelDispatch(const std::string& dispatch_id, const std::stri
   if (d.offered) exchange_->Withdraw(dispatch_id);
   if (d.local != nullptr && !d.worker_id.empty()) {
     // Its slot is free once the process is gone, not before: the runner's on_done ends it.
-    return d.local->Cancel(d.current_id);
+    return d.local->Cancel(d.current_id());
   }
   if (!d.worker_id.empty() && !d.awaiting_start) {  // before Start() the worker has nothing
     if (auto ch = channels_.find(d.worker_id); ch != channels_.end()) {
-      ch->second->Send(protocol::CommandCancel{d.current_id, reason});
+      ch->second->Send(protocol::CommandCancel{d.current_id(), reason});
     }
   }
   RunResult r;
   r.status = Status(errc::kCancelled, reason);
-  Finish(d, std::move(r), "cancelled");
+  Finish(d, std::move(r), DispatchStatus::kCancelled);
 }
 
 AssignmentRecord Coordinator::ToRecord(const Dispatch& d) const {
   AssignmentRecord r;
   r.dispatch_id = d.request.assignment_id;
-  r.id = d.current_id.empty() ? d.request.assignment_id : d.current_id;
+  r.id = d.placed ? d.current_id() : d.request.assignment_id;
   r.ns = d.request.ns;
   r.execution_id = d.request.execution_id;
   r.step_id = d.request.step_id;
   r.attempt = d.request.attempt;
   r.command = d.local != nullptr ? ToString(d.request.type) : d.request.spec->value("command", "");
   r.worker_id = d.worker_id;
-  r.status = d.status;
+  r.status = ToString(d.status);
   r.progress = d.progress;
   r.checkpoint = d.checkpoint;
   r.reassignments = d.reassignments;
@@ -328,7 +343,8 @@ void Coordinator::Reattach(const RunRequest& request, RunCallbacks callbacks) {
     d.foreign = false;
     d.callbacks = std::move(callbacks);
     exchange_->Adopted(request.assignment_id);
-    if ((d.status == "accepted" || d.status == "running") && d.callbacks.on_started) {
+    if ((d.status == DispatchStatus::kAccepted || d.status == DispatchStatus::kRunning) &&
+        d.callbacks.on_started) {
       d.callbacks.on_started();
     }
     return;
@@ -349,8 +365,7 @@ void Coordinator::Reattach(const RunRequest& request, RunCallbacks callbacks) {
   }
   if (stored == loaded_.end()) {
     // Never placed before the restart (or placed and finished unrecorded): from scratch.
-    Keep(std::move(d));
-    Enqueue(id, /*front=*/true);
+    Enqueue(Keep(std::move(d)), /*front=*/true);
     return Place();
   }
   const AssignmentRecord rec = std::move(stored->second);
@@ -360,16 +375,19 @@ void Coordinator::Reattach(const RunRequest& request, RunCallbacks callbacks) {
   d->checkpoint = rec.checkpoint;
   d->reassignments = rec.reassignments;
   WorkerEntry* holder = rec.worker_id.empty() ? nullptr : registry_.Find(rec.worker_id);
-  if (holder == nullptr || rec.status == "waiting") {
-    Keep(std::move(d));
-    Enqueue(id, /*front=*/true);
+  // Load() keeps the active ones only; a status none of them is (a row written by
+  // something else) is treated as waiting: at worst the command goes out again.
+  const std::optional<DispatchStatus> stored_status = ParseDispatchStatus(rec.status);
+  if (holder == nullptr || !stored_status || *stored_status == DispatchStatus::kWaiting ||
+      *stored_status > DispatchStatus::kRunning) {
+    Enqueue(Keep(std::move(d)), /*front=*/true);
     return Place();
   }
   // Still the holder's: it has heartbeat_timeout (armed by Load) to come back and report.
   d->worker_id = holder->id;
-  d->current_id = rec.id;
-  d->status = rec.status;
-  d->sent = rec.status != "dispatched";
+  d->PlaceAs(rec.id);
+  d->status = *stored_status;
+  d->sent = d->status != DispatchStatus::kDispatched;
   d->durable = true;
   holder->held.insert(id);
   current_[rec.id] = id;
@@ -416,7 +434,8 @@ std::map<std::string, std::string> Coordinator::WaitingReasons(
   std::map<std::string, std::string> out;
   if (offered_ > 0) {
     for (const auto& [id, d] : dispatches_) {
-      if (d->offered && d->status == "waiting" && d->request.execution_id == execution_id) {
+      if (d->offered && d->status == DispatchStatus::kWaiting &&
+          d->request.execution_id == execution_id) {
         out.emplace(d->request.step_id,
                     "offered to the other instances: " + registry_.Explain(PlacementFor(*d)) +
                         " connected to this one");
@@ -424,10 +443,9 @@ std::map<std::string, std::string> Coordinator::WaitingReasons(
     }
   }
   for (const auto* queue : {&queue_, &local_queue_}) {
-    for (const std::string& id : *queue) {
-      auto it = dispatches_.find(id);
-      if (it != dispatches_.end() && it->second->request.execution_id == execution_id) {
-        const Dispatch& d = *it->second;
+    for (const Dispatch* waiting : *queue) {
+      if (waiting->request.execution_id == execution_id) {
+        const Dispatch& d = *waiting;
         // Asked now, not remembered from the last placement attempt: it stays true.
         out.emplace(d.request.step_id, registry_.Explain(PlacementFor(d)));
       }

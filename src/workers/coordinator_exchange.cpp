@@ -25,10 +25,10 @@ Placement Coordinator::PlacementOf(const RunRequest& request) {
 
 bool Coordinator::OfferIfStranded(Dispatch& d) {
   if (exchange_ == nullptr || d.local != nullptr || d.awaiting_start || d.offered ||
-      d.status != "waiting" || registry_.AnyOnline(PlacementFor(d))) {
+      d.status != DispatchStatus::kWaiting || registry_.AnyOnline(PlacementFor(d))) {
     return false;
   }
-  std::erase(queue_, d.request.assignment_id);
+  std::erase(queue_, &d);
   if (d.foreign) {
     // Not ours to offer on: back on the board, where its owner's offer still is.
     const std::string id = d.request.assignment_id;
@@ -49,7 +49,10 @@ void Coordinator::OfferOut(Dispatch& d) {
 
 void Coordinator::OfferStranded() {
   if (exchange_ == nullptr) return;
-  std::vector<std::string> waiting(queue_.begin(), queue_.end());
+  // By id: offering one may take others out of the queue (and out of dispatches_).
+  std::vector<std::string> waiting;
+  waiting.reserve(queue_.size());
+  for (const Dispatch* d : queue_) waiting.push_back(d->request.assignment_id);
   for (const std::string& id : waiting) {
     auto it = dispatches_.find(id);
     if (it != dispatches_.end()) OfferIfStranded(*it->second);
@@ -60,8 +63,8 @@ void Coordinator::OfferStarted(const std::string& dispatch_id) {
   auto it = dispatches_.find(dispatch_id);
   if (it == dispatches_.end() || !it->second->offered) return;
   Dispatch& d = *it->second;
-  if (d.status == "running") return;
-  d.status = "running";
+  if (d.status == DispatchStatus::kRunning) return;
+  d.status = DispatchStatus::kRunning;
   d.updated_at = loop_->Now();
   RecordLatency(d);
   if (d.callbacks.on_started) d.callbacks.on_started();
@@ -81,7 +84,7 @@ void Coordinator::OfferDone(const std::string& dispatch_id, RunResult result) {
   auto it = dispatches_.find(dispatch_id);
   if (it == dispatches_.end() || !it->second->offered) return;
   const bool ok = result.status.ok();
-  Finish(*it->second, std::move(result), ok ? "completed" : "failed");
+  Finish(*it->second, std::move(result), ok ? DispatchStatus::kCompleted : DispatchStatus::kFailed);
 }
 
 std::vector<std::string> Coordinator::OfferedIds() const {
@@ -121,7 +124,7 @@ bool Coordinator::TakeForeign(const RunRequest& request, RunCallbacks callbacks)
     if (d.offered) {  // this instance's own offer, now that a worker here can take it
       d.offered = false;
       --offered_;
-      Enqueue(id, /*front=*/true);
+      Enqueue(d, /*front=*/true);
       Place();
     }
     return false;
@@ -132,8 +135,7 @@ bool Coordinator::TakeForeign(const RunRequest& request, RunCallbacks callbacks)
   d->foreign = true;
   d->created_at = d->updated_at = loop_->Now();
   d->started = std::chrono::steady_clock::now();
-  Keep(std::move(d));
-  Enqueue(id, /*front=*/false);
+  Enqueue(Keep(std::move(d)), /*front=*/false);
   Place();
   return true;
 }

@@ -124,10 +124,10 @@ void Coordinator::MoveAway(WorkerEntry& w, const std::string& dispatch_id,
   if (it == dispatches_.end()) return;
   Dispatch& d = *it->second;
   w.held.erase(dispatch_id);
-  current_.erase(d.current_id);
+  current_.erase(d.current_id());
   // (Prepared, not started: it never had the command, there is nothing to cancel.)
-  if (revoke && !d.current_id.empty() && !d.awaiting_start) {
-    revoked_[worker_id].insert(d.current_id);
+  if (revoke && d.placed && !d.awaiting_start) {
+    revoked_[worker_id].insert(d.current_id());
   }
   if (d.reassignments >= options_.max_reassignments) {
     ++stats_.lost;
@@ -136,7 +136,7 @@ void Coordinator::MoveAway(WorkerEntry& w, const std::string& dispatch_id,
     r.id = "rsg_" + std::to_string(loop_->Now()) + "_" + std::to_string(++next_reassignment_);
     r.ns = d.request.ns;
     r.dispatch_id = dispatch_id;
-    r.assignment_id = d.current_id;
+    r.assignment_id = d.current_id();
     r.execution_id = d.request.execution_id;
     r.step_id = d.request.step_id;
     r.from_worker = worker_id;
@@ -150,7 +150,7 @@ void Coordinator::MoveAway(WorkerEntry& w, const std::string& dispatch_id,
     result.status =
         Status(errc::kWorkerLost, reason + "; moved " + std::to_string(d.reassignments) +
                                       " times already (max_reassignments)");
-    Finish(d, std::move(result), "lost");
+    Finish(d, std::move(result), DispatchStatus::kLost);
     return;
   }
   // Accepted or running work moves with its checkpoint; a command it never acknowledged
@@ -161,13 +161,13 @@ void Coordinator::MoveAway(WorkerEntry& w, const std::string& dispatch_id,
   d.moved().previous_worker = worker_id;
   d.moved().reassign_reason = reason;
   d.worker_id.clear();
-  d.current_id.clear();
-  d.status = "waiting";
+  d.Unplace();
+  d.status = DispatchStatus::kWaiting;
   d.moved().refused_by.insert(worker_id);
   // Stored as waiting before Place() records where it went: if nobody takes it, the
   // store must not keep naming the lost holder (a restart would hand it back).
   WriteAssignment(d);
-  Enqueue(dispatch_id, /*front=*/true);
+  Enqueue(d, /*front=*/true);
 }
 
 void Coordinator::CancelRevoked(const std::string& worker_id) {
@@ -190,7 +190,7 @@ void Coordinator::ResendUnacknowledged(WorkerEntry& w) {
     // Placed but not acknowledged: the command may never have reached it (it was sent on
     // a connection that died, or not sent at all before a restart). A worker that has it
     // already acknowledges it again without running it twice.
-    if (d.status == "dispatched" && d.durable) SendCommand(d);
+    if (d.status == DispatchStatus::kDispatched && d.durable) SendCommand(d);
   }
 }
 

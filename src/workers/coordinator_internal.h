@@ -5,10 +5,28 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 
 namespace baton::workers {
+
+// Where a dispatch is. The first four are active, the rest final (AssignmentRecord's
+// status strings, which ToString gives).
+enum class DispatchStatus : uint8_t {
+  kWaiting,     // in a queue (or on offer), no worker
+  kDispatched,  // placed on a worker; its command goes out once durable
+  kAccepted,    // the worker acked it
+  kRunning,     // the worker reported progress
+  kCompleted,
+  kFailed,
+  kCancelled,
+  kLost,  // past max_reassignments
+};
+const char* ToString(DispatchStatus s);
+// An AssignmentRecord's status; nullopt for a string that is none of them.
+std::optional<DispatchStatus> ParseDispatchStatus(std::string_view s);
 
 // One attempt of a `command` step (or a local worker's step), from Prepare() (or
 // Start()) until its end.
@@ -16,10 +34,9 @@ struct Coordinator::Dispatch {
   RunRequest request;
   RunCallbacks callbacks;
   Runner* local = nullptr;  // the built-in runner, for a step of the local worker
-  std::string current_id;   // worker-facing id; empty while waiting
   std::string worker_id;    // holder; empty while waiting
-  // waiting | dispatched (placed; sent once durable) | accepted | running
-  std::string status = "waiting";
+  DispatchStatus status = DispatchStatus::kWaiting;
+  bool placed = false;   // on a worker (current_id() is its worker-facing id)
   bool durable = false;  // its assignment record is committed: the command may go out
   // Prepared, Start() not called yet: the engine's batch that records the dispatch may not
   // be durable and there are no callbacks, so the command must not go out (Start sends it).
@@ -33,8 +50,8 @@ struct Coordinator::Dispatch {
   bool offered = false;
   // Another instance's, taken from the board: never offered on; its callbacks report back.
   bool foreign = false;
-  // (The flags and the two ints sit together: one waiting dispatch per pending step makes
-  // its size count; 448 bytes is a jemalloc size class.)
+  // (The status, the flags and the two ints sit together: one waiting dispatch per
+  // pending step makes its size count; 384 bytes is a jemalloc size class.)
   int progress = 0;
   int reassignments = 0;
   Json checkpoint;  // the last one reported; given to the next holder
@@ -47,6 +64,8 @@ struct Coordinator::Dispatch {
     std::set<std::string> refused_by;  // workers that rejected it or lost it
     std::string previous_worker;       // set while a reassigned dispatch waits
     std::string reassign_reason;
+    // Its worker-facing id once reassigned ("<dispatch id>.r<n>"); empty otherwise.
+    std::string current_id;
   };
   std::unique_ptr<Moves> moves;  // null: never refused, lost or moved
   Moves& moved() {
@@ -56,6 +75,29 @@ struct Coordinator::Dispatch {
   void Unrefuse(const std::string& worker) {
     if (moves) moves->refused_by.erase(worker);
   }
+  // The worker-facing id of its current placement: the dispatch id on its first worker,
+  // "<dispatch id>.r<n>" after n reassignments; empty while waiting. (Not a member of its
+  // own: a second copy of the id in every dispatch.)
+  const std::string& current_id() const {
+    if (!placed) return kNoId;
+    return moves && !moves->current_id.empty() ? moves->current_id : request.assignment_id;
+  }
+  // Placed under `id` (request.assignment_id, or a reassignment's own).
+  void PlaceAs(const std::string& id) {
+    placed = true;
+    if (id != request.assignment_id) {
+      moved().current_id = id;
+    } else if (moves) {
+      moves->current_id.clear();
+    }
+  }
+  void Unplace() {
+    placed = false;
+    if (moves) moves->current_id.clear();
+  }
+
+ private:
+  static inline const std::string kNoId;
 };
 
 // The Runner of the local worker's step types (coordinator_local.cpp).

@@ -20,9 +20,7 @@ void Coordinator::LocalRunner::Start(const RunRequest& request, RunCallbacks cal
   d->local = runner->second;
   d->created_at = d->updated_at = c_->loop_->Now();
   d->started = std::chrono::steady_clock::now();
-  const std::string id = request.assignment_id;
-  c_->Keep(std::move(d));
-  c_->Enqueue(id, /*front=*/false);
+  c_->Enqueue(c_->Keep(std::move(d)), /*front=*/false);
   c_->Place();
 }
 
@@ -63,25 +61,25 @@ Runner* Coordinator::local_runner() {
 
 void Coordinator::RunLocal(Dispatch& d) {
   d.sent = true;
-  d.status = "accepted";
+  d.status = DispatchStatus::kAccepted;
   if (WorkerEntry* w = registry_.Find(d.worker_id))
     w->last_seen = loop_->Now();  // alive  // nothing to refuse it: it was placed within capacity
   RunRequest request = d.request;
-  request.assignment_id = d.current_id;
+  request.assignment_id = d.current_id();
   // The built-in runners call back from their I/O thread; the coordinator lives on the
   // loop. A callback for a dispatch that is no longer current (cancelled, finished) is
   // dropped there.
   // The loop outlives the coordinator; `this` is touched only once `alive` says so.
   std::weak_ptr<bool> alive = alive_;
   EventLoop* loop = loop_;
-  const std::string id = d.current_id, worker = d.worker_id;
+  const std::string id = d.current_id(), worker = d.worker_id;
   RunCallbacks cb;
   cb.on_started = [this, loop, alive, id, worker] {
     loop->Post([this, alive, id, worker] {
       if (alive.expired()) return;
       Dispatch* current = Current(id, worker);
-      if (current == nullptr || current->status != "accepted") return;
-      current->status = "running";
+      if (current == nullptr || current->status != DispatchStatus::kAccepted) return;
+      current->status = DispatchStatus::kRunning;
       current->updated_at = loop_->Now();
       if (current->callbacks.on_started) current->callbacks.on_started();
     });
@@ -91,7 +89,7 @@ void Coordinator::RunLocal(Dispatch& d) {
       if (alive.expired()) return;
       Dispatch* current = Current(id, worker);
       if (current == nullptr) return;
-      current->status = "running";
+      current->status = DispatchStatus::kRunning;
       current->progress = progress;
       current->updated_at = loop_->Now();
       if (auto cp = data.find("checkpoint"); data.is_object() && cp != data.end()) {
@@ -111,9 +109,10 @@ void Coordinator::RunLocal(Dispatch& d) {
 void Coordinator::OnLocalDone(const std::string& current_id, RunResult result) {
   Dispatch* d = Current(current_id, local_.id);
   if (d == nullptr) return;
-  const char* status = result.status.ok()                         ? "completed"
-                       : result.status.code() == errc::kCancelled ? "cancelled"
-                                                                  : "failed";
+  const DispatchStatus status = result.status.ok() ? DispatchStatus::kCompleted
+                                : result.status.code() == errc::kCancelled
+                                    ? DispatchStatus::kCancelled
+                                    : DispatchStatus::kFailed;
   Finish(*d, std::move(result), status);
 }
 

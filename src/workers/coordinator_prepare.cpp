@@ -10,28 +10,35 @@ namespace baton::workers {
 
 void Coordinator::Prepare(const RunRequest& request, WriteBatch& batch) {
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-  // One per waiting step: past 448 bytes it moves up a jemalloc size class. Keep rare
+  // One per waiting step: past 384 bytes it moves up a jemalloc size class. Keep rare
   // fields in Moves instead of raising the bound.
-  static_assert(sizeof(Dispatch) <= 448, "a waiting Dispatch must fit 448 bytes");
+  static_assert(sizeof(Dispatch) <= 384, "a waiting Dispatch must fit 384 bytes");
 #endif
+  const auto now = std::chrono::steady_clock::now();
+  // No worker for it now: nothing is recorded, since the engine's commit may still fail,
+  // and a placement written on its own could be durable before the dispatch it belongs
+  // to. Start() queues it.
+  if (FreeSlots(/*local=*/false) == 0) {
+    // Every slot is taken (a backlog): it could not be placed, so it is not even tried.
+    prepared_unplaced_[request.assignment_id] = now;
+    return;
+  }
   auto d = std::make_unique<Dispatch>();
   d->request = request;
   d->created_at = d->updated_at = loop_->Now();
   d->prepared = true;
-  d->prepared_at = d->started = std::chrono::steady_clock::now();
+  d->prepared_at = d->started = now;
   d->awaiting_start = true;
   const std::string id = request.assignment_id;
   Dispatch& prepared = Keep(std::move(d));
   // Queued and placed as Start() would: whatever waits ahead of it (a higher priority, an
   // earlier arrival) keeps its turn.
-  Enqueue(id, /*front=*/false);
+  Enqueue(prepared, /*front=*/false);
   Place(&prepared, &batch);
   if (!prepared.worker_id.empty()) return;  // its record is in `batch`
-  // No worker for it now. Nothing is recorded: the engine's commit may still fail, and a
-  // placement written on its own could be durable before the dispatch it belongs to.
-  // Start() queues it (it is near the back: searched from there).
-  queue_.erase(std::find(queue_.rbegin(), queue_.rend(), id).base() - 1);
-  prepared_unplaced_[id] = prepared.prepared_at;
+  // (Near the back of the queue: searched from there.)
+  queue_.erase(std::find(queue_.rbegin(), queue_.rend(), &prepared).base() - 1);
+  prepared_unplaced_[id] = now;
   dispatches_.erase(id);
 }
 
@@ -56,7 +63,7 @@ void Coordinator::Start(const RunRequest& request, RunCallbacks callbacks) {
       d.durable_at_start = false;
     }
     // A worker without a channel now gets it when it registers again.
-    if (d.status == "dispatched" && d.durable) SendCommand(d);
+    if (d.status == DispatchStatus::kDispatched && d.durable) SendCommand(d);
     return;
   }
   auto d = std::make_unique<Dispatch>();
@@ -69,8 +76,7 @@ void Coordinator::Start(const RunRequest& request, RunCallbacks callbacks) {
     d->prepared_at = unplaced->second;
     prepared_unplaced_.erase(unplaced);
   }
-  Keep(std::move(d));
-  Enqueue(id, /*front=*/false);
+  Enqueue(Keep(std::move(d)), /*front=*/false);
   Place();
   if (auto it = dispatches_.find(id); it != dispatches_.end()) OfferIfStranded(*it->second);
 }
