@@ -71,6 +71,15 @@ struct ExecutionProgress {
   TimeMs attempt_began = 0;
 };
 
+// Live executions by status (Engine::LiveCounts): running (every execution.* event but
+// the ones below), paused (execution.paused), waiting for a concurrency slot
+// (execution.queued). A terminal event, or being dropped from memory, ends the count.
+struct LiveExecutions {
+  int64_t running = 0;
+  int64_t paused = 0;
+  int64_t queued = 0;
+};
+
 // Watches execution without touching the scheduler: the CLI's live view, the server's
 // live feed, metrics. Called on the engine thread after the event is committed; must be
 // quick and must not call back into the engine synchronously.
@@ -355,6 +364,10 @@ class Engine {
 
   // Executions in memory that have not reached a terminal state.
   size_t ActiveCount() const;
+  // The executions in memory by the status their latest execution.* event gave them.
+  // Thread-safe (the server's /metrics reads it from its I/O threads): kept as they
+  // change, so a reader never walks the executions.
+  LiveExecutions LiveCounts() const;
   std::optional<ExecutionProgress> Progress(const std::string& execution_id) const;
   // The execution's record as this engine holds it: what the batches submitted so far
   // say (durable once WhenDurable() says so), without a store read. nullopt when it is

@@ -306,6 +306,7 @@ bool Engine::Impl::DropFromMemory(const ExecPtr& ex,
     ex->finished = true;
     if (active_ > 0) --active_;
   }
+  SetLive(*ex, 0);
   auto it = executions_.find(ex->rec.id);
   if (it == executions_.end()) return false;
   executions_.erase(it);  // `ex` is the caller's: the key it views outlives the erase

@@ -195,6 +195,38 @@ TEST(EngineConcurrency, MaxRunningExecutionsQueuesTopLevelExecutionsOnly) {
   EXPECT_EQ(StatusOf(h, b), ExecutionStatus::kCompleted);
 }
 
+// The engine counts its live executions by status as they change (the server's
+// baton_executions gauge reads the counts, and keeps nothing per execution).
+TEST(EngineConcurrency, LiveCountsFollowRunningQueuedPausedAndFinished) {
+  SimHarness h;
+  h.runner->script["work"] = {Outcome(10'000)};
+  const std::string yaml = Deploy("queue");
+  auto live = [&] {
+    const LiveExecutions n = h.engine->LiveCounts();
+    return std::vector<int64_t>{n.running, n.queued, n.paused};
+  };
+  EXPECT_EQ(live(), (std::vector<int64_t>{0, 0, 0}));
+  Start(h, yaml, "acme");
+  Start(h, yaml, "acme");  // queued behind the first
+  std::string other = Start(h, yaml, "globex");
+  h.loop->RunUntilIdle(h.clock.Now() + 1'000);
+  EXPECT_EQ(live(), (std::vector<int64_t>{2, 1, 0}));  // running, queued, paused
+
+  Status s;
+  h.loop->Post([&] { s = h.engine->Pause(other); });
+  h.loop->RunReady();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(live(), (std::vector<int64_t>{1, 1, 1}));
+  h.loop->Post([&] { s = h.engine->Resume(other); });
+  h.loop->RunReady();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(live(), (std::vector<int64_t>{2, 1, 0}));
+
+  h.loop->RunUntilIdle();  // the first finishes, the queued one runs, then all finish
+  EXPECT_EQ(live(), (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_EQ(h.engine->ActiveCount(), 0u);
+}
+
 TEST(EngineConcurrency, AQueuedExecutionCannotBePaused) {
   SimHarness h;
   h.runner->script["work"] = {Outcome(10'000)};

@@ -4,6 +4,7 @@
 #include "expr/template.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <thread>
 #include <utility>
@@ -57,6 +58,16 @@ void Engine::Impl::Emit(ExecState& ex, const char* type, int step, Json data, in
   ev.attempt = attempt;
   ev.time = loop_->Now();
   event_began_.push_back(step >= 0 ? AttemptBegan(ex.steps[step], ev.type, ev.time) : 0);
+  if (std::strncmp(type, "execution.", 10) == 0) {
+    const char* kind = type + 10;
+    const bool terminal = std::strcmp(kind, "completed") == 0 || std::strcmp(kind, "failed") == 0 ||
+                          std::strcmp(kind, "timed_out") == 0 ||
+                          std::strcmp(kind, "cancelled") == 0;
+    SetLive(ex, terminal                           ? 0
+                : std::strcmp(kind, "paused") == 0 ? 2
+                : std::strcmp(kind, "queued") == 0 ? 3
+                                                   : 1);
+  }
   ex.last_activity = ev.time;
   ex.stall_reported = false;
   if (event_execs_.empty() || event_execs_.back() != &ex) event_execs_.push_back(&ex);
@@ -80,6 +91,13 @@ TimeMs Engine::Impl::AttemptBegan(StepState& st, std::string_view type, TimeMs n
   st.run_delay_ms = StepState::kNotBegun;  // the next attempt starts afresh
   if (delay == StepState::kNotBegun || st.rec.started_at <= 0) return 0;
   return st.rec.started_at + std::max(delay, 0);
+}
+
+void Engine::Impl::SetLive(ExecState& ex, uint8_t kind) {
+  if (ex.live == kind) return;
+  if (ex.live != 0) live_counts_[ex.live].fetch_sub(1, std::memory_order_relaxed);
+  if (kind != 0) live_counts_[kind].fetch_add(1, std::memory_order_relaxed);
+  ex.live = kind;
 }
 
 void Engine::Impl::MarkDirty(const ExecPtr& ex) {

@@ -134,6 +134,14 @@ std::vector<std::string> Engine::TakeAbandoned() {
 Status Engine::Evict(const std::string& id) {
   return impl_->Evict(id);
 }
+LiveExecutions Engine::LiveCounts() const {
+  LiveExecutions live;
+  live.running = impl_->live_counts_[1].load(std::memory_order_relaxed);
+  live.paused = impl_->live_counts_[2].load(std::memory_order_relaxed);
+  live.queued = impl_->live_counts_[3].load(std::memory_order_relaxed);
+  return live;
+}
+
 EngineStats Engine::Stats() const {
   EngineStats s = impl_->stats_;
   s.ready_queue_depth = impl_->ready_.size();

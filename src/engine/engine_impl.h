@@ -10,6 +10,8 @@
 #include "engine/execution_state.h"
 #include "engine/result_cache.h"
 
+#include <array>
+#include <atomic>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -360,6 +362,11 @@ class Engine::Impl {
   // copy of the id per live execution was a heap block each. Erase by iterator.
   std::unordered_map<std::string_view, ExecPtr> executions_;
   size_t active_ = 0;
+  // Engine::LiveCounts(), by ExecState::live (1 running, 2 paused, 3 queued; [0] unused).
+  // Written on the engine thread only, read from any.
+  std::array<std::atomic<int64_t>, 4> live_counts_{};
+  // Counts `ex` as `kind` (0: no longer).
+  void SetLive(engine::ExecState& ex, uint8_t kind);
   EngineStats stats_;
   std::vector<std::string> abandoned_;  // see Engine::TakeAbandoned
   uint64_t ready_seq_ = 0;

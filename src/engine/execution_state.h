@@ -208,6 +208,8 @@ struct ExecState {
   bool stall_reported = false;
   bool holds_group_slot = false;
   bool holds_global_slot = false;
+  // What Engine::LiveCounts() counts it as (Engine::Impl::LiveKind), 0: not counted.
+  uint8_t live = 0;
 
   bool paused() const { return rec.status == ExecutionStatus::kPaused; }
 

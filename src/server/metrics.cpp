@@ -24,25 +24,6 @@ std::string LabelValue(const std::string& v) {
 
 }  // namespace
 
-void ServerMetrics::SetLive(const std::string& execution_id,
-                            std::optional<ExecutionStatus> status) {
-  const uint64_t key = std::hash<std::string>{}(execution_id);
-  auto it = live_.find(key);
-  if (it != live_.end()) {
-    if (status == it->second) return;
-    --live_counts_[ToString(it->second)];
-    if (!status) {
-      live_.erase(it);
-      return;
-    }
-    it->second = *status;
-  } else {
-    if (!status) return;
-    live_.emplace(key, *status);
-  }
-  ++live_counts_[ToString(*status)];
-}
-
 void ServerMetrics::OnEvent(const EventRecord& e, const ExecutionProgress& p) {
   std::lock_guard lock(mu_);
   store_failing_ = false;  // a batch committed: the store takes writes again
@@ -57,21 +38,13 @@ void ServerMetrics::OnEvent(const EventRecord& e, const ExecutionProgress& p) {
   if (t.rfind("execution.", 0) == 0) {
     // The event's own kind, not `p.status`: progress is computed after the whole batch,
     // so an execution that starts and finishes in one batch is already terminal there.
+    // (The live ones are the engine's to count: SetLiveSource.)
     static const std::map<std::string, const char*> kTerminal = {
         {"execution.completed", "completed"},
         {"execution.failed", "failed"},
         {"execution.timed_out", "timeout"},
         {"execution.cancelled", "cancelled"}};
-    if (auto it = kTerminal.find(t); it != kTerminal.end()) {
-      SetLive(e.execution_id, std::nullopt);
-      ++finished_[it->second];
-    } else if (t == "execution.paused") {
-      SetLive(e.execution_id, ExecutionStatus::kPaused);
-    } else if (t == "execution.queued") {
-      SetLive(e.execution_id, ExecutionStatus::kQueued);
-    } else {
-      SetLive(e.execution_id, ExecutionStatus::kRunning);
-    }
+    if (auto it = kTerminal.find(t); it != kTerminal.end()) ++finished_[it->second];
     return;
   }
   if (t == "step.started") {
@@ -159,9 +132,12 @@ std::string ServerMetrics::Render() const {
     o << "# HELP " << name << ' ' << text << "\n# TYPE " << name << ' ' << type << '\n';
   };
   help("baton_executions", "gauge", "Executions in the engine by status (running, paused).");
-  std::map<std::string, uint64_t> live = live_counts_;
-  for (const char* st : {"running", "paused", "pending"}) live.try_emplace(st, 0);  // listed
-  for (const auto& [st, n] : live) o << "baton_executions{status=\"" << st << "\"} " << n << '\n';
+  const LiveExecutions live = live_source_ ? live_source_() : LiveExecutions{};
+  const std::pair<const char*, int64_t> by_status[] = {
+      {"paused", live.paused}, {"pending", 0}, {"queued", live.queued}, {"running", live.running}};
+  for (const auto& [st, n] : by_status) {
+    o << "baton_executions{status=\"" << st << "\"} " << n << '\n';
+  }
   help("baton_executions_finished_total", "counter",
        "Executions that reached a terminal status since the server started.");
   for (const char* st : {"completed", "failed", "timeout", "cancelled"}) {

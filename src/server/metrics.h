@@ -34,6 +34,9 @@ class ServerMetrics final : public ExecutionObserver {
   void OnEvent(const EventRecord& event, const ExecutionProgress& progress) override;
   void OnStoreError(const Status& status) override;
 
+  // Where the `baton_executions` gauge reads from, at each Render() (any thread): the
+  // engine's LiveCounts(). Set once, before the server serves.
+  void SetLiveSource(std::function<LiveExecutions()> source) { live_source_ = std::move(source); }
   // Engine-thread snapshots, taken periodically by the server.
   void SetEngineStats(const EngineStats& stats, const CommitQueue::Stats& commits, TimeMs now);
   void SetDeliveryStats(const Deliverer::Stats& stats);
@@ -62,13 +65,9 @@ class ServerMetrics final : public ExecutionObserver {
   static constexpr std::array<double, 12> kBuckets = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5,
                                                       1,     5,     10,   60,   300, 1800};
   mutable std::mutex mu_;
-  // Non-terminal executions, by their ids' hashes: an id string per waiting execution is
-  // ~80 bytes more; a collision (about 1 in 2^64 a pair) would miscount one gauge a while.
-  std::unordered_map<uint64_t, ExecutionStatus> live_;
-  // live_ counted by status, kept as it changes: a scrape must not walk every execution
-  // (tens of thousands in flight) while the engine thread waits for mu_.
-  std::map<std::string, uint64_t> live_counts_;
-  void SetLive(const std::string& execution_id, std::optional<ExecutionStatus> status);
+  // The engine's live executions by status (Engine::LiveCounts): it counts them as they
+  // change, so this keeps no entry per execution. Unset: all zero.
+  std::function<LiveExecutions()> live_source_;
   std::map<std::string, uint64_t> finished_;  // terminal status -> count
   uint64_t executions_started_ = 0;
   uint64_t steps_started_ = 0, steps_completed_ = 0, steps_failed_ = 0, steps_retried_ = 0,

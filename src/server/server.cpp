@@ -544,6 +544,9 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
                  leases->instance().c_str(), static_cast<long long>(leases->lease().count()));
   }
   ServerMetrics* metrics = &impl->metrics;
+  // Read at each scrape, from the I/O threads (LiveCounts is thread-safe); the engine
+  // outlives the listener that serves /metrics.
+  metrics->SetLiveSource([engine = impl->engine->engine()] { return engine->LiveCounts(); });
   workers::Coordinator* coordinator = impl->coordinator.get();
   // Executions a refused batch dropped, not read back yet (the store may be unreadable
   // too: a database server that is gone), and whether breakers and pools need reloading.
