@@ -93,13 +93,19 @@ class QueuedRunner final : public Runner {
   EventLoop* loop_;
 };
 
+// The simulated engine with its command steps run by a QueuedRunner.
+struct QueuedHarness {
+  SimHarness h;
+  QueuedRunner queued{h.loop.get()};
+  QueuedHarness() { h.engine->SetRunner(StepType::kCommand, &queued); }
+};
+
 // Regression: a command step that waited in a backlog for a worker was reported slow
 // while it waited (the watch ran from the dispatch): in a bench of 40,000 jobs through
 // one worker, 21,251 step.slow events for steps that ran a millisecond each.
 TEST(SlowSteps, WaitingForAWorkerIsNotRunningSlowly) {
-  SimHarness h;
-  QueuedRunner queued(h.loop.get());
-  h.engine->SetRunner(StepType::kCommand, &queued);
+  QueuedHarness q;
+  auto& [h, queued] = q;
   constexpr const char* kDeploy = R"(
 name: deploy
 steps:
@@ -127,9 +133,8 @@ steps:
 // The step's usual duration is its work, not its wait: five quick runs behind a long
 // queue make a 3 s run of the same step usual, and a 10 s run slow.
 TEST(SlowSteps, TheHistoryOfAStepThatWaitsForAWorkerIsItsWork) {
-  SimHarness h;
-  QueuedRunner queued(h.loop.get());
-  h.engine->SetRunner(StepType::kCommand, &queued);
+  QueuedHarness q;
+  auto& [h, queued] = q;
   constexpr const char* kEtl = R"(
 name: etl
 steps:
