@@ -131,7 +131,8 @@ std::string ServerMetrics::Render() const {
   auto help = [&](const char* name, const char* type, const char* text) {
     o << "# HELP " << name << ' ' << text << "\n# TYPE " << name << ' ' << type << '\n';
   };
-  help("baton_executions", "gauge", "Executions in the engine by status (running, paused).");
+  help("baton_executions", "gauge",
+       "Live executions by status: running, paused, queued for a slot (pending: always 0).");
   const LiveExecutions live = live_source_ ? live_source_() : LiveExecutions{};
   const std::pair<const char*, int64_t> by_status[] = {
       {"paused", live.paused}, {"pending", 0}, {"queued", live.queued}, {"running", live.running}};
