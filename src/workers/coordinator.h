@@ -275,8 +275,8 @@ class Coordinator {
   // As much of the queue as fits. `prepared` (in the queue), if placed, is recorded in
   // `engine_batch` instead of a write of its own.
   void Place(const Dispatch* prepared = nullptr, WriteBatch* engine_batch = nullptr);
-  // Free slots of the ONLINE workers: the local worker's, or the remote ones'.
-  int FreeSlots(bool local) const;
+  // Free slots of the ONLINE workers: {the local worker's, the remote ones'}.
+  std::pair<int, int> FreeSlots() const;
   void PlaceFrom(std::deque<Dispatch*>& queue, int room, const Dispatch* prepared,
                  WriteBatch* engine_batch);
   Placement PlacementFor(const Dispatch& d) const;

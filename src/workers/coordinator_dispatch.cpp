@@ -108,16 +108,18 @@ void Coordinator::Place(const Dispatch* prepared, WriteBatch* engine_batch) {
   // registry about every waiting dispatch (a backlog made each completion O(queue)). The
   // local worker's slots count for its own queue only: a free one must not make a backlog
   // of remote commands scanned again.
-  PlaceFrom(local_queue_, FreeSlots(/*local=*/true), prepared, engine_batch);
-  PlaceFrom(queue_, FreeSlots(/*local=*/false), prepared, engine_batch);
+  const auto [local_room, remote_room] = FreeSlots();
+  PlaceFrom(local_queue_, local_room, prepared, engine_batch);
+  PlaceFrom(queue_, remote_room, prepared, engine_batch);
 }
 
-int Coordinator::FreeSlots(bool local) const {
-  int room = 0;
+std::pair<int, int> Coordinator::FreeSlots() const {
+  int local_room = 0, remote_room = 0;
   for (const WorkerEntry* w : registry_.List("")) {
-    if (w->state == WorkerState::kOnline && w->local == local) room += std::max(0, w->free());
+    if (w->state == WorkerState::kOnline)
+      (w->local ? local_room : remote_room) += std::max(0, w->free());
   }
-  return room;
+  return {local_room, remote_room};
 }
 
 void Coordinator::PlaceFrom(std::deque<Dispatch*>& queue, int room, const Dispatch* prepared,

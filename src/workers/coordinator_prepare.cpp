@@ -18,7 +18,7 @@ void Coordinator::Prepare(const RunRequest& request, WriteBatch& batch) {
   // No worker for it now: nothing is recorded, since the engine's commit may still fail,
   // and a placement written on its own could be durable before the dispatch it belongs
   // to. Start() queues it.
-  if (FreeSlots(/*local=*/false) == 0) {
+  if (FreeSlots().second == 0) {
     // Every slot is taken (a backlog): it could not be placed, so it is not even tried.
     prepared_unplaced_[request.assignment_id] = now;
     return;
