@@ -8,8 +8,9 @@
 # Starts `baton server` on a fresh SQLite file, registers a one-`command`-step workflow
 # and connects no worker, so every step waits for one. Submits 1,000 executions to warm
 # up, reads VmRSS, submits BATCHES x 1,000 more, waits 1 s and reads VmRSS again: the
-# difference per execution is the figure. Then kill -9, restart, and time the new process
-# to "serving". Prints one JSON line.
+# difference per execution is the figure. Then kill -9, restart, time the new process
+# to "serving", and read its VmRSS then and 2 s later (what the allocator keeps of the
+# recovery's freed memory). Prints one JSON line.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 BIN=${1:-$here/../build-release/baton}
@@ -53,6 +54,8 @@ after=$(rss)
 kill -9 "$pid"; wait "$pid" 2>/dev/null || true; pid=""
 r0=$(date +%s%N); start; r1=$(date +%s%N)
 restarted=$(rss)
+sleep 2
+settled=$(rss)
 echo "{\"executions\": $((BATCHES * 1000)), \"rss_before\": $before, \"rss_after\": $after," \
   "\"bytes_per_pending_step\": $(((after - before) / (BATCHES * 1000))), \"start_ms\": $(((t1 - t0) / 1000000))," \
-  "\"restart_to_serving_ms\": $(((r1 - r0) / 1000000)), \"rss_after_restart\": $restarted}"
+  "\"restart_to_serving_ms\": $(((r1 - r0) / 1000000)), \"rss_after_restart\": $restarted, \"rss_2s_after_restart\": $settled}"

@@ -6,6 +6,20 @@
 #include <cstdlib>
 #include <cstring>
 
+#ifdef BATON_WITH_JEMALLOC
+// jemalloc returns freed pages to the kernel as later allocations advance its decay clock,
+// ten seconds after they were freed. A server that goes quiet after a burst (a restart
+// that recovered thousands of waiting executions, a batch submit) never advanced it and
+// kept every page the burst had freed: 68 MB resident for 10,000 waiting executions
+// after a restart, against 51 MB before it. A background thread purges on schedule
+// instead, and freed pages go back after one second. The MALLOC_CONF environment
+// variable, read after this string, still overrides either setting.
+extern "C" {
+// NOLINTNEXTLINE: the name and the type are jemalloc's (man jemalloc, TUNING)
+const char* malloc_conf = "background_thread:true,dirty_decay_ms:1000";
+}
+#endif
+
 namespace {
 
 #ifndef BATON_WITH_JEMALLOC
