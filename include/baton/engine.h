@@ -397,10 +397,6 @@ class Engine {
 Result<std::vector<std::string>> RecoverExecutions(ExecutionStore* store, Engine* engine,
                                                    const std::string& only_id = "");
 
-// The sequence number of the execution's last stored event (0 when it has none): where
-// an execution picked up again (recovered, retried) continues its log.
-Result<int64_t> LastEventSeq(ExecutionStore* store, const std::string& execution_id);
-
 // Seeds `engine` with `store`'s last event position (Engine::SetLastEventPosition):
 // every place that builds an engine over a store that may hold events calls it first.
 Status SeedEventPositions(ExecutionStore* store, Engine* engine);

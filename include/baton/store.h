@@ -554,6 +554,18 @@ class ExecutionStore {
   // Events with seq > after_seq, ascending, at most `limit` (0 = no limit).
   virtual Result<std::vector<EventRecord>> GetEvents(const std::string& execution_id,
                                                      int64_t after_seq, size_t limit) = 0;
+  // The seq of the execution's last event (0 when it has none): where its log goes on
+  // after a restart. This default pages through GetEvents; a store with an index on
+  // (execution_id, seq) answers with one read instead, whatever the log's length.
+  virtual Result<int64_t> LastEventSeq(const std::string& execution_id) {
+    int64_t last = 0;
+    for (;;) {
+      auto events = GetEvents(execution_id, last, 10'000);
+      if (!events.ok()) return events.status();
+      if (events->empty()) return last;
+      last = events->back().seq;
+    }
+  }
   // Events whose execution matches `q` (an event whose execution record is absent
   // matches no namespace), position > q.after, ascending by position, at most q.limit.
   virtual Result<std::vector<EventRecord>> ListEvents(const EventQuery& q) = 0;
@@ -941,6 +953,7 @@ class StoreWrapper : public Store {
                                              size_t limit) override {
     return target_->GetEvents(id, after_seq, limit);
   }
+  Result<int64_t> LastEventSeq(const std::string& id) override { return target_->LastEventSeq(id); }
   Result<std::vector<EventRecord>> ListEvents(const EventQuery& q) override {
     return target_->ListEvents(q);
   }

@@ -248,16 +248,6 @@ bool Engine::Impl::ReattachStep(const ExecPtr& ex, int step) {
   return true;
 }
 
-Result<int64_t> LastEventSeq(ExecutionStore* store, const std::string& execution_id) {
-  int64_t last = 0;
-  for (;;) {  // page by page: a long log is never loaded whole
-    auto events = store->GetEvents(execution_id, last, 10'000);
-    if (!events.ok()) return events.status();
-    if (events->empty()) return last;
-    last = events->back().seq;
-  }
-}
-
 Status SeedEventPositions(ExecutionStore* store, Engine* engine) {
   Result<int64_t> last = store->LastEventPosition();
   if (!last.ok()) return last.status();
@@ -301,7 +291,7 @@ Result<std::vector<std::string>> RecoverExecutions(ExecutionStore* store, Engine
     if (!steps.ok()) return steps.status();
     auto attempts = store->GetAttempts(ex.id);
     if (!attempts.ok()) return attempts.status();
-    auto last_seq = LastEventSeq(store, ex.id);
+    auto last_seq = store->LastEventSeq(ex.id);
     if (!last_seq.ok()) return last_seq.status();
     auto signals = store->ListSignals(ex.id);
     if (!signals.ok()) return signals.status();

@@ -113,7 +113,7 @@ static void LogStaleResult(EngineHost* host, const std::string& execution, const
     if (!durable.ok() || engine->RecordStaleResult(execution, step, details)) return;
     Store* store = host->store();
     Result<ExecutionRecord> e = store->GetExecution(execution);
-    Result<int64_t> last = LastEventSeq(store, execution);
+    Result<int64_t> last = store->LastEventSeq(execution);
     if (!e.ok() || !last.ok()) return;  // unknown execution: nothing to log
     if (store->leases() != nullptr && !IsTerminal(e->status)) {
       // Several instances: it runs on another (or will, once claimed), whose log it is;

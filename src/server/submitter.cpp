@@ -196,7 +196,7 @@ void Submitter::Retry(const std::string& execution_id, const std::string& from_s
   if (!steps.ok()) return done(steps.status());
   auto attempts = store->GetAttempts(execution_id);
   if (!attempts.ok()) return done(attempts.status());
-  auto last = LastEventSeq(store, execution_id);
+  auto last = store->LastEventSeq(execution_id);
   if (!last.ok()) return done(last.status());
   auto signals = store->ListSignals(execution_id);
   if (!signals.ok()) return done(signals.status());

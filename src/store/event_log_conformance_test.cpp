@@ -127,6 +127,27 @@ TEST_P(EventLogConformance, LastEventPositionIsTheHighestStored) {
   EXPECT_EQ(Listed(Query(kDefaultNamespace, 9)), (Positions{15, 20}));
 }
 
+// Where a recovered or retried execution's log goes on: its own highest seq, whatever the
+// other executions hold, the order seqs were committed in, or the log's length.
+TEST_P(EventLogConformance, LastEventSeqIsTheExecutionsOwnHighest) {
+  EXPECT_EQ(*store_->LastEventSeq("a"), 0);  // nothing stored under it
+  Commit(Interleaved());
+  EXPECT_EQ(*store_->LastEventSeq("a"), 3);
+  EXPECT_EQ(*store_->LastEventSeq("c"), 2);
+  EXPECT_EQ(*store_->LastEventSeq("ghost"), 1);  // no execution record: the events count
+  EXPECT_EQ(*store_->LastEventSeq("d"), 0);
+  WriteBatch late;
+  late.events = {At("b", 7, 20), At("b", 5, 15)};
+  Commit(late);
+  EXPECT_EQ(*store_->LastEventSeq("b"), 7);
+  EXPECT_EQ(*store_->LastEventSeq("a"), 3);
+  // Longer than a page of GetEvents (10,000).
+  WriteBatch log;
+  for (int64_t seq = 1; seq <= 10'001; ++seq) log.events.push_back(At("long", seq, 100 + seq));
+  Commit(log);
+  EXPECT_EQ(*store_->LastEventSeq("long"), 10'001);
+}
+
 TEST_P(EventLogConformance, EventsWithoutAPositionAreNeverListed) {
   WriteBatch b;
   b.executions = {In(kDefaultNamespace, "a", "x")};

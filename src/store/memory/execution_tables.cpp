@@ -303,6 +303,11 @@ Result<std::vector<EventRecord>> ExecutionTables::ListEvents(const EventQuery& q
   return out;
 }
 
+Result<int64_t> ExecutionTables::LastEventSeq(const std::string& execution_id) const {
+  const ExecutionData* d = Find(execution_id);
+  return d == nullptr || d->events.empty() ? 0 : d->events.back().seq;  // kept in seq order
+}
+
 Result<int64_t> ExecutionTables::LastEventPosition() const {
   return by_position_.empty() ? 0 : by_position_.back().position;
 }

@@ -74,6 +74,7 @@ class ExecutionTables {
                                              size_t limit) const;
   Result<std::vector<EventRecord>> ListEvents(const EventQuery& q) const;
   Result<int64_t> LastEventPosition() const;
+  Result<int64_t> LastEventSeq(const std::string& execution_id) const;
   Result<std::vector<SignalRecord>> ListSignals(const std::string& execution_id) const;
 
  private:

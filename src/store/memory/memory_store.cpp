@@ -75,6 +75,10 @@ class MemoryStore final : public Store {
     std::lock_guard lock(mu_);
     return executions_.LastEventPosition();
   }
+  Result<int64_t> LastEventSeq(const std::string& execution_id) override {
+    std::lock_guard lock(mu_);
+    return executions_.LastEventSeq(execution_id);
+  }
 
   Result<std::vector<DeadLetterRecord>> ListDeadLetters(const DeadLetterFilter& f) override {
     std::lock_guard lock(mu_);

@@ -183,6 +183,17 @@ Result<std::vector<EventRecord>> PgStore::ListEvents(const EventQuery& q) {
   return QueryEvents(sql + Limit(q.limit), p);
 }
 
+Result<int64_t> PgStore::LastEventSeq(const std::string& execution_id) {
+  auto answer = Read("SELECT COALESCE(MAX(seq), 0) FROM events WHERE execution_id = $1",
+                     {execution_id}, "reading the last event of " + execution_id);
+  if (!answer.ok()) return answer.status();
+  int64_t seq = 0;
+  if (answer->size() != 1 || !RowOfRows(*answer, 0).Int(0, &seq)) {
+    return Status(errc::kStore, "reading the last event of " + execution_id + ": no number");
+  }
+  return seq;
+}
+
 Result<int64_t> PgStore::LastEventPosition() {
   auto answer = Read("SELECT COALESCE(MAX(position), 0) FROM events", {}, "reading the last event");
   if (!answer.ok()) return answer.status();

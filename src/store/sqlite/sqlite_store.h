@@ -74,6 +74,7 @@ class SqliteStore final : public Store {
                                              size_t limit) override;
   Result<std::vector<EventRecord>> ListEvents(const EventQuery& q) override;
   Result<int64_t> LastEventPosition() override;
+  Result<int64_t> LastEventSeq(const std::string& execution_id) override;
   Result<std::vector<DeadLetterRecord>> ListDeadLetters(const DeadLetterFilter& f) override;
   Result<DeadLetterRecord> GetDeadLetter(int64_t id) override;
   Result<std::vector<DeadLetterGroup>> CountDeadLetters(const DeadLetterFilter& f) override;
