@@ -257,7 +257,9 @@ class Engine {
   // Begins an execution; returns its id. The start is committed before any step runs.
   Result<std::string> Start(StartRequest request);
   // Continues an execution from its stored state after a restart (see recovery.cpp).
-  // `signals`: the execution's stored signals (Store::ListSignals).
+  // `attempts`: its attempts that ended with an error (Store::GetFailedAttempts; the
+  // others may be passed too, and are not read); `signals`: the execution's stored
+  // signals (Store::ListSignals).
   Status Recover(const ExecutionRecord& execution, const std::vector<StepRecord>& steps,
                  const std::vector<AttemptRecord>& attempts, int64_t last_event_seq,
                  const std::vector<SignalRecord>& signals = {});

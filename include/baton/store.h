@@ -551,6 +551,16 @@ class ExecutionStore {
   virtual Result<std::vector<StepRecord>> GetSteps(const std::string& execution_id) = 0;
   // Ordered by step id (bytewise), then attempt.
   virtual Result<std::vector<AttemptRecord>> GetAttempts(const std::string& execution_id) = 0;
+  // Only the attempts with an error, in the same order: all that a recovered or retried
+  // execution needs of its past attempts. This default filters GetAttempts; a store that
+  // can skip the others as it reads them does.
+  virtual Result<std::vector<AttemptRecord>> GetFailedAttempts(const std::string& execution_id) {
+    auto attempts = GetAttempts(execution_id);
+    if (attempts.ok()) {
+      std::erase_if(*attempts, [](const AttemptRecord& a) { return a.error.is_null(); });
+    }
+    return attempts;
+  }
   // Events with seq > after_seq, ascending, at most `limit` (0 = no limit).
   virtual Result<std::vector<EventRecord>> GetEvents(const std::string& execution_id,
                                                      int64_t after_seq, size_t limit) = 0;
@@ -948,6 +958,9 @@ class StoreWrapper : public Store {
   }
   Result<std::vector<AttemptRecord>> GetAttempts(const std::string& id) override {
     return target_->GetAttempts(id);
+  }
+  Result<std::vector<AttemptRecord>> GetFailedAttempts(const std::string& id) override {
+    return target_->GetFailedAttempts(id);
   }
   Result<std::vector<EventRecord>> GetEvents(const std::string& id, int64_t after_seq,
                                              size_t limit) override {

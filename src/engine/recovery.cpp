@@ -289,7 +289,7 @@ Result<std::vector<std::string>> RecoverExecutions(ExecutionStore* store, Engine
   for (const auto& ex : to_recover) {
     auto steps = store->GetSteps(ex.id);
     if (!steps.ok()) return steps.status();
-    auto attempts = store->GetAttempts(ex.id);
+    auto attempts = store->GetFailedAttempts(ex.id);
     if (!attempts.ok()) return attempts.status();
     auto last_seq = store->LastEventSeq(ex.id);
     if (!last_seq.ok()) return last_seq.status();

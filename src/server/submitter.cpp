@@ -194,7 +194,7 @@ void Submitter::Retry(const std::string& execution_id, const std::string& from_s
   if (!execution.ok()) return done(execution.status());
   auto steps = store->GetSteps(execution_id);
   if (!steps.ok()) return done(steps.status());
-  auto attempts = store->GetAttempts(execution_id);
+  auto attempts = store->GetFailedAttempts(execution_id);
   if (!attempts.ok()) return done(attempts.status());
   auto last = store->LastEventSeq(execution_id);
   if (!last.ok()) return done(last.status());

@@ -291,6 +291,45 @@ TEST_P(StoreConformance, AttemptsRoundTripOrderedByStepThenAttempt) {
   EXPECT_EQ(ToJson(got->at(4)), ToJson(done));
 }
 
+// What recovery and retry read: the attempts that ended with an error, in GetAttempts'
+// order, whole; an attempt whose error is cleared by a later write is no longer one.
+TEST_P(StoreConformance, FailedAttemptsAreTheOnesWithAnError) {
+  WriteBatch b;
+  for (auto [step, n] : {std::pair{"b", 2}, {"a", 1}, {"b", 1}, {"a", 10}, {"a", 2}}) {
+    AttemptRecord a;
+    a.execution_id = "e";
+    a.step_id = step;
+    a.attempt = n;
+    a.status = n == 2 ? StepStatus::kCompleted : StepStatus::kFailed;
+    a.assignment_id = Id(std::string(step) + "/", n);
+    a.error = n == 2 ? Json() : Json{{"code", "WORKER_LOST"}, {"detail", RichJson()}};
+    b.attempts.push_back(a);
+  }
+  AttemptRecord other = b.attempts[1];
+  other.execution_id = "f";
+  b.attempts.push_back(other);
+  Commit(b);
+  auto failed = store_->GetFailedAttempts("e");
+  ASSERT_TRUE(failed.ok()) << failed.status().ToString();
+  std::vector<std::string> order;
+  for (const AttemptRecord& a : *failed) order.push_back(a.assignment_id);
+  EXPECT_EQ(order, (std::vector<std::string>{"a/1", "a/10", "b/1"}));
+  EXPECT_EQ(ToJson(failed->at(0)), ToJson(b.attempts[1]));
+
+  AttemptRecord cleared = b.attempts[3];  // a/10, written again without its error
+  cleared.error = Json();
+  cleared.status = StepStatus::kCompleted;
+  WriteBatch u;
+  u.attempts.push_back(cleared);
+  Commit(u);
+  failed = store_->GetFailedAttempts("e");
+  ASSERT_TRUE(failed.ok());
+  order.clear();
+  for (const AttemptRecord& a : *failed) order.push_back(a.assignment_id);
+  EXPECT_EQ(order, (std::vector<std::string>{"a/1", "b/1"}));
+  EXPECT_TRUE(store_->GetFailedAttempts("missing")->empty());
+}
+
 TEST_P(StoreConformance, EventsAfterSeqWithLimit) {
   WriteBatch b;
   for (int64_t seq = 1; seq <= 10; ++seq) {

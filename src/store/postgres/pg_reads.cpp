@@ -183,6 +183,13 @@ Result<std::vector<EventRecord>> PgStore::ListEvents(const EventQuery& q) {
   return QueryEvents(sql + Limit(q.limit), p);
 }
 
+Result<std::vector<AttemptRecord>> PgStore::GetFailedAttempts(const std::string& execution_id) {
+  Params p;
+  return Query<AttemptRecord>(" WHERE execution_id = " + p.Add(execution_id) +
+                                  " AND error IS NOT NULL ORDER BY step_id, attempt",
+                              p);
+}
+
 Result<int64_t> PgStore::LastEventSeq(const std::string& execution_id) {
   auto answer = Read("SELECT COALESCE(MAX(seq), 0) FROM events WHERE execution_id = $1",
                      {execution_id}, "reading the last event of " + execution_id);

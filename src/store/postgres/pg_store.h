@@ -143,6 +143,7 @@ class PgStore final : public Store,
   Result<std::vector<EventRecord>> ListEvents(const EventQuery& q) override;
   Result<int64_t> LastEventPosition() override;
   Result<int64_t> LastEventSeq(const std::string& execution_id) override;
+  Result<std::vector<AttemptRecord>> GetFailedAttempts(const std::string& execution_id) override;
   Result<std::vector<DeadLetterRecord>> ListDeadLetters(const DeadLetterFilter& f) override;
   using Store::ListDeadLetters;
   Result<DeadLetterRecord> GetDeadLetter(int64_t id) override;

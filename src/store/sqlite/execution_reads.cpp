@@ -116,6 +116,15 @@ Result<std::vector<AttemptRecord>> SqliteStore::GetAttempts(const std::string& e
       "attempts", [&](Stmt& q) { q.Bind(1, execution_id); });
 }
 
+Result<std::vector<AttemptRecord>> SqliteStore::GetFailedAttempts(const std::string& execution_id) {
+  std::lock_guard lock(mu_);
+  // A success stores no error (NULL): the rows of successes are skipped, not read.
+  return Query<AttemptRecord>(std::string(kSelectAttempts) +
+                                  " WHERE execution_id = ?1 AND error IS NOT NULL"
+                                  " ORDER BY step_id, attempt",
+                              "attempts", [&](Stmt& q) { q.Bind(1, execution_id); });
+}
+
 Result<std::vector<EventRecord>> SqliteStore::GetEvents(const std::string& execution_id,
                                                         int64_t after_seq, size_t limit) {
   std::lock_guard lock(mu_);

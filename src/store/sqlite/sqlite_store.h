@@ -70,6 +70,7 @@ class SqliteStore final : public Store {
   Result<std::vector<ExecutionRecord>> ListUnfinishedExecutions() override;
   Result<std::vector<StepRecord>> GetSteps(const std::string& execution_id) override;
   Result<std::vector<AttemptRecord>> GetAttempts(const std::string& execution_id) override;
+  Result<std::vector<AttemptRecord>> GetFailedAttempts(const std::string& execution_id) override;
   Result<std::vector<EventRecord>> GetEvents(const std::string& execution_id, int64_t after_seq,
                                              size_t limit) override;
   Result<std::vector<EventRecord>> ListEvents(const EventQuery& q) override;
