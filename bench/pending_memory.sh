@@ -17,9 +17,7 @@ BIN=${1:-$here/../build-release/baton}
 BATCHES=${2:-10}
 . "$here/server_lib.sh"
 bench_server_init pending
-start() { bench_server_start --rate-limit 0; }
-rss() { awk '/VmRSS/ {print $2 * 1024}' "/proc/$pid/status"; }
-t0=$(date +%s%N); start; t1=$(date +%s%N)
+t0=$(date +%s%N); bench_server_start --rate-limit 0; t1=$(date +%s%N)
 python3 - "$port" "$dir/creds.json" "$BATCHES" <<'PY' >"$dir/steps"
 import json, sys, time, urllib.request
 port, creds, batches = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -38,7 +36,7 @@ def submit():
 submit()
 PY
 sleep 1
-before=$(rss)
+before=$(bench_rss)
 python3 - "$port" "$dir/creds.json" "$BATCHES" <<'PY'
 import json, sys, urllib.request
 port, creds, batches = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -50,12 +48,8 @@ for _ in range(batches):
     urllib.request.urlopen(req).read()
 PY
 sleep 1
-after=$(rss)
-kill -9 "$pid"; wait "$pid" 2>/dev/null || true; pid=""
-r0=$(date +%s%N); start; r1=$(date +%s%N)
-restarted=$(rss)
-sleep 2
-settled=$(rss)
+after=$(bench_rss)
+bench_server_crash_restart --rate-limit 0
 echo "{\"executions\": $((BATCHES * 1000)), \"rss_before\": $before, \"rss_after\": $after," \
   "\"bytes_per_pending_step\": $(((after - before) / (BATCHES * 1000))), \"start_ms\": $(((t1 - t0) / 1000000))," \
-  "\"restart_to_serving_ms\": $(((r1 - r0) / 1000000)), \"rss_after_restart\": $restarted, \"rss_2s_after_restart\": $settled}"
+  "\"restart_to_serving_ms\": $restart_ms, \"rss_after_restart\": $rss_restarted, \"rss_2s_after_restart\": $rss_settled}"

@@ -18,9 +18,7 @@ EXECUTIONS=${2:-10000}
 STEPS=${3:-40}
 . "$here/server_lib.sh"
 bench_server_init restart
-start() { bench_server_start --rate-limit 0; }
-rss() { awk '/VmRSS/ {print $2 * 1024}' "/proc/$pid/status"; }
-start
+bench_server_start --rate-limit 0
 python3 - "$port" "$dir/creds.json" "$EXECUTIONS" "$STEPS" <<'PY'
 import json, sys, time, urllib.request
 port, creds, n, steps = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
@@ -52,14 +50,10 @@ while True:
     time.sleep(0.2)
 PY
 sleep 1
-before=$(rss)
-kill -9 "$pid"; wait "$pid" 2>/dev/null || true; pid=""
-r0=$(date +%s%N); start; r1=$(date +%s%N)
-restarted=$(rss)
-sleep 2
-settled=$(rss)
+before=$(bench_rss)
+bench_server_crash_restart --rate-limit 0
 # Counted beside the running server (a reader does not checkpoint the log it writes).
 events=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT COUNT(*) FROM events").fetchone()[0])' "$dir/baton.db")
 echo "{\"executions\": $EXECUTIONS, \"steps_done_each\": $STEPS, \"events\": $events," \
-  "\"rss_before_kill\": $before, \"restart_to_serving_ms\": $(((r1 - r0) / 1000000))," \
-  "\"rss_after_restart\": $restarted, \"rss_2s_after_restart\": $settled}"
+  "\"rss_before_kill\": $before, \"restart_to_serving_ms\": $restart_ms," \
+  "\"rss_after_restart\": $rss_restarted, \"rss_2s_after_restart\": $rss_settled}"
