@@ -34,6 +34,10 @@
 
 namespace baton::sqlite {
 
+// Process-wide SQLite settings, applied once, before the first database is opened:
+// allocations are not counted (sqlite3_memory_used() stays 0). Thread-safe.
+void ConfigureLibrary();
+
 inline Status Corrupt(const std::string& what) {
   return Status(errc::kStore, "corrupt row in " + what);
 }
