@@ -133,14 +133,18 @@ void Engine::Impl::EndTurn() {
   DispatchReady();
   --turn_depth_;
 
+  // The number this turn's batch will have, if it has one.
+  const auto this_batch = static_cast<uint32_t>(batches_submitted_ + 1);
   for (auto& ex : dirty_execs_) {
     ex->dirty = false;
+    ex->last_batch = this_batch;
     batch_.executions.push_back(ex->rec);
   }
   dirty_execs_.clear();
   batch_.steps.reserve(batch_.steps.size() + dirty_steps_.size());
   for (auto& [ex, step] : dirty_steps_) {
     ex->steps[step].dirty = false;
+    ex->last_batch = this_batch;
     batch_.steps.push_back(ex->steps[step].rec);
   }
   dirty_steps_.clear();
@@ -161,7 +165,10 @@ void Engine::Impl::EndTurn() {
   // callbacks, so the pointers stay valid until the last one runs.
   auto execs = std::make_shared<std::vector<ExecPtr>>();
   execs->reserve(event_execs_.size());
-  for (const ExecState* e : event_execs_) execs->push_back(executions_.at(e->rec.id));
+  for (const ExecState* e : event_execs_) {
+    execs->push_back(executions_.at(e->rec.id));
+    execs->back()->last_batch = this_batch;
+  }
   event_execs_.clear();
   // Observers read the events again after the commit, so with any the batch is shared;
   // with none, the store may take its records instead of copying them.
@@ -232,9 +239,10 @@ void Engine::Impl::EndTurn() {
           for (auto* o : observers_) o->OnEvent(ev, p);
         }
       }
-      // Finished executions leave memory once their last batch is durable.
+      // Finished executions leave memory once their last batch is durable: this one,
+      // and no later one (which may yet be refused) writes for them.
       for (auto& ex : *execs) {
-        if (ex->finished && ex->in_flight == 0) {
+        if (ex->finished && ex->in_flight == 0 && ex->last_batch == static_cast<uint32_t>(number)) {
           auto it = executions_.find(ex->rec.id);
           if (it != executions_.end() && it->second == ex) executions_.erase(it);
         }

@@ -199,15 +199,21 @@ struct ExecState {
 
   int in_flight = 0;  // dispatched steps counted against max_parallel
   int terminal_steps = 0;
-  int current_layer = 0;     // first layer with open steps
-  bool had_failure = false;  // a non-optional step failed for good
-  bool failing_fast = false;
-  bool finished = false;  // reached a terminal status in memory
-  bool stopping = false;  // cancelling everything: no natural finish
-  bool dirty = false;     // record changed in the open turn
-  bool stall_reported = false;
-  bool holds_group_slot = false;
-  bool holds_global_slot = false;
+  int current_layer = 0;  // first layer with open steps
+  // The number (Engine::Impl::batches_submitted_, its low 32 bits) of the last batch that
+  // writes for it. A finished execution leaves memory when that batch is durable, not an
+  // earlier one: were the last one refused, the execution must still be in memory to be
+  // dropped and re-adopted from the store.
+  uint32_t last_batch = 0;
+  // (Flags as bits: with last_batch they fit where the bools were.)
+  bool had_failure : 1 = false;  // a non-optional step failed for good
+  bool failing_fast : 1 = false;
+  bool finished : 1 = false;  // reached a terminal status in memory
+  bool stopping : 1 = false;  // cancelling everything: no natural finish
+  bool dirty : 1 = false;     // record changed in the open turn
+  bool stall_reported : 1 = false;
+  bool holds_group_slot : 1 = false;
+  bool holds_global_slot : 1 = false;
   // What Engine::LiveCounts() counts it as (Engine::Impl::LiveKind), 0: not counted.
   uint8_t live = 0;
 

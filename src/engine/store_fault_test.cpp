@@ -2,6 +2,7 @@
 // the executions of that batch leave memory, and everything they held is given back,
 // so that the engine goes on once the store takes writes again (issue 11, defect 4).
 #include "store/fault_injection.h"
+#include "support/held_committer.h"
 #include "support/sim_harness.h"
 
 #include <gtest/gtest.h>
@@ -83,6 +84,62 @@ TEST(StoreFault, ARefusedBatchGivesBackItsSlotsAndTheEngineGoesOn) {
   h.loop->RunUntilIdle();
   EXPECT_EQ(h.Execution(first).status, ExecutionStatus::kCompleted);
   EXPECT_TRUE(h.engine->TakeAbandoned().empty());
+}
+
+constexpr const char* kOneShell = R"(
+name: one
+steps:
+  - {id: a, type: shell, run: "true", retry: {max_attempts: 3, initial_delay: 1s}}
+)";
+
+// Regression (a PostgreSQL outage left an execution `running` for good): the batch before
+// an execution's finish (its step.started) committed only after the finishing turn had
+// run, and the finishing batch was then refused. The earlier batch's callback took the
+// finished execution out of memory, so the refusal found nothing to drop and did not list
+// it for re-adoption; the store kept its step running and nothing read it again.
+TEST(StoreFault, AFinishRefusedAfterAnEarlierBatchCommittedIsReadopted) {
+  SimHarness h;
+  h.engine.reset();
+  auto held = std::make_unique<HeldCommitter>(h.store.get());
+  HeldCommitter* committer = held.get();
+  h.committer = std::move(held);
+  h.Reset(EngineOptions{.parallel = 1});
+  h.runner->script["a"] = {Outcome(10)};
+
+  const std::string id = h.StartOnly(kOneShell);
+  h.loop->RunReady();
+  ASSERT_EQ(committer->held(), 1u);  // the start, a dispatched
+  committer->ReleaseOne();           // its effect starts a, whose start report...
+  h.loop->RunReady();
+  ASSERT_EQ(h.runner->running, 1);
+  ASSERT_EQ(committer->held(), 1u);  // ...is the next batch: step.started, held
+  h.loop->RunUntilIdle(h.clock.Now() + 10);
+  ASSERT_EQ(h.runner->running, 0);
+  ASSERT_EQ(committer->held(), 2u);  // the finishing turn's batch, behind it
+
+  committer->ReleaseOne();  // step.started is durable, after the finishing turn
+  h.loop->RunReady();
+  committer->ReleaseOne(Status(errc::kStore, "the connection to PostgreSQL is lost"));
+  h.loop->RunReady();
+  ASSERT_EQ(h.Execution(id).status, ExecutionStatus::kRunning);  // the last good state
+  ASSERT_EQ(h.engine->TakeAbandoned(), std::vector<std::string>{id});
+
+  // What the server's tick does: re-adopt it. a runs again and the execution completes.
+  h.loop->Post([&] { ASSERT_TRUE(RecoverExecutions(h.store.get(), h.engine.get(), id).ok()); });
+  for (int round = 0; round < 20; ++round) {
+    h.loop->RunUntilIdle(h.clock.Now() + 5'000);
+    committer->Release();
+  }
+  h.loop->RunUntilIdle();
+  EXPECT_EQ(h.Execution(id).status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(h.runner->calls.size(), 2u);
+  auto events = *h.store->GetEvents(id, 0, 0);
+  int completed = 0;
+  for (size_t i = 0; i < events.size(); ++i) {
+    EXPECT_EQ(events[i].seq, static_cast<int64_t>(i + 1)) << "gap in the log";
+    completed += events[i].type == "step.completed";
+  }
+  EXPECT_EQ(completed, 1);
 }
 
 // Puts a store that refuses its n-th commit (once) under `h`'s engine.
