@@ -33,6 +33,17 @@ class FlakyCommitter final : public Committer {
   Store* store_;
 };
 
+// Puts a committer of type C over `h`'s store, under a fresh engine.
+template <class C>
+C* InstallCommitter(SimHarness& h, EngineOptions options) {
+  h.engine.reset();
+  auto owned = std::make_unique<C>(h.store.get());
+  C* committer = owned.get();
+  h.committer = std::move(owned);
+  h.Reset(options);
+  return committer;
+}
+
 constexpr const char* kTwoParallel = R"(
 name: pair
 steps:
@@ -45,11 +56,7 @@ steps:
 // step stayed `ready` after the disk had room again.
 TEST(StoreFault, ARefusedBatchGivesBackItsSlotsAndTheEngineGoesOn) {
   SimHarness h;
-  h.engine.reset();
-  auto flaky = std::make_unique<FlakyCommitter>(h.store.get());
-  FlakyCommitter* committer = flaky.get();
-  h.committer = std::move(flaky);
-  h.Reset(EngineOptions{.parallel = 2});
+  FlakyCommitter* committer = InstallCommitter<FlakyCommitter>(h, EngineOptions{.parallel = 2});
   h.runner->script["fast"] = {Outcome(10)};
   h.runner->script["slow"] = {Outcome(10'000)};
 
@@ -99,11 +106,7 @@ steps:
 // it for re-adoption; the store kept its step running and nothing read it again.
 TEST(StoreFault, AFinishRefusedAfterAnEarlierBatchCommittedIsReadopted) {
   SimHarness h;
-  h.engine.reset();
-  auto held = std::make_unique<HeldCommitter>(h.store.get());
-  HeldCommitter* committer = held.get();
-  h.committer = std::move(held);
-  h.Reset(EngineOptions{.parallel = 1});
+  HeldCommitter* committer = InstallCommitter<HeldCommitter>(h, EngineOptions{.parallel = 1});
   h.runner->script["a"] = {Outcome(10)};
 
   const std::string id = h.StartOnly(kOneShell);
