@@ -169,7 +169,14 @@ class Engine::Impl {
   // (none until kMinSamples are known).
   void ArmSlowWatch(const ExecPtr& ex, int step);
   void CancelSlowWatch(engine::StepState& st);
-  void OnSlow(const std::string& exec_id, int step, const std::string& assignment, Json threshold);
+  // What set an attempt's threshold; step.slow's data is built from it only when the
+  // attempt turns out slow (nearly none do), not for every attempt watched.
+  struct SlowBasis {
+    int64_t threshold_ms = 0;
+    int64_t p95_ms = 0;
+    size_t samples = 0;  // 0: the step's expected_duration set the threshold
+  };
+  void OnSlow(const std::string& exec_id, int step, const std::string& assignment, SlowBasis basis);
   // A successful attempt's duration, for the step's history.
   void RecordDuration(const engine::ExecState& ex, int step, int64_t ms);
   // When the running attempt's work began: its step.started, else its dispatch.

@@ -49,24 +49,19 @@ void Engine::Impl::ArmSlowWatch(const ExecPtr& ex, int step) {
   CancelSlowWatch(st);
   const StepDef& def = *st.def;
   if (!st.in_flight || st.fan || def.type == StepType::kWait) return;
-  int64_t threshold = 0;
-  Json basis;
+  SlowBasis basis;
   if (def.extra().expected_duration && def.extra().expected_duration->count() > 0) {
-    threshold = def.extra().expected_duration->count();
-    basis = {{"expected_duration_ms", threshold}};
+    basis.threshold_ms = def.extra().expected_duration->count();
   } else {
     auto it = durations_.find(HistoryKey(*ex, def));
     if (it == durations_.end() || it->second.count < DurationHistory::kMinSamples) return;
-    const int64_t p95 = P95(it->second);
-    threshold = std::max(kSlowFactor * p95, kMinThresholdMs);
-    basis = {{"p95_ms", p95}, {"samples", it->second.count}, {"factor", kSlowFactor}};
+    basis.p95_ms = P95(it->second);
+    basis.samples = it->second.count;
+    basis.threshold_ms = std::max(kSlowFactor * basis.p95_ms, kMinThresholdMs);
   }
-  basis["threshold_ms"] = threshold;
-  std::string id = ex->rec.id, assignment = st.rec.assignment_id;
   st.slow_timer = loop_->ScheduleAfter(
-      Duration(threshold), [this, id, step, assignment, basis = std::move(basis)]() mutable {
-        OnSlow(id, step, assignment, std::move(basis));
-      });
+      Duration(basis.threshold_ms), [this, id = ex->rec.id, step, assignment = st.rec.assignment_id,
+                                     basis] { OnSlow(id, step, assignment, basis); });
 }
 
 void Engine::Impl::CancelSlowWatch(StepState& st) {
@@ -77,13 +72,20 @@ void Engine::Impl::CancelSlowWatch(StepState& st) {
 }
 
 void Engine::Impl::OnSlow(const std::string& exec_id, int step, const std::string& assignment,
-                          Json threshold) {
+                          SlowBasis basis) {
   ExecPtr ex = Find(exec_id);
   if (!ex || ex->finished) return;
   StepState& st = ex->steps[step];
   st.slow_timer = 0;
   if (!st.in_flight || st.rec.assignment_id != assignment) return;
   TurnGuard turn(this);
+  Json threshold;
+  if (basis.samples == 0) {
+    threshold = {{"expected_duration_ms", basis.threshold_ms}};
+  } else {
+    threshold = {{"p95_ms", basis.p95_ms}, {"samples", basis.samples}, {"factor", kSlowFactor}};
+  }
+  threshold["threshold_ms"] = basis.threshold_ms;
   threshold["running_ms"] = loop_->Now() - RunningSince(st);
   ++stats_.steps_slow;
   // A report about the step, not progress of the execution: its stall clock runs on.
