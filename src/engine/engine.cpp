@@ -133,18 +133,14 @@ void Engine::Impl::EndTurn() {
   DispatchReady();
   --turn_depth_;
 
-  // The number this turn's batch will have, if it has one.
-  const auto this_batch = static_cast<uint32_t>(batches_submitted_ + 1);
   for (auto& ex : dirty_execs_) {
     ex->dirty = false;
-    ex->last_batch = this_batch;
     batch_.executions.push_back(ex->rec);
   }
   dirty_execs_.clear();
   batch_.steps.reserve(batch_.steps.size() + dirty_steps_.size());
   for (auto& [ex, step] : dirty_steps_) {
     ex->steps[step].dirty = false;
-    ex->last_batch = this_batch;
     batch_.steps.push_back(ex->steps[step].rec);
   }
   dirty_steps_.clear();
@@ -165,6 +161,7 @@ void Engine::Impl::EndTurn() {
   // callbacks, so the pointers stay valid until the last one runs.
   auto execs = std::make_shared<std::vector<ExecPtr>>();
   execs->reserve(event_execs_.size());
+  const auto this_batch = static_cast<uint32_t>(batches_submitted_ + 1);  // numbered below
   for (const ExecState* e : event_execs_) {
     execs->push_back(executions_.at(e->rec.id));
     execs->back()->last_batch = this_batch;

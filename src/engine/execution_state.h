@@ -200,10 +200,10 @@ struct ExecState {
   int in_flight = 0;  // dispatched steps counted against max_parallel
   int terminal_steps = 0;
   int current_layer = 0;  // first layer with open steps
-  // The number (Engine::Impl::batches_submitted_, its low 32 bits) of the last batch that
-  // writes for it. A finished execution leaves memory when that batch is durable, not an
-  // earlier one: were the last one refused, the execution must still be in memory to be
-  // dropped and re-adopted from the store.
+  // The number (Engine::Impl::batches_submitted_, its low 32 bits) of the last batch with
+  // events of it. A finished execution leaves memory when that batch is durable, not an
+  // earlier one: were the last one (the one that finished it, or a later one) refused,
+  // the execution must still be in memory to be dropped and re-adopted from the store.
   uint32_t last_batch = 0;
   // (Flags as bits: with last_batch they fit where the bools were.)
   bool had_failure : 1 = false;  // a non-optional step failed for good
