@@ -236,8 +236,9 @@ void Engine::Impl::EndTurn() {
           for (auto* o : observers_) o->OnEvent(ev, p);
         }
       }
-      // Finished executions leave memory once their last batch is durable: this one,
-      // and no later one (which may yet be refused) writes for them.
+      // Finished executions leave memory once the last batch with their events is
+      // durable (ExecState::last_batch): were a later one still in flight and refused,
+      // they must be here to be dropped and re-adopted.
       for (auto& ex : *execs) {
         if (ex->finished && ex->in_flight == 0 && ex->last_batch == static_cast<uint32_t>(number)) {
           auto it = executions_.find(ex->rec.id);
