@@ -305,7 +305,6 @@ class Coordinator {
   void OfferOut(Dispatch& d);
 
   // coordinator_health.cpp
-  // Sees that `w` has a heartbeat deadline timer (at most one per worker; see the .cpp).
   void ArmDeadline(WorkerEntry& w);
   void OnDeadline(const std::string& worker_id);
   void Reassign(const std::string& worker_id, const std::string& reason);

@@ -69,11 +69,7 @@ void Coordinator::WriteWorker(const WorkerEntry& w) {
 }
 
 void Coordinator::ArmDeadline(WorkerEntry& w) {
-  // One timer per worker, armed once: a message only moves last_seen forward, and the
-  // timer, should it fire before last_seen + the timeout, arms itself again for then.
-  // (A cancel and a new timer for every message of a busy worker were a tenth of the
-  // coordinator's time.)
-  if (deadlines_.contains(w.id)) return;
+  if (auto it = deadlines_.find(w.id); it != deadlines_.end()) loop_->CancelTimer(it->second);
   const std::string id = w.id;
   deadlines_[id] = loop_->ScheduleAt(w.last_seen + options_.heartbeat_timeout.count(),
                                      [this, alive = std::weak_ptr<bool>(alive_), id] {
@@ -85,9 +81,6 @@ void Coordinator::OnDeadline(const std::string& worker_id) {
   deadlines_.erase(worker_id);
   WorkerEntry* w = registry_.Find(worker_id);
   if (w == nullptr) return;
-  if (loop_->Now() < w->last_seen + options_.heartbeat_timeout.count()) {
-    return ArmDeadline(*w);  // heard from since the timer was set
-  }
   // A draining or deregistered worker with nothing left simply goes away; one loaded
   // after a restart (OFFLINE, holding work) that did not come back is lost like any.
   if (w->held.empty() && w->state != WorkerState::kOnline) {

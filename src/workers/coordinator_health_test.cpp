@@ -113,6 +113,30 @@ TEST(CoordinatorHealth, AWorkerHeardFromWithinTheGraceIsOnlineAgainAndKeepsItsWo
   EXPECT_TRUE(f.Done(id).status.ok());
 }
 
+// A wall-clock step (NTP, a VM resume) moves no heartbeat deadline (clock.h): a worker
+// last heard from 15 s before a 40 s step forward stays online, and is unhealthy once it
+// has been silent for the timeout as the monotonic clock counts it. (Regression: a
+// deadline timer armed once and checked against the wall clock took the step for 40 s of
+// silence and marked a live worker unhealthy, moving its work.)
+TEST(CoordinatorHealth, AWallClockStepMovesNoHeartbeatDeadline) {
+  CoordinatorFixture f;  // heartbeat 30 s, timeout 60 s, grace 0
+  auto [a, b, id] = StartOnA(f);
+  f.RunUntil(kStart + 30'000);
+  ASSERT_TRUE(f.Heartbeat("a").ok());
+  ASSERT_TRUE(f.Heartbeat("b").ok());
+  f.RunUntil(kStart + 45'000);
+  f.clock.JumpWall(Duration(40'000));
+  f.RunUntil(f.now() + 44'999);  // 59.999 s after the heartbeats, as time passed
+  EXPECT_EQ(f.StateOf("a"), WorkerState::kOnline);
+  EXPECT_EQ(f.coordinator->stats().heartbeat_misses, 0u);
+  EXPECT_TRUE(b->Commands().empty());
+  ASSERT_TRUE(f.Heartbeat("b").ok());
+  f.RunUntil(f.now() + 1);
+  EXPECT_EQ(f.StateOf("a"), WorkerState::kUnhealthy);
+  EXPECT_EQ(f.StateOf("b"), WorkerState::kOnline);
+  EXPECT_EQ(f.coordinator->stats().heartbeat_misses, 1u);
+}
+
 TEST(CoordinatorHealth, AWorkerSilentThroughTheGraceLosesItsWorkAtItsEnd) {
   CoordinatorFixture f(WithGrace(30'000));
   auto [a, b, id] = StartOnA(f);
