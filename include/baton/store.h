@@ -104,9 +104,10 @@ struct ExecutionRecord {
   Json vars;
 };
 
-struct StepRecord {
-  std::string execution_id;
-  std::string step_id;
+// What a step record says apart from whose it is. The engine holds one per step of each
+// running execution, where the keys are known already (its execution's id, its
+// definition's step id), and adds them only to the records it writes.
+struct StepRecordFields {
   int index = 0;  // position in the definition
   StepStatus status = StepStatus::kPending;
   int attempts = 0;
@@ -123,6 +124,11 @@ struct StepRecord {
   // Attempts made before the last retry of the execution: the retry budget counts
   // attempts above it.
   int attempt_base = 0;
+};
+
+struct StepRecord : StepRecordFields {
+  std::string execution_id;
+  std::string step_id;
 };
 
 struct AttemptRecord {

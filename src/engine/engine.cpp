@@ -53,7 +53,7 @@ void Engine::Impl::Emit(ExecState& ex, const char* type, int step, Json data, in
   // emission order is commit order.
   ev.position = ++last_position_;
   ev.type = type;
-  if (step >= 0) ev.step_id = ex.steps[step].rec.step_id;
+  if (step >= 0) ev.step_id = ex.steps[step].def->id;
   ev.data = std::move(data);
   ev.attempt = attempt;
   ev.time = loop_->Now();
@@ -117,7 +117,7 @@ void Engine::Impl::SaveAttempt(ExecState& ex, int step, StepStatus status, const
   const StepState& st = ex.steps[step];
   AttemptRecord& a = batch_.attempts.emplace_back();
   a.execution_id = ex.rec.id;
-  a.step_id = st.rec.step_id;
+  a.step_id = st.def->id;
   a.attempt = st.rec.attempts;
   a.status = status;
   a.assignment_id = st.rec.assignment_id;
@@ -140,8 +140,12 @@ void Engine::Impl::EndTurn() {
   dirty_execs_.clear();
   batch_.steps.reserve(batch_.steps.size() + dirty_steps_.size());
   for (auto& [ex, step] : dirty_steps_) {
-    ex->steps[step].dirty = false;
-    batch_.steps.push_back(ex->steps[step].rec);
+    StepState& st = ex->steps[step];
+    st.dirty = false;
+    StepRecord& r = batch_.steps.emplace_back();
+    static_cast<StepRecordFields&>(r) = st.rec;
+    r.execution_id = ex->rec.id;
+    r.step_id = st.def->id;
   }
   dirty_steps_.clear();
   if (batch_.empty() && effects_.empty()) return;
@@ -309,8 +313,6 @@ Status Engine::Impl::BuildGraph(ExecState& ex) {
   for (size_t i = 0; i < n; ++i) {
     StepState& st = ex.steps.emplace_back();
     st.def = &def.steps[i];
-    st.rec.execution_id = ex.rec.id;
-    st.rec.step_id = st.def->id;
     st.rec.index = static_cast<int>(i);
     st.pending_deps = static_cast<int>(g.Upstream(static_cast<int>(i)).size());
     // Remote work (command) counts against its worker's capacity, not the local one.

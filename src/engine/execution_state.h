@@ -56,12 +56,14 @@ struct StepGuards {
 };
 
 struct StepState {
-  StepRecord rec;  // what the store has (or will have once the turn commits)
+  // What the store has (or will have once the turn commits), but for the keys: the
+  // execution's id and def->id.
+  StepRecordFields rec;
   const StepDef* def = nullptr;
   TimerId timer = 0;            // retry or attempt-timeout timer, 0 = none
   TimerId heartbeat_timer = 0;  // heartbeat_timeout of the running attempt, 0 = none
   TimerId slow_timer = 0;       // when the running attempt counts as slow, 0 = none
-  // (The ints and the flags sit together: 320 bytes is a jemalloc size class.)
+  // (The ints and the flags sit together: 256 bytes is a jemalloc size class.)
   int pending_deps = 0;        // upstream steps not yet terminal
   int engine_restarts = 0;     // attempts lost to engine restarts (not counted by retry)
   bool in_flight = false;      // dispatched and counted against limits
@@ -228,7 +230,7 @@ struct ExecState {
 // sizes moves the structure up a jemalloc size class (and ~20 % more memory per waiting
 // step). Keep the rare ones apart (ExecExtras, StepGuards) instead of raising the bound.
 static_assert(sizeof(ExecState) <= 496, "ExecState + make_shared's block must fit 512 bytes");
-static_assert(sizeof(StepState) <= 320, "StepState must fit 320 bytes");
+static_assert(sizeof(StepState) <= 256, "StepState must fit 256 bytes");
 #endif
 
 }  // namespace baton::engine

@@ -119,7 +119,8 @@ struct Table {
   }
 };
 
-// Column makers for the usual field types: Text<&R::field>("column"), and so on.
+// Column makers for the usual field types: Text<&R::field>("column"), and so on. A field
+// of a base class of the record names the record after it: Int<&Base::field, R>(...).
 namespace detail {
 template <class M>
 struct MemberOf;
@@ -133,9 +134,8 @@ struct MemberOf<T R::*> {
 template <auto M>
 using RecordOf = typename detail::MemberOf<decltype(M)>::Record;
 
-template <auto M>
-Column<RecordOf<M>> Text(const char* name, bool key = false) {
-  using R = RecordOf<M>;
+template <auto M, class R = RecordOf<M>>
+Column<R> Text(const char* name, bool key = false) {
   return {name, [](const R& r, RowOut& o) { o.Text(r.*M); },
           [](const RowIn& in, int col, R* r) {
             r->*M = std::string(in.Text(col));
@@ -144,9 +144,8 @@ Column<RecordOf<M>> Text(const char* name, bool key = false) {
           key};
 }
 
-template <auto M>
-Column<RecordOf<M>> Int(const char* name, bool key = false) {
-  using R = RecordOf<M>;
+template <auto M, class R = RecordOf<M>>
+Column<R> Int(const char* name, bool key = false) {
   using T = typename detail::MemberOf<decltype(M)>::Type;
   return {name,
           [](const R& r, RowOut& o) { o.Int(static_cast<int64_t>(r.*M)); },
@@ -165,24 +164,21 @@ Column<RecordOf<M>> Int(const char* name, bool key = false) {
           /*integer=*/true};
 }
 
-template <auto M>
-Column<RecordOf<M>> JsonText(const char* name) {
-  using R = RecordOf<M>;
+template <auto M, class R = RecordOf<M>>
+Column<R> JsonText(const char* name) {
   return {name, [](const R& r, RowOut& o) { o.JsonValue(r.*M); },
           [](const RowIn& in, int col, R* r) { return in.JsonAt(col, &(r->*M)); }};
 }
 
-template <auto M>
-Column<RecordOf<M>> Strings(const char* name) {
-  using R = RecordOf<M>;
+template <auto M, class R = RecordOf<M>>
+Column<R> Strings(const char* name) {
   return {name, [](const R& r, RowOut& o) { o.OwnedText(StringsJson(r.*M)); },
           [](const RowIn& in, int col, R* r) { return in.StringsAt(col, &(r->*M)); }};
 }
 
 // A status stored by its name: ToString(status) writes it, Parse reads it back.
-template <auto M, auto Parse>
-Column<RecordOf<M>> Enum(const char* name) {
-  using R = RecordOf<M>;
+template <auto M, auto Parse, class R = RecordOf<M>>
+Column<R> Enum(const char* name) {
   return {name, [](const R& r, RowOut& o) { o.Text(ToString(r.*M)); },
           [](const RowIn& in, int col, R* r) {
             auto v = Parse(in.Text(col));

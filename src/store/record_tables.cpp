@@ -110,13 +110,13 @@ const Table<StepRecord>& TableOf<StepRecord>() {
   static const Table<S> t{
       "steps",
       {Text<&S::execution_id>("execution_id", true), Text<&S::step_id>("step_id", true),
-       Int<&S::index>("idx"), Enum<&S::status, &ParseStepStatus>("status"),
-       Int<&S::attempts>("attempts"), Int<&S::attempt_base>("attempt_base"),
-       Int<&S::progress>("progress"), JsonText<&S::output>("output"), JsonText<&S::error>("error"),
-       Int<&S::exit_code>("exit_code"), Text<&S::stderr_tail>("stderr_tail"),
-       Text<&S::assignment_id>("assignment_id"), Int<&S::started_at>("started_at"),
-       Int<&S::completed_at>("completed_at"), Int<&S::retry_at>("retry_at"),
-       Int<&S::deadline>("deadline")},
+       Int<&S::index, S>("idx"), Enum<&S::status, &ParseStepStatus, S>("status"),
+       Int<&S::attempts, S>("attempts"), Int<&S::attempt_base, S>("attempt_base"),
+       Int<&S::progress, S>("progress"), JsonText<&S::output, S>("output"),
+       JsonText<&S::error, S>("error"), Int<&S::exit_code, S>("exit_code"),
+       Text<&S::stderr_tail, S>("stderr_tail"), Text<&S::assignment_id, S>("assignment_id"),
+       Int<&S::started_at, S>("started_at"), Int<&S::completed_at, S>("completed_at"),
+       Int<&S::retry_at, S>("retry_at"), Int<&S::deadline, S>("deadline")},
       [](const S& s) { return "step " + s.execution_id + "/" + s.step_id; }};
   return t;
 }
