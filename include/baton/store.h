@@ -75,33 +75,40 @@ struct WorkflowRecord {
   std::string ns = kDefaultNamespace;
 };
 
-struct ExecutionRecord {
+// What an execution record says apart from what its definition says and where it came
+// from. The engine holds one per running execution and adds the rest (the workflow's
+// name, version and text from the definition it runs; the parent and idempotency key,
+// which few executions have, from apart) only to the records it writes.
+struct ExecutionRecordFields {
   std::string id;
+  Json input = Json::object();
+  ExecutionStatus status = ExecutionStatus::kPending;
+  int priority = 1;
+  Json output;  // null until completed
+  Json error;   // null or {code, message, step?}
+  TimeMs created_at = 0;
+  TimeMs started_at = 0;
+  TimeMs completed_at = 0;
+  TimeMs deadline = 0;  // execution timeout, 0 = none
+  std::string ns = kDefaultNamespace;
+  // Variables set while it runs (steps' set_vars), by name; null until one is set. They
+  // shadow the definition's `vars` of the same name.
+  Json vars;
+};
+
+struct ExecutionRecord : ExecutionRecordFields {
   std::string workflow;
   int version = 1;
   // The snapshot of the workflow the execution runs (WorkflowDef::source: JSON text,
   // written to a store as it is); null = none. Shared, never copied: every running
   // execution of a workflow version points at the one text.
   std::shared_ptr<const std::string> definition;
-  Json input = Json::object();
-  ExecutionStatus status = ExecutionStatus::kPending;
-  int priority = 1;
-  Json output;  // null until completed
-  Json error;   // null or {code, message, step?}
   // A child workflow's: the execution, step and attempt that started it (empty / 0 for a
   // top-level execution).
   std::string parent_id;
   std::string parent_step;
   int parent_attempt = 0;
-  TimeMs created_at = 0;
-  TimeMs started_at = 0;
-  TimeMs completed_at = 0;
-  TimeMs deadline = 0;  // execution timeout, 0 = none
-  std::string ns = kDefaultNamespace;
   std::string idempotency_key;  // empty = none; unique per namespace otherwise
-  // Variables set while it runs (steps' set_vars), by name; null until one is set. They
-  // shadow the definition's `vars` of the same name.
-  Json vars;
 };
 
 // What a step record says apart from whose it is. The engine holds one per step of each

@@ -20,8 +20,8 @@ namespace {
 // The child a running workflow step waits for: its parent step and attempt.
 bool IsChildOf(const ExecState& child, const ExecState& parent, int step) {
   const StepState& st = parent.steps[step];
-  return child.rec.parent_id == parent.rec.id && child.rec.parent_step == st.def->id &&
-         child.rec.parent_attempt == st.rec.attempts;
+  return child.ParentId() == parent.rec.id && child.ParentStep() == st.def->id &&
+         child.ParentAttempt() == st.rec.attempts;
 }
 
 }  // namespace
@@ -42,16 +42,16 @@ void Engine::Impl::BeginChild(const ExecPtr& ex, int step, const Json& spec) {
   // Nesting and cycles, along the chain of running ancestors (a running child's parents
   // are all running, so all in memory).
   int depth = 1;
-  std::string chain = ex->rec.workflow;
+  std::string chain = ex->def->name;
   for (const ExecState* a = ex.get(); a != nullptr;) {
-    if (a->rec.workflow == name) {
+    if (a->def->name == name) {
       return fail(errc::kValidation, "child workflow cycle: " + chain + " -> " + name +
                                          " (a workflow may not start itself)");
     }
-    ExecPtr up = a->rec.parent_id.empty() ? nullptr : Find(a->rec.parent_id);
+    ExecPtr up = a->ParentId().empty() ? nullptr : Find(a->ParentId());
     a = up.get();
     if (a != nullptr) {
-      chain = a->rec.workflow + " -> " + chain;
+      chain = a->def->name + " -> " + chain;
       ++depth;
     }
   }
@@ -99,10 +99,10 @@ void Engine::Impl::BeginChild(const ExecPtr& ex, int step, const Json& spec) {
 }
 
 void Engine::Impl::AdoptChild(const ExecPtr& child) {
-  children_[child->rec.parent_id].push_back(child->rec.id);
-  ExecPtr parent = Find(child->rec.parent_id);
+  children_[child->ParentId()].push_back(child->rec.id);
+  ExecPtr parent = Find(child->ParentId());
   if (!parent || parent->finished) return;
-  auto it = parent->StepIndex().find(child->rec.parent_step);
+  auto it = parent->StepIndex().find(child->ParentStep());
   if (it == parent->StepIndex().end()) return;
   const StepState& st = parent->steps[it->second];
   if (st.in_flight && st.ChildId().empty()) LinkChild(parent, it->second);
@@ -121,9 +121,9 @@ void Engine::Impl::LinkChild(const ExecPtr& ex, int step) {
 }
 
 Engine::Impl::ExecPtr Engine::Impl::WaitingParent(const ExecState& child, int* step) const {
-  ExecPtr parent = Find(child.rec.parent_id);
+  ExecPtr parent = Find(child.ParentId());
   if (!parent || parent->finished) return nullptr;
-  auto index = parent->StepIndex().find(child.rec.parent_step);
+  auto index = parent->StepIndex().find(child.ParentStep());
   if (index == parent->StepIndex().end()) return nullptr;
   const StepState& st = parent->steps[index->second];
   // Only the child the step waits for now: not one of an attempt that already ended
@@ -134,7 +134,7 @@ Engine::Impl::ExecPtr Engine::Impl::WaitingParent(const ExecState& child, int* s
 }
 
 void Engine::Impl::EndChild(const ExecState& child) {
-  if (auto it = children_.find(child.rec.parent_id); it != children_.end()) {
+  if (auto it = children_.find(child.ParentId()); it != children_.end()) {
     auto& ids = it->second;
     ids.erase(std::remove(ids.begin(), ids.end(), child.rec.id), ids.end());
     if (ids.empty()) children_.erase(it);
@@ -152,11 +152,11 @@ void Engine::Impl::EndChild(const ExecState& child) {
     const std::string why = error.is_object() ? error.value("code", std::string()) + ": " +
                                                     error.value("message", std::string())
                                               : std::string(ToString(child.rec.status));
-    result.status = Status(errc::kChildFailed, "child workflow '" + child.rec.workflow +
+    result.status = Status(errc::kChildFailed, "child workflow '" + child.def->name +
                                                    "' (execution " + child.rec.id + ") " +
                                                    ToString(child.rec.status) + ": " + why);
     result.error_details = {{"child_id", child.rec.id},
-                            {"workflow", child.rec.workflow},
+                            {"workflow", child.def->name},
                             {"status", ToString(child.rec.status)},
                             {"error", error}};
   }

@@ -23,7 +23,7 @@ using engine::ExecState;
 namespace {
 
 bool CountsGlobally(const ExecState& ex) {
-  return ex.rec.parent_id.empty();  // children: their parents wait for them
+  return ex.ParentId().empty();  // children: their parents wait for them
 }
 
 }  // namespace
@@ -37,7 +37,7 @@ Result<std::string> Engine::Impl::ConcurrencyGroupOf(const ExecState& ex) const 
     if (!rendered.ok()) return rendered.status();
     key = rendered->is_string() ? rendered->get<std::string>() : rendered->dump();
   }
-  return ex.rec.ns + "\n" + ex.rec.workflow + "\n" + key;
+  return ex.rec.ns + "\n" + ex.def->name + "\n" + key;
 }
 
 bool Engine::Impl::Admit(const ExecPtr& ex) {
@@ -71,7 +71,7 @@ bool Engine::Impl::Admit(const ExecPtr& ex) {
         CancelOpenSteps(ex, "concurrency limit reached");
         FinishExecution(ex, ExecutionStatus::kCancelled,
                         {{"code", errc::kConcurrencyLimit},
-                         {"message", "workflow '" + ex->rec.workflow + "' already runs " +
+                         {"message", "workflow '" + ex->def->name + "' already runs " +
                                          std::to_string(g.running.size()) +
                                          " execution(s) of its concurrency key (limit " +
                                          std::to_string(spec.limit) + ", cancel_newest)"}});
@@ -150,7 +150,7 @@ bool Engine::Impl::AdmitToSharedGroup(const ExecPtr& ex, const ConcurrencySpec& 
         ex, ExecutionStatus::kCancelled,
         {{"code", errc::kConcurrencyLimit},
          {"message",
-          "workflow '" + ex->rec.workflow + "' already runs its concurrency key's limit of " +
+          "workflow '" + ex->def->name + "' already runs its concurrency key's limit of " +
               std::to_string(spec.limit) + " execution(s) across instances (cancel_newest)"}});
     DropEmptyGroup(ex->ConcurrencyGroup());
     return false;

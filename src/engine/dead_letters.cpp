@@ -94,8 +94,8 @@ void Engine::Impl::WriteDeadLetter(const ExecPtr& ex, int step, TimeMs now) {
   dl.execution_id = ex->rec.id;
   dl.step_id = st.def->id;
   dl.ns = ex->rec.ns;
-  dl.workflow = ex->rec.workflow;
-  dl.version = ex->rec.version;
+  dl.workflow = ex->def->name;
+  dl.version = ex->def->version;
   dl.input = st.resolved_input ? *st.resolved_input : st.def->spec;
   dl.errors = st.attempt_errors.is_array() ? st.attempt_errors : Json::array();
   dl.created_at = now;

@@ -135,7 +135,7 @@ void Engine::Impl::EndTurn() {
 
   for (auto& ex : dirty_execs_) {
     ex->dirty = false;
-    batch_.executions.push_back(ex->rec);
+    ex->FillRecord(batch_.executions.emplace_back());
   }
   dirty_execs_.clear();
   batch_.steps.reserve(batch_.steps.size() + dirty_steps_.size());
@@ -289,7 +289,7 @@ ExecutionProgress Engine::Impl::ProgressOf(const ExecState& ex) const {
   p.percent = ex.steps.empty() ? 100 : static_cast<int>(ex.progress_sum / ex.steps.size());
   p.layers = ex.plan->layers;
   p.layer = std::min(ex.current_layer + 1, ex.plan->layers);
-  p.workflow = ex.rec.workflow;
+  p.workflow = ex.def->name;
   p.ns = ex.rec.ns;
   return p;
 }
@@ -334,16 +334,13 @@ Result<std::string> Engine::Impl::Start(StartRequest request) {
   if (executions_.count(ex->rec.id)) {
     return Status(errc::kConflict, "execution '" + ex->rec.id + "' is already running");
   }
-  ex->rec.workflow = ex->def->name;
-  ex->rec.version = ex->def->version;
-  ex->rec.definition = ex->def->source;  // shared, not copied
   ex->rec.input = std::move(request.input);
   ex->rec.priority = static_cast<int>(request.priority.value_or(ex->def->priority));
-  ex->rec.parent_id = request.parent_id;
-  ex->rec.parent_step = request.parent_step;
-  ex->rec.parent_attempt = request.parent_attempt;
+  if (!request.parent_id.empty() || !request.idempotency_key.empty()) {
+    ex->origin = std::make_unique<engine::ExecOrigin>(engine::ExecOrigin{
+        request.parent_id, request.parent_step, request.parent_attempt, request.idempotency_key});
+  }
   ex->rec.ns = request.ns.empty() ? kDefaultNamespace : request.ns;
-  ex->rec.idempotency_key = request.idempotency_key;
   ex->rec.status = ExecutionStatus::kRunning;
   ex->rec.created_at = now;
   ex->rec.started_at = now;
@@ -365,14 +362,14 @@ Result<std::string> Engine::Impl::Start(StartRequest request) {
   MarkDirty(ex);
   for (size_t i = 0; i < ex->steps.size(); ++i) MarkStepDirty(ex, static_cast<int>(i));
   Json started = {
-      {"workflow", ex->rec.workflow}, {"version", ex->rec.version}, {"input", ex->rec.input}};
-  if (!ex->rec.parent_id.empty()) {
-    started["parent_id"] = ex->rec.parent_id;
-    started["parent_step"] = ex->rec.parent_step;
-    children_[ex->rec.parent_id].push_back(ex->rec.id);
+      {"workflow", ex->def->name}, {"version", ex->def->version}, {"input", ex->rec.input}};
+  if (!ex->ParentId().empty()) {
+    started["parent_id"] = ex->ParentId();
+    started["parent_step"] = ex->ParentStep();
+    children_[ex->ParentId()].push_back(ex->rec.id);
   }
   Emit(*ex, "execution.started", -1, std::move(started));
-  if (!ex->rec.parent_id.empty()) ++stats_.children_started;
+  if (!ex->ParentId().empty()) ++stats_.children_started;
   if (Admit(ex)) BeginSteps(ex);  // else queued, or refused by its concurrency policy
   return ex->rec.id;
 }

@@ -126,7 +126,7 @@ std::optional<ExecutionProgress> Engine::Progress(const std::string& id) const {
 std::optional<ExecutionRecord> Engine::Record(const std::string& id) const {
   auto ex = impl_->Find(id);
   if (!ex) return std::nullopt;
-  return ex->rec;
+  return ex->Record();
 }
 std::vector<std::string> Engine::TakeAbandoned() {
   return std::exchange(impl_->abandoned_, {});

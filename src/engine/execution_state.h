@@ -154,9 +154,51 @@ struct ExecExtras {
   uint64_t queue_seq = 0;
 };
 
+// Where an execution came from, which few say: the parent that started it (a child
+// workflow's) and the idempotency key it was submitted with.
+struct ExecOrigin {
+  std::string parent_id;
+  std::string parent_step;
+  int parent_attempt = 0;
+  std::string idempotency_key;
+};
+
 struct ExecState {
-  ExecutionRecord rec;
+  // What the store has (or will have once the turn commits), but for what def says (the
+  // workflow's name, version and text) and origin: Record() is the whole of it.
+  ExecutionRecordFields rec;
   std::shared_ptr<const WorkflowDef> def;
+  std::unique_ptr<ExecOrigin> origin;  // null: no parent, no idempotency key
+  const std::string& ParentId() const { return origin ? origin->parent_id : kNone; }
+  const std::string& ParentStep() const { return origin ? origin->parent_step : kNone; }
+  int ParentAttempt() const { return origin ? origin->parent_attempt : 0; }
+  const std::string& IdempotencyKey() const { return origin ? origin->idempotency_key : kNone; }
+  // Takes the origin of `r` (kept only when it says something).
+  void SetOrigin(const ExecutionRecord& r) {
+    if (r.parent_id.empty() && r.parent_step.empty() && r.parent_attempt == 0 &&
+        r.idempotency_key.empty()) {
+      origin.reset();
+      return;
+    }
+    origin = std::make_unique<ExecOrigin>(
+        ExecOrigin{r.parent_id, r.parent_step, r.parent_attempt, r.idempotency_key});
+  }
+  // The whole record, into `out` (which may be a record being reused).
+  void FillRecord(ExecutionRecord& out) const {
+    static_cast<ExecutionRecordFields&>(out) = rec;
+    out.workflow = def->name;
+    out.version = def->version;
+    out.definition = def->source;
+    out.parent_id = ParentId();
+    out.parent_step = ParentStep();
+    out.parent_attempt = ParentAttempt();
+    out.idempotency_key = IdempotencyKey();
+  }
+  ExecutionRecord Record() const {
+    ExecutionRecord out;
+    FillRecord(out);
+    return out;
+  }
   std::vector<StepState> steps;
   // Step id -> index, built on first use (templates, recovery): a run of template-free
   // steps never pays for it, nor for an empty map's 56 bytes.
@@ -175,7 +217,7 @@ struct ExecState {
   std::shared_ptr<const WorkflowPlan> plan;
 
   // (The ints and the flags sit together, below, and the rare fields are apart in
-  // ExecExtras: every live execution holds one of these, and 496 bytes plus make_shared's
+  // ExecExtras: every live execution holds one of these, and 368 bytes plus make_shared's
   // 16 is a jemalloc size class.)
   int64_t next_seq = 1;
   TimerId deadline_timer = 0;
@@ -194,9 +236,7 @@ struct ExecState {
   }
   bool HasParked() const { return extras && !extras->parked.empty(); }
   // The concurrency group (empty = none); the slots held are the flags below.
-  const std::string& ConcurrencyGroup() const {
-    return extras ? extras->concurrency_group : kNoGroup;
-  }
+  const std::string& ConcurrencyGroup() const { return extras ? extras->concurrency_group : kNone; }
   WaitQueue* WaitingIn() const { return extras ? extras->waiting_in : nullptr; }
 
   int in_flight = 0;  // dispatched steps counted against max_parallel
@@ -222,14 +262,14 @@ struct ExecState {
   bool paused() const { return rec.status == ExecutionStatus::kPaused; }
 
  private:
-  static inline const std::string kNoGroup;
+  static inline const std::string kNone;
 };
 
 #if defined(__GLIBCXX__) && defined(__x86_64__)
 // Each waiting step of a one-step workflow holds one of each: a field added past these
 // sizes moves the structure up a jemalloc size class (and ~20 % more memory per waiting
 // step). Keep the rare ones apart (ExecExtras, StepGuards) instead of raising the bound.
-static_assert(sizeof(ExecState) <= 496, "ExecState + make_shared's block must fit 512 bytes");
+static_assert(sizeof(ExecState) <= 368, "ExecState + make_shared's block must fit 384 bytes");
 static_assert(sizeof(StepState) <= 256, "StepState must fit 256 bytes");
 #endif
 

@@ -38,6 +38,10 @@ Result<std::shared_ptr<const WorkflowDef>> Engine::Impl::SnapshotDefinition(
     return Status(def.status().code(),
                   "execution '" + execution.id + "': stored definition: " + def.status().message());
   }
+  // The engine writes an execution's workflow name and version from the definition it
+  // runs: that must say what the record said, whatever the snapshot's text says.
+  if (!execution.workflow.empty()) def.value().name = execution.workflow;
+  def.value().version = execution.version;
   auto shared = std::make_shared<const WorkflowDef>(std::move(def.value()));
   snapshot_defs_[key] = shared;
   return shared;
@@ -54,9 +58,10 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
   if (!def.ok()) return def.status();
   auto ex = std::make_shared<ExecState>();
   ex->def = std::move(def.value());
+  // The record's copy of the text goes; the shared definition's serves instead (as its
+  // workflow name and version: SnapshotDefinition made them the record's).
   ex->rec = execution;
-  // The record's copy of the text goes; the shared definition's serves instead.
-  ex->rec.definition = ex->def->source;
+  ex->SetOrigin(execution);
   ex->next_seq = last_event_seq + 1;
   if (Status st = BuildGraph(*ex); !st.ok()) return st;
   if (!signals.empty()) {
@@ -113,7 +118,7 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
   TurnGuard turn(this);
   executions_.emplace(ex->rec.id, ex);
   ++active_;
-  if (!ex->rec.parent_id.empty()) AdoptChild(ex);
+  if (!ex->ParentId().empty()) AdoptChild(ex);
   if (ex->rec.status == ExecutionStatus::kQueued && retry == nullptr) {
     // Nothing of it ran: it waits for its slot again, in its place.
     Emit(*ex, "execution.recovered", -1,

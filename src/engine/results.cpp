@@ -319,7 +319,7 @@ void Engine::Impl::FinishStep(const ExecPtr& ex, int step, StepStatus status, bo
     }
   }
   MarkStepDirty(ex, step);
-  if (!ex->rec.parent_id.empty()) ReportChildProgress(*ex);
+  if (!ex->ParentId().empty()) ReportChildProgress(*ex);
   if (propagate) {
     for (int d : ex->plan->graph.Downstream(step)) {
       if (--ex->steps[d].pending_deps == 0) propagate_.emplace_back(ex, d);
@@ -382,11 +382,11 @@ void Engine::Impl::FinishExecution(const ExecPtr& ex, ExecutionStatus status, Js
   if (!ex->rec.error.is_null()) data["error"] = ex->rec.error;
   Emit(*ex, type, -1, std::move(data));
   // A child hands its result to the parent step in this same turn (children.cpp).
-  if (!ex->rec.parent_id.empty()) EndChild(*ex);
+  if (!ex->ParentId().empty()) EndChild(*ex);
   // Its concurrency slots go to the next in line, in this turn too.
   if (was_queued || ex->holds_group_slot || ex->holds_global_slot) ReleaseSlots(ex);
   if (options_.finish_hook != nullptr) {
-    if (auto after_commit = options_.finish_hook->OnFinish(ex->rec, *ex->def, batch_)) {
+    if (auto after_commit = options_.finish_hook->OnFinish(ex->Record(), *ex->def, batch_)) {
       AddEffect(std::move(after_commit));
     }
   }

@@ -48,7 +48,7 @@ Result<SignalRecord> Engine::Impl::Signal(const std::string& id, const std::stri
     }
   }
   if (!expected) {
-    return Status(errc::kValidation, "workflow '" + ex->rec.workflow +
+    return Status(errc::kValidation, "workflow '" + ex->def->name +
                                          "' has no step waiting for signal '" + name + "'" +
                                          (names.empty() ? "" : " (it waits for: " + names + ")"));
   }

@@ -19,7 +19,7 @@ constexpr int64_t kSlowFactor = 3;         // times the p95 of the step's recent
 constexpr int64_t kMinThresholdMs = 1000;  // below this, "slow" is noise
 
 std::string HistoryKey(const engine::ExecState& ex, const StepDef& def) {
-  return ex.rec.ns + '\0' + ex.rec.workflow + '\0' + def.id;
+  return ex.rec.ns + '\0' + ex.def->name + '\0' + def.id;
 }
 
 int64_t P95(const DurationHistory& h) {

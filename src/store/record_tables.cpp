@@ -92,15 +92,15 @@ template <>
 const Table<ExecutionRecord>& TableOf<ExecutionRecord>() {
   static const Table<E> t{
       "executions",
-      {Text<&E::id>("id", true), Filed(Text<&E::ns>("ns")), Filed(Text<&E::workflow>("workflow")),
-       Int<&E::version>("version"), Definition(), JsonText<&E::input>("input"),
-       Enum<&E::status, &ParseExecutionStatus>("status"), Int<&E::priority>("priority"),
-       JsonText<&E::output>("output"), JsonText<&E::error>("error"),
-       Filed(Text<&E::parent_id>("parent_id")), Text<&E::parent_step>("parent_step"),
-       Int<&E::parent_attempt>("parent_attempt"),
-       Filed(Text<&E::idempotency_key>("idempotency_key")), JsonText<&E::vars>("vars"),
-       Filed(Int<&E::created_at>("created_at")), Int<&E::started_at>("started_at"),
-       Int<&E::completed_at>("completed_at"), Int<&E::deadline>("deadline")},
+      {Text<&E::id, E>("id", true), Filed(Text<&E::ns, E>("ns")),
+       Filed(Text<&E::workflow>("workflow")), Int<&E::version>("version"), Definition(),
+       JsonText<&E::input, E>("input"), Enum<&E::status, &ParseExecutionStatus, E>("status"),
+       Int<&E::priority, E>("priority"), JsonText<&E::output, E>("output"),
+       JsonText<&E::error, E>("error"), Filed(Text<&E::parent_id>("parent_id")),
+       Text<&E::parent_step>("parent_step"), Int<&E::parent_attempt>("parent_attempt"),
+       Filed(Text<&E::idempotency_key>("idempotency_key")), JsonText<&E::vars, E>("vars"),
+       Filed(Int<&E::created_at, E>("created_at")), Int<&E::started_at, E>("started_at"),
+       Int<&E::completed_at, E>("completed_at"), Int<&E::deadline, E>("deadline")},
       [](const E& e) { return "execution " + e.id; }};
   return t;
 }

@@ -1,0 +1,93 @@
+// The engine holds a running execution's record in parts (ExecState: the fields, its
+// definition, its origin); every record it writes must still be the whole of it.
+#include "support/sim_harness.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+
+namespace baton {
+namespace {
+
+using testing::SimHarness;
+
+constexpr const char* kTwoSteps = R"(
+name: two
+version: 3
+steps:
+  - {id: a, type: shell, run: a, with: {sim_ms: 10}}
+  - {id: b, type: shell, run: b, depends_on: [a], with: {sim_ms: 25}}
+)";
+
+std::string StartChildWithKey(SimHarness& h) {
+  StartRequest req;
+  req.workflow = testing::MustParse(kTwoSteps);
+  req.input = Json{{"x", 1}};
+  req.parent_id = "parent-1";
+  req.parent_step = "deploy";
+  req.parent_attempt = 2;
+  req.idempotency_key = "order-42";
+  std::string id;
+  h.loop->Post([&] {
+    auto r = h.engine->Start(req);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    id = *r;
+  });
+  h.loop->RunReady();
+  return id;
+}
+
+void ExpectWhole(const ExecutionRecord& r, const std::string& workflow, int version) {
+  EXPECT_EQ(r.workflow, workflow);
+  EXPECT_EQ(r.version, version);
+  ASSERT_NE(r.definition, nullptr);
+  EXPECT_NE(r.definition->find("\"sim_ms\""), std::string::npos) << *r.definition;
+  EXPECT_EQ(r.input, (Json{{"x", 1}}));
+  EXPECT_EQ(r.parent_id, "parent-1");
+  EXPECT_EQ(r.parent_step, "deploy");
+  EXPECT_EQ(r.parent_attempt, 2);
+  EXPECT_EQ(r.idempotency_key, "order-42");
+}
+
+TEST(ExecutionRecord, EveryWriteKeepsItsDefinitionAndOrigin) {
+  SimHarness h;
+  std::string id = StartChildWithKey(h);
+  ExpectWhole(h.Execution(id), "two", 3);
+  // The engine's own view (Engine::Record, no store read) says the same.
+  std::optional<ExecutionRecord> held;
+  h.loop->Post([&] { held = h.engine->Record(id); });
+  h.loop->RunReady();
+  ASSERT_TRUE(held.has_value());
+  ExpectWhole(*held, "two", 3);
+  // Its record was written again by the turns that ran and finished it.
+  h.loop->RunUntilIdle();
+  ExecutionRecord done = h.Execution(id);
+  ASSERT_EQ(done.status, ExecutionStatus::kCompleted);
+  ExpectWhole(done, "two", 3);
+}
+
+TEST(ExecutionRecord, ARecoveredExecutionKeepsWhatItsRecordSaid) {
+  SimHarness h;
+  std::string id = StartChildWithKey(h);
+  h.loop->RunUntilIdle(h.clock.Now() + 20);  // a is done, b runs
+  ASSERT_EQ(h.Step(id, "b").status, StepStatus::kRunning);
+  h.Crash();
+  // A record whose name and version differ from its snapshot's text (a workflow stored
+  // under another name, or renumbered): the record is the truth.
+  ExecutionRecord stored = h.Execution(id);
+  stored.workflow = "renamed";
+  stored.version = 7;
+  WriteBatch batch;
+  batch.executions.push_back(stored);
+  const WriteBatch* batches[] = {&batch};
+  ASSERT_TRUE(h.store->Commit(batches).ok());
+
+  h.loop->Post([&] { ASSERT_TRUE(RecoverExecutions(h.store.get(), h.engine.get()).ok()); });
+  h.loop->RunUntilIdle();
+  ExecutionRecord done = h.Execution(id);
+  ASSERT_EQ(done.status, ExecutionStatus::kCompleted);
+  ExpectWhole(done, "renamed", 7);
+}
+
+}  // namespace
+}  // namespace baton
