@@ -29,14 +29,7 @@ std::string Start(SimHarness& h, const std::string& yaml, const std::string& cus
   req.workflow = testing::MustParse(yaml);
   req.input = {{"customer", customer}};
   req.priority = priority;
-  std::string id;
-  h.loop->Post([&] {
-    auto r = h.engine->Start(req);
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-    id = *r;
-  });
-  h.loop->RunReady();
-  return id;
+  return h.Start(req);
 }
 
 ExecutionStatus StatusOf(SimHarness& h, const std::string& id) {

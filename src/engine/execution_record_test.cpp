@@ -27,14 +27,7 @@ std::string StartChildWithKey(SimHarness& h) {
   req.parent_step = "deploy";
   req.parent_attempt = 2;
   req.idempotency_key = "order-42";
-  std::string id;
-  h.loop->Post([&] {
-    auto r = h.engine->Start(req);
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-    id = *r;
-  });
-  h.loop->RunReady();
-  return id;
+  return h.Start(req);
 }
 
 void ExpectWhole(const ExecutionRecord& r, const std::string& workflow, int version) {

@@ -177,6 +177,10 @@ struct SimHarness {
     auto resolved = ResolveInputs(*req.workflow, input, {});
     EXPECT_TRUE(resolved.ok()) << resolved.status().message();
     req.input = resolved.ok() ? *resolved : input;
+    return Start(req);
+  }
+  // Starts `req` on the loop and returns its id ("" on failure, which it reports).
+  std::string Start(const StartRequest& req) {
     std::string id;
     loop->Post([&] {
       auto r = engine->Start(req);
