@@ -187,6 +187,9 @@ struct EngineStats {
   size_t cache_entries = 0;
   int64_t cache_bytes = 0;
   uint64_t batches = 0;
+  // Executions whose definition came without its compiled plan (built in code, or edited
+  // since), so that one was compiled for them alone.
+  uint64_t plans_compiled = 0;
   // Executions dropped from memory because a batch of theirs was refused by the store
   // (their stored state is the last good one; a restart or `baton resume` continues it).
   uint64_t executions_abandoned = 0;

@@ -300,11 +300,13 @@ Status Engine::Impl::BuildGraph(ExecState& ex) {
   // The plan comes compiled with the definition; one built in code without it (or edited
   // since) is compiled here, for this execution.
   if (def.plan && def.plan->graph.size() == n) {
-    ex.plan = def.plan;
+    ex.plan = def.plan.get();
   } else {
     Result<std::shared_ptr<const WorkflowPlan>> plan = CompilePlan(def);
     if (!plan.ok()) return plan.status();
-    ex.plan = std::move(plan).value();
+    ex.plan = plan->get();
+    ex.More().own_plan = std::move(plan).value();
+    ++stats_.plans_compiled;
   }
   const StepGraph& g = ex.plan->graph;
   // Each step's state is built once, in place: a 100k-step workflow should not pay for
@@ -321,7 +323,10 @@ Status Engine::Impl::BuildGraph(ExecState& ex) {
     st.uses_capacity = st.def->type != StepType::kNoop && st.def->type != StepType::kWait &&
                        st.def->type != StepType::kCommand && st.def->type != StepType::kWorkflow;
   }
-  ex.layer_open = ex.plan->layer_size;
+  if (!ex.plan->layer_size.empty()) {
+    ex.layer_open = std::make_unique<int[]>(ex.plan->layer_size.size());
+    std::copy(ex.plan->layer_size.begin(), ex.plan->layer_size.end(), ex.layer_open.get());
+  }
   return Status::Ok();
 }
 

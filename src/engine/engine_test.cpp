@@ -614,23 +614,33 @@ steps:
 )");
   ASSERT_NE(def, nullptr);
   ASSERT_NE(def->plan, nullptr);
-  EXPECT_EQ(def->plan.use_count(), 1);
+  const long held_before = def.use_count();
   std::vector<std::string> ids;
-  for (bool go : {true, false, true}) {
+  auto start = [&](std::shared_ptr<const WorkflowDef> workflow, bool go) {
     StartRequest req;
-    req.workflow = def;
+    req.workflow = std::move(workflow);
     req.input = Json{{"go", go}};
     h.loop->Post([&] { ids.push_back(*h.engine->Start(req)); });
     h.loop->RunReady();
-  }
-  // Three executions running, one plan: none compiled its own graph or conditions.
-  EXPECT_EQ(def->plan.use_count(), 4);
+  };
+  for (bool go : {true, false, true}) start(def, go);
+  // Three executions running on the definition (which holds the plan), none with a
+  // graph and conditions compiled for itself.
+  EXPECT_EQ(def.use_count(), held_before + 3);
+  EXPECT_EQ(def->plan.use_count(), 1);
+  EXPECT_EQ(h.engine->Stats().plans_compiled, 0u);
+  // A definition without its plan (built in code) runs from one compiled for it.
+  auto bare = std::make_shared<WorkflowDef>(*def);
+  bare->plan = nullptr;
+  start(bare, false);
+  EXPECT_EQ(h.engine->Stats().plans_compiled, 1u);
   h.loop->RunUntilIdle();
-  ASSERT_EQ(ids.size(), 3u);
+  ASSERT_EQ(ids.size(), 4u);
   EXPECT_EQ(h.Step(ids[0], "gated").status, StepStatus::kCompleted);
   EXPECT_EQ(h.Step(ids[1], "gated").status, StepStatus::kSkipped);
   EXPECT_EQ(h.Step(ids[2], "gated").status, StepStatus::kCompleted);
-  EXPECT_EQ(def->plan.use_count(), 1);  // finished executions let go of it
+  EXPECT_EQ(h.Step(ids[3], "gated").status, StepStatus::kSkipped);
+  EXPECT_EQ(def.use_count(), held_before);  // finished executions let go of it
 }
 
 TEST(Engine, ADefinitionBuiltInCodeWithoutAPlanIsCompiledForItsExecution) {

@@ -140,8 +140,9 @@ struct ExecState;
 using WaitQueue = std::set<std::tuple<int, uint64_t, std::shared_ptr<ExecState>>>;
 
 // What only some executions use (steps held back, signals, a concurrency group or a wait
-// for a slot): apart, so that the common execution stays small (every live one holds an
-// ExecState, and each waiting step of a one-step workflow is one execution).
+// for a slot, a failed step, a plan of their own): apart, so that the common execution
+// stays small (every live one holds an ExecState, and each waiting step of a one-step
+// workflow is one execution).
 struct ExecExtras {
   StepFifo parked;  // ready steps held back by pause or max_parallel
   // Signals sent to the execution, by seq (taken ones keep consumed_by); see signals.cpp.
@@ -152,6 +153,12 @@ struct ExecExtras {
   std::string concurrency_group;
   WaitQueue* waiting_in = nullptr;
   uint64_t queue_seq = 0;
+  // The error of the first step that failed for good (ExecState::had_failure), with its
+  // id as "step".
+  Json first_failure;
+  // ExecState::plan when the definition came without one (built in code, or edited
+  // since): compiled for this execution alone.
+  std::shared_ptr<const WorkflowPlan> own_plan;
 };
 
 // Where an execution came from, which few say: the parent that started it (a child
@@ -213,17 +220,18 @@ struct ExecState {
   }
   mutable std::unique_ptr<std::unordered_map<std::string, int>> step_index_;
   // The definition's compiled graph, layers and conditions: def->plan, shared by every
-  // execution of the definition (compiled for this one only when def has none).
-  std::shared_ptr<const WorkflowPlan> plan;
+  // execution of the definition and alive as long as def (or, when def has none, the
+  // one compiled for this execution in extras->own_plan).
+  const WorkflowPlan* plan = nullptr;
 
   // (The ints and the flags sit together, below, and the rare fields are apart in
-  // ExecExtras: every live execution holds one of these, and 368 bytes plus make_shared's
+  // ExecExtras: every live execution holds one of these, and 304 bytes plus make_shared's
   // 16 is a jemalloc size class.)
   int64_t next_seq = 1;
   TimerId deadline_timer = 0;
-  Json first_failure;           // error of the first step that failed for good
-  int64_t progress_sum = 0;     // sum of per-step progress (terminal = 100)
-  std::vector<int> layer_open;  // non-terminal steps per layer
+  int64_t progress_sum = 0;  // sum of per-step progress (terminal = 100)
+  // Non-terminal steps per layer (plan->layers of them; null when there are none).
+  std::unique_ptr<int[]> layer_open;
   // When its last event was emitted (stalls.cpp); stall_reported below says whether
   // execution.stalled was reported since.
   TimeMs last_activity = 0;
@@ -269,7 +277,7 @@ struct ExecState {
 // Each waiting step of a one-step workflow holds one of each: a field added past these
 // sizes moves the structure up a jemalloc size class (and ~20 % more memory per waiting
 // step). Keep the rare ones apart (ExecExtras, StepGuards) instead of raising the bound.
-static_assert(sizeof(ExecState) <= 368, "ExecState + make_shared's block must fit 384 bytes");
+static_assert(sizeof(ExecState) <= 304, "ExecState + make_shared's block must fit 320 bytes");
 static_assert(sizeof(StepState) <= 256, "StepState must fit 256 bytes");
 #endif
 

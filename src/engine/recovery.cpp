@@ -101,8 +101,9 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
       if ((st.rec.status == StepStatus::kFailed || st.rec.status == StepStatus::kTimeout) &&
           !st.def->optional) {
         if (!ex->had_failure) {
-          ex->first_failure = st.rec.error;
-          ex->first_failure["step"] = st.def->id;
+          Json& first = ex->More().first_failure;
+          first = st.rec.error;
+          first["step"] = st.def->id;
         }
         ex->had_failure = true;
       }

@@ -272,8 +272,9 @@ void Engine::Impl::FailAttempt(const ExecPtr& ex, int step, StepStatus status, c
   WriteDeadLetter(ex, step, now);
   if (!def.optional) {
     if (!ex->had_failure) {
-      ex->first_failure = err;
-      ex->first_failure["step"] = def.id;
+      Json& first = ex->More().first_failure;
+      first = err;
+      first["step"] = def.id;
     }
     ex->had_failure = true;
     if (ex->def->fail_fast && !ex->failing_fast) {
@@ -312,7 +313,7 @@ void Engine::Impl::FinishStep(const ExecPtr& ex, int step, StepStatus status, bo
   ex->progress_sum += 100 - st.rec.progress;
   st.rec.progress = 100;
   ++ex->terminal_steps;
-  if (!ex->layer_open.empty()) {
+  if (ex->layer_open) {
     --ex->layer_open[ex->plan->layer_of[step]];
     while (ex->current_layer < ex->plan->layers && ex->layer_open[ex->current_layer] == 0) {
       ++ex->current_layer;
@@ -332,7 +333,7 @@ void Engine::Impl::MaybeFinish(const ExecPtr& ex) {
   if (ex->finished || ex->stopping) return;
   if (ex->terminal_steps < static_cast<int>(ex->steps.size())) return;
   if (ex->had_failure) {
-    Json err = ex->first_failure;
+    Json err = ex->extras ? ex->extras->first_failure : Json();
     err["message"] = "step '" + err.value("step", std::string()) +
                      "' failed: " + err.value("message", std::string());
     return FinishExecution(ex, ExecutionStatus::kFailed, std::move(err));
