@@ -95,6 +95,34 @@ TEST(Reattach, ARunningRemoteAttemptIsTakenOverNotRestarted) {
   EXPECT_NE(std::find(types.begin(), types.end(), "step.reattached"), types.end());
 }
 
+// The callbacks find their execution from the assignment id's first characters (every
+// id the engine makes begins with the execution's): one stored in another form, as a
+// store written by another version may hold, is reported against its execution too.
+TEST(Reattach, AnAttemptStoredUnderAnIdOfAnotherFormIsTakenOver) {
+  Fixture f;
+  std::string id = f.h.StartOnly(kWorkflow, {{"model", "llama"}});
+  f.h.loop->RunUntilIdle(f.h.clock.Now() + 100);
+  ASSERT_EQ(f.remote->started.size(), 1u);
+  f.h.Crash();
+  StepRecord step = f.h.Step(id, "download");
+  step.assignment_id = "legacy-download-1";
+  WriteBatch batch;
+  batch.steps.push_back(step);
+  const WriteBatch* batches[] = {&batch};
+  ASSERT_TRUE(f.h.store->Commit(batches).ok());
+  f.remote = std::make_unique<HeldRunner>();
+  f.h.engine->SetRunner(StepType::kCommand, f.remote.get());
+  f.h.loop->Post([&] { ASSERT_TRUE(RecoverExecutions(f.h.store.get(), f.h.engine.get()).ok()); });
+  f.h.loop->RunReady();
+
+  ASSERT_EQ(f.remote->reattached.size(), 1u);
+  EXPECT_EQ(f.remote->reattached[0].assignment_id, "legacy-download-1");
+  f.remote->Finish("legacy-download-1", Json{{"path", "/m"}});
+  f.h.loop->RunUntilIdle();
+  EXPECT_EQ(f.h.Execution(id).status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(f.h.Step(id, "download").output["path"], "/m");
+}
+
 TEST(Reattach, TheStepTimeoutStillCountsFromTheFirstDispatch) {
   Fixture f;
   std::string id = f.h.StartOnly(kWorkflow, {{"model", "llama"}});

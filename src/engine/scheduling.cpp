@@ -310,52 +310,68 @@ void Engine::Impl::StartAssignment(const ExecPtr& ex, int step, Runner* runner, 
     // waits or runs, so each pending step pays for them (a callback holding its own
     // copies of the ids is a heap block each). Each callback captures the record alone:
     // std::function keeps 16 bytes of capture in a 16-byte block, [this, r]'s 24 in 32.
-    // (96 bytes and make_shared's 16 are a jemalloc size class: what only a for_each
-    // instance needs is in InstanceReport.)
+    // (64 bytes and make_shared's 16 are a jemalloc size class: the execution's id is
+    // where every assignment id begins, and what only a for_each instance needs, or an
+    // assignment id that does not begin so, is in FullReport.)
     struct Report {
-      Impl* impl;
-      std::shared_ptr<RunnerInbox> inbox;
-      std::string id;          // the execution
-      std::string assignment;  // this dispatch
+      std::shared_ptr<RunnerInbox> inbox;  // and through it the engine (inbox->impl)
+      std::string assignment;              // this dispatch
       int step;
-      bool instance;
+      uint16_t id_size;  // the execution's id: assignment's first id_size characters
+      bool instance;     // a for_each instance's: FullReport::attempt_id is its step's
+      bool full;         // a FullReport; its execution_id, when set, is the execution's
     };
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-    static_assert(sizeof(Report) <= 96, "Report + make_shared's block must fit 112 bytes");
+    static_assert(sizeof(Report) <= 64, "Report + make_shared's block must fit 80 bytes");
 #endif
-    struct InstanceReport : Report {
-      std::string attempt_id;  // the step's attempt, which an instance reports against
+    struct FullReport : Report {
+      std::string attempt_id;    // the step's attempt, which an instance reports against
+      std::string execution_id;  // set when the assignment id does not begin with it
     };
+    const bool prefixed =
+        req.execution_id.size() <= UINT16_MAX && req.assignment_id.starts_with(req.execution_id);
+    const auto id_size = static_cast<uint16_t>(prefixed ? req.execution_id.size() : 0);
     std::shared_ptr<const Report> r;
-    if (instance) {
-      r = std::make_shared<const InstanceReport>(InstanceReport{
-          {this, inbox_, req.execution_id, req.assignment_id, step, true}, st->rec.assignment_id});
+    if (instance || !prefixed) {
+      r = std::make_shared<const FullReport>(
+          FullReport{{inbox_, req.assignment_id, step, id_size, instance, true},
+                     instance ? st->rec.assignment_id : std::string(),
+                     prefixed ? std::string() : req.execution_id});
     } else {
       r = std::make_shared<const Report>(
-          Report{this, inbox_, req.execution_id, req.assignment_id, step, false});
+          Report{inbox_, req.assignment_id, step, id_size, false, false});
     }
+    // The execution's id, as the engine's handlers take it.
+    static constexpr auto ExecutionId = [](const Report& report) {
+      if (report.full) {
+        const std::string& own = static_cast<const FullReport&>(report).execution_id;
+        if (!own.empty()) return own;
+      }
+      return report.assignment.substr(0, report.id_size);
+    };
     RunCallbacks cb;
     cb.on_started = [r] {
       const std::string& attempt_id =
-          r->instance ? static_cast<const InstanceReport&>(*r).attempt_id : r->assignment;
-      Impl* impl = r->impl;
-      impl->Deliver(r->inbox, [impl, id = r->id, step = r->step, attempt_id] {
+          r->instance ? static_cast<const FullReport&>(*r).attempt_id : r->assignment;
+      Impl* impl = r->inbox->impl;
+      impl->Deliver(r->inbox, [impl, id = ExecutionId(*r), step = r->step, attempt_id] {
         impl->OnStarted(id, step, attempt_id);
       });
     };
     if (!instance) {
       cb.on_progress = [r](int progress, Json data) {
-        r->impl->Deliver(r->inbox, [r, progress, data = std::move(data)] {
-          r->impl->OnProgress(r->id, r->step, r->assignment, progress, data);
+        Deliver(r->inbox, [r, progress, data = std::move(data)] {
+          r->inbox->impl->OnProgress(ExecutionId(*r), r->step, r->assignment, progress, data);
         });
       };
     }
     cb.on_done = [r](RunResult result) {
-      r->impl->Deliver(r->inbox, [r, result = std::move(result)]() mutable {
+      Deliver(r->inbox, [r, result = std::move(result)]() mutable {
+        Impl* impl = r->inbox->impl;
         if (r->instance) {
-          r->impl->OnInstanceDone(r->id, r->step, r->assignment, std::move(result));
+          impl->OnInstanceDone(ExecutionId(*r), r->step, r->assignment, std::move(result));
         } else {
-          r->impl->OnDone(r->id, r->step, r->assignment, std::move(result));
+          impl->OnDone(ExecutionId(*r), r->step, r->assignment, std::move(result));
         }
       });
     };
