@@ -59,6 +59,47 @@ TEST(ExecutionRecord, EveryWriteKeepsItsDefinitionAndOrigin) {
   ExpectWhole(done, "two", 3);
 }
 
+// What the finish hook is handed is the whole record, lent rather than copied: the
+// record written with the finish still has its input and output.
+TEST(ExecutionRecord, TheFinishHookSeesTheWholeRecordAndTheStoreStillGetsIt) {
+  struct Hook final : FinishHook {
+    std::vector<ExecutionRecord> seen;
+    std::function<void()> OnFinish(const ExecutionRecord& execution, const WorkflowDef&,
+                                   WriteBatch&) override {
+      seen.push_back(execution);
+      return nullptr;
+    }
+  } hook;
+  EngineOptions options;
+  options.finish_hook = &hook;
+  SimHarness h(options);
+  StartRequest req;
+  req.workflow = testing::MustParse(R"(
+name: two
+version: 3
+output: {answer: "{{ steps.a.output.v }}"}
+steps:
+  - {id: a, type: shell, run: a, with: {sim_ms: 10}}
+  - {id: b, type: shell, run: b, depends_on: [a], with: {sim_ms: 25}}
+)");
+  h.runner->script["a"] = {{10, "", Json{{"v", "forty-two"}}}};
+  req.input = Json{{"x", 1}};
+  req.parent_id = "parent-1";
+  req.parent_step = "deploy";
+  req.parent_attempt = 2;
+  req.idempotency_key = "order-42";
+  std::string id = h.Start(req);
+  h.loop->RunUntilIdle();
+
+  ASSERT_EQ(hook.seen.size(), 1u);
+  ExpectWhole(hook.seen[0], "two", 3);
+  EXPECT_EQ(hook.seen[0].status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(hook.seen[0].output, (Json{{"answer", "forty-two"}}));
+  ExecutionRecord stored = h.Execution(id);
+  ExpectWhole(stored, "two", 3);
+  EXPECT_EQ(stored.output, (Json{{"answer", "forty-two"}}));
+}
+
 TEST(ExecutionRecord, ARecoveredExecutionKeepsWhatItsRecordSaid) {
   SimHarness h;
   std::string id = StartChildWithKey(h);

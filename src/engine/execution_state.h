@@ -15,6 +15,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace baton::engine {
@@ -193,18 +194,24 @@ struct ExecState {
   // The whole record, into `out` (which may be a record being reused).
   void FillRecord(ExecutionRecord& out) const {
     static_cast<ExecutionRecordFields&>(out) = rec;
-    out.workflow = def->name;
-    out.version = def->version;
-    out.definition = def->source;
-    out.parent_id = ParentId();
-    out.parent_step = ParentStep();
-    out.parent_attempt = ParentAttempt();
-    out.idempotency_key = IdempotencyKey();
+    FillRest(out);
   }
   ExecutionRecord Record() const {
     ExecutionRecord out;
     FillRecord(out);
     return out;
+  }
+  // Calls f(const ExecutionRecord&) with the whole record, lending it this one's fields
+  // for the call instead of copying them (an output may be large), and returns what f
+  // returns. f must not reach this execution's rec meanwhile.
+  template <class F>
+  auto WithRecord(F&& f) {
+    ExecutionRecord whole;
+    static_cast<ExecutionRecordFields&>(whole) = std::move(rec);
+    FillRest(whole);
+    auto result = std::forward<F>(f)(std::as_const(whole));
+    rec = std::move(static_cast<ExecutionRecordFields&>(whole));
+    return result;
   }
   std::vector<StepState> steps;
   // Step id -> index, built on first use (templates, recovery): a run of template-free
@@ -270,6 +277,16 @@ struct ExecState {
   bool paused() const { return rec.status == ExecutionStatus::kPaused; }
 
  private:
+  // What the record says beyond rec.
+  void FillRest(ExecutionRecord& out) const {
+    out.workflow = def->name;
+    out.version = def->version;
+    out.definition = def->source;
+    out.parent_id = ParentId();
+    out.parent_step = ParentStep();
+    out.parent_attempt = ParentAttempt();
+    out.idempotency_key = IdempotencyKey();
+  }
   static inline const std::string kNone;
 };
 

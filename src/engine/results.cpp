@@ -387,7 +387,10 @@ void Engine::Impl::FinishExecution(const ExecPtr& ex, ExecutionStatus status, Js
   // Its concurrency slots go to the next in line, in this turn too.
   if (was_queued || ex->holds_group_slot || ex->holds_global_slot) ReleaseSlots(ex);
   if (options_.finish_hook != nullptr) {
-    if (auto after_commit = options_.finish_hook->OnFinish(ex->Record(), *ex->def, batch_)) {
+    auto after_commit = ex->WithRecord([&](const ExecutionRecord& record) {
+      return options_.finish_hook->OnFinish(record, *ex->def, batch_);
+    });
+    if (after_commit) {
       AddEffect(std::move(after_commit));
     }
   }
