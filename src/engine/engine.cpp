@@ -341,10 +341,8 @@ Result<std::string> Engine::Impl::Start(StartRequest request) {
   }
   ex->rec.input = std::move(request.input);
   ex->rec.priority = static_cast<int>(request.priority.value_or(ex->def->priority));
-  if (!request.parent_id.empty() || !request.idempotency_key.empty()) {
-    ex->origin = std::make_unique<engine::ExecOrigin>(engine::ExecOrigin{
-        request.parent_id, request.parent_step, request.parent_attempt, request.idempotency_key});
-  }
+  ex->origin = engine::ExecOrigin::Of(request.parent_id, request.parent_step,
+                                      request.parent_attempt, request.idempotency_key);
   ex->rec.ns = request.ns.empty() ? kDefaultNamespace : request.ns;
   ex->rec.status = ExecutionStatus::kRunning;
   ex->rec.created_at = now;

@@ -169,6 +169,18 @@ struct ExecOrigin {
   std::string parent_step;
   int parent_attempt = 0;
   std::string idempotency_key;
+
+  // One that says these, or null when they say nothing (no parent, no key).
+  static std::unique_ptr<ExecOrigin> Of(const std::string& parent_id,
+                                        const std::string& parent_step, int parent_attempt,
+                                        const std::string& idempotency_key) {
+    if (parent_id.empty() && parent_step.empty() && parent_attempt == 0 &&
+        idempotency_key.empty()) {
+      return nullptr;
+    }
+    return std::make_unique<ExecOrigin>(
+        ExecOrigin{parent_id, parent_step, parent_attempt, idempotency_key});
+  }
 };
 
 struct ExecState {
@@ -183,13 +195,7 @@ struct ExecState {
   const std::string& IdempotencyKey() const { return origin ? origin->idempotency_key : kNone; }
   // Takes the origin of `r` (kept only when it says something).
   void SetOrigin(const ExecutionRecord& r) {
-    if (r.parent_id.empty() && r.parent_step.empty() && r.parent_attempt == 0 &&
-        r.idempotency_key.empty()) {
-      origin.reset();
-      return;
-    }
-    origin = std::make_unique<ExecOrigin>(
-        ExecOrigin{r.parent_id, r.parent_step, r.parent_attempt, r.idempotency_key});
+    origin = ExecOrigin::Of(r.parent_id, r.parent_step, r.parent_attempt, r.idempotency_key);
   }
   // The whole record, into `out` (which may be a record being reused).
   void FillRecord(ExecutionRecord& out) const {
