@@ -1,7 +1,7 @@
 // Runners do the work of a step: a process, an HTTP request, a timer, a worker.
 //
 // The engine renders a step's templates into a RunRequest and calls Start(). The
-// runner reports back through the callbacks, from any thread; exactly one OnDone call
+// runner reports back through the callbacks, from any thread; exactly one Done() call
 // follows every Start, also after Cancel. The engine (not the runner) enforces step
 // timeouts: it calls Cancel() and records TIMEOUT itself.
 //
@@ -61,14 +61,72 @@ struct RunResult {
   std::string stderr_text;  // shell: captured stderr (bounded)
 };
 
-struct RunCallbacks {
-  // The work has really started (process spawned). Optional.
+// The receiving end of one attempt's reports, called from any thread (the runner's):
+// Started at most once and Progress any number of times, then Done exactly once.
+class RunSink {
+ public:
+  virtual ~RunSink() = default;
+  // The work has really started (process spawned, a worker took it).
+  virtual void Started() {}
+  // Progress 0..100 with optional data (a checkpoint).
+  virtual void Progress(int /*progress*/, Json /*data*/) {}
+  virtual void Done(RunResult result) = 0;
+};
+
+// The three reports as functions, each optional: for callers that have lambdas (tests,
+// the CLI, a runner handing work on). Converts to RunCallbacks.
+struct RunFunctions {
   std::function<void()> on_started;
-  // Progress 0..100 with optional data (a checkpoint). Optional.
   std::function<void(int progress, Json data)> on_progress;
-  // Exactly once.
   std::function<void(RunResult)> on_done;
 };
+
+// What a runner reports one attempt to: a handle on its RunSink, shared by copies (a
+// runner may keep one per thread). One pointer, not three functions: a runner holding
+// an attempt that waits for a worker holds one per pending step. A default-constructed
+// or moved-from handle reports nowhere.
+class RunCallbacks {
+ public:
+  RunCallbacks() = default;
+  explicit RunCallbacks(std::shared_ptr<RunSink> sink) : sink_(std::move(sink)) {}
+  RunCallbacks(RunFunctions functions);  // NOLINT(google-explicit-constructor): by design
+
+  void Started() const {
+    if (sink_) sink_->Started();
+  }
+  void Progress(int progress, Json data) const {
+    if (sink_) sink_->Progress(progress, std::move(data));
+  }
+  void Done(RunResult result) const {
+    if (sink_) sink_->Done(std::move(result));
+  }
+  explicit operator bool() const { return sink_ != nullptr; }
+
+ private:
+  std::shared_ptr<RunSink> sink_;
+};
+
+namespace detail {
+class FunctionSink final : public RunSink {
+ public:
+  explicit FunctionSink(RunFunctions f) : f_(std::move(f)) {}
+  void Started() override {
+    if (f_.on_started) f_.on_started();
+  }
+  void Progress(int progress, Json data) override {
+    if (f_.on_progress) f_.on_progress(progress, std::move(data));
+  }
+  void Done(RunResult result) override {
+    if (f_.on_done) f_.on_done(std::move(result));
+  }
+
+ private:
+  RunFunctions f_;
+};
+}  // namespace detail
+
+inline RunCallbacks::RunCallbacks(RunFunctions functions)
+    : sink_(std::make_shared<detail::FunctionSink>(std::move(functions))) {}
 
 class Runner {
  public:
@@ -89,20 +147,20 @@ class Runner {
   // Starts the work and returns at once.
   virtual void Start(const RunRequest& request, RunCallbacks callbacks) = 0;
   // Asks the work to stop (processes: SIGTERM to the group, SIGKILL after the grace
-  // period). OnDone still follows, with code CANCELLED unless the work finished first.
+  // period). Done() still follows, with code CANCELLED unless the work finished first.
   // An id never started, already finished or already cancelled is ignored, with no
-  // OnDone (the engine may cancel an attempt it only prepared, and cancel it twice).
+  // Done() (the engine may cancel an attempt it only prepared, and cancel it twice).
   virtual void Cancel(const std::string& assignment_id) = 0;
   // Stops accepting work and cancels everything running; blocks until done.
   virtual void Shutdown() {}
   // True when Start() may be followed by a wait (for a worker, for a free slot) before
-  // the work begins, and on_started says when it does. Until then the attempt waits
+  // the work begins, and Started() says when it does. Until then the attempt waits
   // rather than runs: the engine watches for a slow attempt (`step.slow`) and learns the
-  // step's usual duration from on_started, not from the dispatch. False (the default):
+  // step's usual duration from Started(), not from the dispatch. False (the default):
   // the work begins at Start().
   virtual bool ReportsStart() const { return false; }
   // Kills everything running at once, without the cancel's grace period (a second
-  // Ctrl-C). Each attempt still ends through OnDone (CANCELLED once cancelled). A no-op
+  // Ctrl-C). Each attempt still ends through Done() (CANCELLED once cancelled). A no-op
   // for runners with nothing to kill.
   virtual void KillNow() {}
 
@@ -111,12 +169,12 @@ class Runner {
   // ENGINE_RESTART: work that lives outside this process (a remote worker) may still be
   // going on. `request` is the original dispatch (same assignment id, spec rendered
   // again). Callbacks follow as after Start(); a runner that cannot find the work calls
-  // on_done with ENGINE_RESTART.
+  // Done() with ENGINE_RESTART.
   virtual bool CanReattach() const { return false; }
   virtual void Reattach(const RunRequest& /*request*/, RunCallbacks callbacks) {
     RunResult r;
     r.status = Status(errc::kEngineRestart, "the engine stopped while this attempt was running");
-    callbacks.on_done(std::move(r));
+    callbacks.Done(std::move(r));
   }
 };
 
@@ -140,8 +198,8 @@ struct ShellRunnerOptions {
 // A step's process group does not outlive it: when the process exits (or is cancelled),
 // whatever is left of its group gets SIGKILL; a daemon meant to stay needs setsid.
 //
-// Threading: one I/O thread for all processes; on_started and on_done run on it and
-// must not block or call Shutdown(). Start() after Shutdown() calls on_done at once, on
+// Threading: one I/O thread for all processes; Started() and Done() run on it and
+// must not block or call Shutdown(). Start() after Shutdown() calls Done() at once, on
 // the calling thread, with CANCELLED.
 std::unique_ptr<Runner> NewShellRunner(const ShellRunnerOptions& options = {});
 

@@ -13,7 +13,7 @@ class NoopRunner final : public Runner {
     RunResult r;
     auto it = request.spec->find("with");
     if (it != request.spec->end()) r.output = *it;
-    cb.on_done(std::move(r));
+    cb.Done(std::move(r));
   }
   void Cancel(const std::string&) override {}
 };
@@ -59,14 +59,13 @@ class WaitRunner final : public Runner {
     } else {
       return Fail(cb, "wait: needs 'duration' or 'until'");
     }
-    if (cb.on_started) cb.on_started();
+    cb.Started();
     const std::string id = request.assignment_id;
-    auto done = std::make_shared<std::function<void(RunResult)>>(std::move(cb.on_done));
-    TimerId timer = loop_->ScheduleAt(when, [this, id, done] {
+    TimerId timer = loop_->ScheduleAt(when, [this, id, cb] {
       waits_.erase(id);
-      (*done)(RunResult{});
+      cb.Done(RunResult{});
     });
-    waits_[id] = {timer, done};
+    waits_[id] = {timer, std::move(cb)};
   }
 
   void Cancel(const std::string& assignment_id) override {
@@ -77,18 +76,18 @@ class WaitRunner final : public Runner {
     waits_.erase(it);
     RunResult r;
     r.status = Status(errc::kCancelled, "cancelled");
-    (*done)(std::move(r));
+    done.Done(std::move(r));
   }
 
  private:
   static void Fail(RunCallbacks& cb, const std::string& message) {
     RunResult r;
     r.status = Status(errc::kValidation, message);
-    cb.on_done(std::move(r));
+    cb.Done(std::move(r));
   }
   struct Pending {
     TimerId timer;
-    std::shared_ptr<std::function<void(RunResult)>> done;
+    RunCallbacks done;
   };
   EventLoop* loop_;
   std::unordered_map<std::string, Pending> waits_;

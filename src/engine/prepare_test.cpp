@@ -43,11 +43,11 @@ class PreparingRunner final : public Runner {
     cancelled.push_back(id);
     auto it = live.find(id);
     if (it == live.end()) return;  // prepared only: nothing to report
-    auto done = std::move(it->second.on_done);
+    auto done = std::move(it->second);
     live.erase(it);
     RunResult r;
     r.status = Status(errc::kCancelled, "cancelled");
-    done(std::move(r));
+    done.Done(std::move(r));
   }
 };
 
@@ -140,11 +140,11 @@ TEST(RunnerReports, ThoseThatArriveTogetherCommitInOneBatch) {
   f.ReleaseAll();
   ASSERT_EQ(f.runner.started.size(), 1u);
   RunCallbacks& cb = f.runner.live.begin()->second;
-  cb.on_started();
-  cb.on_progress(50, Json{{"part", 1}});
+  cb.Started();
+  cb.Progress(50, Json{{"part", 1}});
   RunResult done;
   done.output = Json{{"path", "/m"}};
-  cb.on_done(std::move(done));
+  cb.Done(std::move(done));
   f.loop.RunReady();
   ASSERT_EQ(f.committer.held(), 1u);
   const WriteBatch& batch = f.committer.batch(0);

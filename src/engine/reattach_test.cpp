@@ -20,11 +20,11 @@ class HeldRunner final : public Runner {
   void Cancel(const std::string& id) override {
     auto it = live.find(id);
     if (it == live.end()) return;
-    auto done = std::move(it->second.on_done);
+    auto done = std::move(it->second);
     live.erase(it);
     RunResult r;
     r.status = Status(errc::kCancelled, "cancelled");
-    done(std::move(r));
+    done.Done(std::move(r));
   }
   bool CanReattach() const override { return true; }
   void Reattach(const RunRequest& req, RunCallbacks cb) override {
@@ -32,11 +32,11 @@ class HeldRunner final : public Runner {
     live[req.assignment_id] = std::move(cb);
   }
   void Finish(const std::string& id, Json output) {
-    auto done = std::move(live.at(id).on_done);
+    auto done = std::move(live.at(id));
     live.erase(id);
     RunResult r;
     r.output = std::move(output);
-    done(std::move(r));
+    done.Done(std::move(r));
   }
 };
 
@@ -147,9 +147,9 @@ TEST(Reattach, ARunnerThatCannotFindTheWorkLosesTheAttemptAsBefore) {
   ASSERT_EQ(held.reattached.size(), 1u);
   RunResult lost;
   lost.status = Status(errc::kEngineRestart, "gone");
-  auto done = std::move(held.live.begin()->second.on_done);
+  auto done = std::move(held.live.begin()->second);
   held.live.clear();
-  done(std::move(lost));
+  done.Done(std::move(lost));
   f.h.loop->RunUntilIdle();
   EXPECT_EQ(f.h.Execution(id).status, ExecutionStatus::kCompleted);
   EXPECT_EQ(f.h.Step(id, "download").attempts, 2);
@@ -231,11 +231,11 @@ steps:
   // The dead-letter record still gets the spec as rendered for the failed attempt.
   const RunRequest failed =
       f.remote->started[1].step_id == "rendered" ? f.remote->started[1] : f.remote->started[0];
-  auto done = std::move(f.remote->live.at(failed.assignment_id).on_done);
+  auto done = std::move(f.remote->live.at(failed.assignment_id));
   f.remote->live.erase(failed.assignment_id);
   RunResult r;
   r.status = Status("EXIT_NONZERO", "download failed");
-  done(std::move(r));
+  done.Done(std::move(r));
   f.h.loop->RunUntilIdle();
   auto letters = f.h.store->ListDeadLetters(DeadLetterFilter{});
   ASSERT_TRUE(letters.ok()) << letters.status().ToString();
@@ -266,7 +266,7 @@ steps:
   f.h.clock.Advance(Duration(50));
   const TimeMs acked = f.h.clock.Now();
   const std::string assignment = f.remote->started[0].assignment_id;
-  f.remote->live.at(assignment).on_started();
+  f.remote->live.at(assignment).Started();
   f.h.loop->RunUntilIdle();
   f.h.clock.Advance(Duration(200));
   f.remote->Finish(assignment, Json::object());

@@ -306,75 +306,89 @@ void Engine::Impl::StartAssignment(const ExecPtr& ex, int step, Runner* runner, 
       if (!reattach) runner->Cancel(req.assignment_id);
       return;
     }
-    // One record the three callbacks share: a runner holds them for as long as the step
-    // waits or runs, so each pending step pays for them (a callback holding its own
-    // copies of the ids is a heap block each). Each callback captures the record alone:
-    // std::function keeps 16 bytes of capture in a 16-byte block, [this, r]'s 24 in 32.
-    // (64 bytes and make_shared's 16 are a jemalloc size class: the execution's id is
-    // where every assignment id begins, and what only a for_each instance needs, or an
-    // assignment id that does not begin so, is in FullReport.)
-    struct Report {
+    // The attempt's sink: a runner holds it for as long as the step waits or runs, so
+    // each pending step pays for it. One block (the callbacks are one pointer to it; a
+    // copy of an id would be a heap block of its own): 64 bytes and make_shared's 16 are
+    // a jemalloc size class. The execution's id is where every assignment id begins, and
+    // what only a for_each instance needs, or an assignment id that does not begin so, is
+    // in FullReport. The reports it delivers copy what they need: they may outlive it.
+    struct Report : RunSink {
+      Report(std::shared_ptr<RunnerInbox> inbox, std::string assignment, int step, uint16_t id_size,
+             bool instance)
+          : inbox(std::move(inbox)),
+            assignment(std::move(assignment)),
+            step(step),
+            id_size(id_size),
+            instance(instance) {}
       std::shared_ptr<RunnerInbox> inbox;  // and through it the engine (inbox->impl)
       std::string assignment;              // this dispatch
       int step;
       uint16_t id_size;  // the execution's id: assignment's first id_size characters
       bool instance;     // a for_each instance's: FullReport::attempt_id is its step's
-      bool full;         // a FullReport; its execution_id, when set, is the execution's
+
+      // FullReport's, when it has one.
+      virtual const std::string* OwnExecutionId() const { return nullptr; }
+      // What an instance's Started() reports against: its step's attempt.
+      virtual const std::string& AttemptId() const { return assignment; }
+      // The execution's id, as the engine's handlers take it.
+      std::string ExecutionId() const {
+        const std::string* own = OwnExecutionId();
+        return own ? *own : assignment.substr(0, id_size);
+      }
+      void Started() override {
+        const std::string& attempt_id = AttemptId();
+        Impl* impl = inbox->impl;
+        Impl::Deliver(inbox, [impl, id = ExecutionId(), step = step, attempt_id] {
+          impl->OnStarted(id, step, attempt_id);
+        });
+      }
+      void Progress(int progress, Json data) override {
+        if (instance) return;  // an instance's progress is not reported
+        Impl* impl = inbox->impl;
+        Impl::Deliver(inbox, [impl, id = ExecutionId(), step = step, assignment = assignment,
+                              progress, data = std::move(data)] {
+          impl->OnProgress(id, step, assignment, progress, data);
+        });
+      }
+      void Done(RunResult result) override {
+        Impl* impl = inbox->impl;
+        Impl::Deliver(inbox, [impl, id = ExecutionId(), step = step, assignment = assignment,
+                              instance = instance, result = std::move(result)]() mutable {
+          if (instance) {
+            impl->OnInstanceDone(id, step, assignment, std::move(result));
+          } else {
+            impl->OnDone(id, step, assignment, std::move(result));
+          }
+        });
+      }
     };
 #if defined(__GLIBCXX__) && defined(__x86_64__)
     static_assert(sizeof(Report) <= 64, "Report + make_shared's block must fit 80 bytes");
 #endif
     struct FullReport : Report {
+      FullReport(Report base, std::string attempt_id, std::string execution_id)
+          : Report(std::move(base)),
+            attempt_id(std::move(attempt_id)),
+            execution_id(std::move(execution_id)) {}
+      const std::string* OwnExecutionId() const override {
+        return execution_id.empty() ? nullptr : &execution_id;
+      }
+      const std::string& AttemptId() const override { return instance ? attempt_id : assignment; }
       std::string attempt_id;    // the step's attempt, which an instance reports against
       std::string execution_id;  // set when the assignment id does not begin with it
     };
     const bool prefixed =
         req.execution_id.size() <= UINT16_MAX && req.assignment_id.starts_with(req.execution_id);
     const auto id_size = static_cast<uint16_t>(prefixed ? req.execution_id.size() : 0);
-    std::shared_ptr<const Report> r;
-    if (instance || !prefixed) {
-      r = std::make_shared<const FullReport>(
-          FullReport{{inbox_, req.assignment_id, step, id_size, instance, true},
-                     instance ? st->rec.assignment_id : std::string(),
-                     prefixed ? std::string() : req.execution_id});
-    } else {
-      r = std::make_shared<const Report>(
-          Report{inbox_, req.assignment_id, step, id_size, false, false});
-    }
-    // The execution's id, as the engine's handlers take it.
-    static constexpr auto ExecutionId = [](const Report& report) {
-      if (report.full) {
-        const std::string& own = static_cast<const FullReport&>(report).execution_id;
-        if (!own.empty()) return own;
-      }
-      return report.assignment.substr(0, report.id_size);
-    };
     RunCallbacks cb;
-    cb.on_started = [r] {
-      const std::string& attempt_id =
-          r->instance ? static_cast<const FullReport&>(*r).attempt_id : r->assignment;
-      Impl* impl = r->inbox->impl;
-      impl->Deliver(r->inbox, [impl, id = ExecutionId(*r), step = r->step, attempt_id] {
-        impl->OnStarted(id, step, attempt_id);
-      });
-    };
-    if (!instance) {
-      cb.on_progress = [r](int progress, Json data) {
-        Deliver(r->inbox, [r, progress, data = std::move(data)] {
-          r->inbox->impl->OnProgress(ExecutionId(*r), r->step, r->assignment, progress, data);
-        });
-      };
+    if (instance || !prefixed) {
+      cb = RunCallbacks(
+          std::make_shared<FullReport>(Report(inbox_, req.assignment_id, step, id_size, instance),
+                                       instance ? st->rec.assignment_id : std::string(),
+                                       prefixed ? std::string() : req.execution_id));
+    } else {
+      cb = RunCallbacks(std::make_shared<Report>(inbox_, req.assignment_id, step, id_size, false));
     }
-    cb.on_done = [r](RunResult result) {
-      Deliver(r->inbox, [r, result = std::move(result)]() mutable {
-        Impl* impl = r->inbox->impl;
-        if (r->instance) {
-          impl->OnInstanceDone(ExecutionId(*r), r->step, r->assignment, std::move(result));
-        } else {
-          impl->OnDone(ExecutionId(*r), r->step, r->assignment, std::move(result));
-        }
-      });
-    };
     if (reattach) {
       runner->Reattach(req, std::move(cb));
     } else {

@@ -72,7 +72,7 @@ steps:
   EXPECT_TRUE(SlowEvents(h, id).empty());  // its watch ended with the attempt
 }
 
-// A runner whose attempts first wait (for a worker, say) and then run: on_started comes
+// A runner whose attempts first wait (for a worker, say) and then run: Started() comes
 // when the work begins, as the coordinator's runners report a worker's ack.
 class QueuedRunner final : public Runner {
  public:
@@ -81,10 +81,9 @@ class QueuedRunner final : public Runner {
   int64_t run_ms = 0;
   bool ReportsStart() const override { return true; }
   void Start(const RunRequest&, RunCallbacks cb) override {
-    auto shared = std::make_shared<RunCallbacks>(std::move(cb));
-    loop_->ScheduleAfter(Duration(wait_ms), [this, shared] {
-      shared->on_started();
-      loop_->ScheduleAfter(Duration(run_ms), [shared] { shared->on_done(RunResult{}); });
+    loop_->ScheduleAfter(Duration(wait_ms), [this, cb] {
+      cb.Started();
+      loop_->ScheduleAfter(Duration(run_ms), [cb] { cb.Done(RunResult{}); });
     });
   }
   void Cancel(const std::string&) override {}

@@ -140,7 +140,7 @@ class HttpRunner final : public Runner {
       lock.unlock();
       RunResult r;
       r.status = Status(errc::kCancelled, "the http runner is shut down");
-      if (callbacks.on_done) callbacks.on_done(std::move(r));
+      callbacks.Done(std::move(r));
       return;
     }
     // Posted under the lock: Shutdown's cancel-all is queued after every accepted Start.
@@ -150,7 +150,7 @@ class HttpRunner final : public Runner {
       if (!spec.ok()) {
         RunResult r;
         r.status = spec.status();
-        if (callbacks.on_done) callbacks.on_done(std::move(r));
+        callbacks.Done(std::move(r));
         return;
       }
       auto call = std::make_shared<Call>(this, io_, request.assignment_id, std::move(*spec),
@@ -228,7 +228,7 @@ class HttpRunner final : public Runner {
 };
 
 void Call::Begin() {
-  if (callbacks_.on_started) callbacks_.on_started();
+  callbacks_.Started();
   if (done_) return;
   if (spec_.timeout.count() > 0) {
     deadline_.expires_after(std::chrono::milliseconds(spec_.timeout.count()));
@@ -462,7 +462,7 @@ void Call::Finish(RunResult result) {
   }
   auto self = shared_from_this();  // the map may hold the last reference
   runner_->Forget(id_, this);
-  if (callbacks_.on_done) callbacks_.on_done(std::move(result));
+  callbacks_.Done(std::move(result));
 }
 
 }  // namespace

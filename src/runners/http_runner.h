@@ -50,9 +50,9 @@
 // when there is a body; a spec's Content-Length, Transfer-Encoding and Connection
 // headers are ignored. Responses: headers up to 64 KiB.
 //
-// Threading: Start() and Cancel() are thread-safe and return at once; on_started (when
-// the request begins) and on_done run on the I/O thread and must not block or call
-// Shutdown(). Start() after Shutdown() calls on_done at once, on the calling thread,
+// Threading: Start() and Cancel() are thread-safe and return at once; Started() (when
+// the request begins) and Done() run on the I/O thread and must not block or call
+// Shutdown(). Start() after Shutdown() calls Done() at once, on the calling thread,
 // with CANCELLED.
 #pragma once
 

@@ -7,11 +7,11 @@ class RefusingRunner final : public Runner {
  public:
   explicit RefusingRunner(Status why) : why_(std::move(why)) {}
 
-  // The engine posts on_done back to its loop, so answering inside Start is safe.
+  // The engine posts Done() back to its loop, so answering inside Start is safe.
   void Start(const RunRequest& /*request*/, RunCallbacks callbacks) override {
     RunResult result;
     result.status = why_;
-    if (callbacks.on_done) callbacks.on_done(std::move(result));
+    callbacks.Done(std::move(result));
   }
   void Cancel(const std::string& /*assignment_id*/) override {}
 

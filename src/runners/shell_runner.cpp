@@ -21,28 +21,27 @@ class ShellRunner final : public Runner {
   ~ShellRunner() override { reactor_.Shutdown(); }
 
   void Start(const RunRequest& request, RunCallbacks callbacks) override {
-    auto done = std::make_shared<std::function<void(RunResult)>>(std::move(callbacks.on_done));
     Result<runners::ShellSpec> spec =
         runners::ParseShellSpec(*request.spec, options_.default_max_output);
     if (!spec.ok()) {
       // Reported from the I/O thread like every other result.
       RunResult result;
       result.status = spec.status();
-      if (!reactor_.Post([done, result]() mutable { Report(*done, std::move(result)); })) {
-        ReportShutDown(*done);
+      if (!reactor_.Post([callbacks, result]() mutable { callbacks.Done(std::move(result)); })) {
+        ReportShutDown(callbacks);
       }
       return;
     }
     ProcessJob job;
     job.id = request.assignment_id;
     job.max_output = spec->max_output;
-    job.on_started = std::move(callbacks.on_started);
-    job.on_done = [done, cpu = spec->process.cpu_seconds,
+    job.on_started = [callbacks] { callbacks.Started(); };
+    job.on_done = [callbacks, cpu = spec->process.cpu_seconds,
                    max = spec->max_output](ProcessOutcome outcome) {
-      Report(*done, runners::BuildShellResult(std::move(outcome), cpu, max));
+      callbacks.Done(runners::BuildShellResult(std::move(outcome), cpu, max));
     };
     job.spec = std::move(spec->process);
-    if (!reactor_.Submit(std::move(job))) ReportShutDown(*done);
+    if (!reactor_.Submit(std::move(job))) ReportShutDown(callbacks);
   }
 
   void Cancel(const std::string& assignment_id) override { reactor_.Cancel(assignment_id); }
@@ -51,13 +50,10 @@ class ShellRunner final : public Runner {
   void KillNow() override { reactor_.KillAll(); }
 
  private:
-  static void Report(const std::function<void(RunResult)>& done, RunResult result) {
-    if (done) done(std::move(result));
-  }
-  static void ReportShutDown(const std::function<void(RunResult)>& done) {
+  static void ReportShutDown(const RunCallbacks& done) {
     RunResult result;
     result.status = Status(errc::kCancelled, "the shell runner is shut down");
-    Report(done, std::move(result));
+    done.Done(std::move(result));
   }
 
   const ShellRunnerOptions options_;

@@ -310,7 +310,7 @@ TEST(ShellRunner, ManyConcurrentProcessesAllComplete) {
   int done = 0, ok = 0;
   std::atomic<int> started{0};
   for (int i = 0; i < kCount; ++i) {
-    RunCallbacks cb;
+    RunFunctions cb;
     cb.on_started = [&] { ++started; };
     cb.on_done = [&](RunResult r) {
       std::lock_guard lock(mu);
@@ -338,7 +338,7 @@ TEST(ShellRunner, SequentialShortProcessesTwoInFlight) {
   std::function<void()> start_one;
   start_one = [&] {
     int i = next++;
-    RunCallbacks cb;
+    RunFunctions cb;
     cb.on_done = [&](RunResult r) {
       std::lock_guard lock(mu);
       ++done;

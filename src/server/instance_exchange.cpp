@@ -382,7 +382,7 @@ bool InstanceExchange::TakeOpen() {
   }
   host_->Post([this, runs = std::move(runs)](Engine&) {
     for (const RunRequest& r : runs) {
-      RunCallbacks cb;
+      RunFunctions cb;
       const std::string id = r.assignment_id;
       cb.on_started = [this, id] {
         Queue([&](auto&) { reports_.push_back({id, "running", {}}); });

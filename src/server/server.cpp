@@ -262,7 +262,7 @@ static Deliverer::Hooks DeliveryHooks(Server::Impl& impl) {
                            {"timeout", "10s"},
                            {"max_redirects", 0},
                            {"max_output", 65536}}}});
-    RunCallbacks callbacks;
+    RunFunctions callbacks;
     callbacks.on_done = [done](RunResult result) {
       Deliverer::Outcome out;
       out.status = result.status;

@@ -183,7 +183,7 @@ void HandlerRunner::Impl::StartHttp(const Command& c, const SharedDone& done) {
   request.type = StepType::kHttp;
   request.timeout = CommandTimeout(c);
   request.spec = MakeSpec(CapHttpTimeout(c.data, request.timeout));
-  RunCallbacks callbacks;
+  RunFunctions callbacks;
   callbacks.on_done = [this, done, id = c.assignment_id](RunResult result) {
     Report(done, FromRunResult(id, std::move(result)));
   };

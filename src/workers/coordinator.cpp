@@ -228,22 +228,20 @@ Status Coordinator::OnMessage(const std::string& worker_id, const protocol::Work
     d->status = DispatchStatus::kAccepted;
     RecordLatency(*d);
     WriteAssignment(*d);
-    if (d->callbacks.on_started) d->callbacks.on_started();
+    d->callbacks.Started();
   } else if (const auto* p = std::get_if<protocol::CommandProgress>(&m)) {
     const bool starting = d->status == DispatchStatus::kDispatched;
     d->status = DispatchStatus::kRunning;
     d->progress = p->progress;
     if (!p->checkpoint.is_null()) d->checkpoint = p->checkpoint;
     WriteAssignment(*d);
-    if (starting && d->callbacks.on_started) d->callbacks.on_started();
-    if (d->callbacks.on_progress) {
-      Json data = p->data;
-      if (!p->checkpoint.is_null()) {
-        if (!data.is_object()) data = data.is_null() ? Json::object() : Json{{"data", data}};
-        data["checkpoint"] = p->checkpoint;
-      }
-      d->callbacks.on_progress(p->progress, std::move(data));
+    if (starting) d->callbacks.Started();
+    Json data = p->data;
+    if (!p->checkpoint.is_null()) {
+      if (!data.is_object()) data = data.is_null() ? Json::object() : Json{{"data", data}};
+      data["checkpoint"] = p->checkpoint;
     }
+    d->callbacks.Progress(p->progress, std::move(data));
   } else if (const auto* r = std::get_if<protocol::CommandResult>(&m)) {
     RunResult result;
     result.output = r->output;

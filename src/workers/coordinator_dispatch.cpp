@@ -260,7 +260,7 @@ void Coordinator::Finish(Dispatch& d, RunResult result, DispatchStatus final_sta
     d.status = final_status;
     auto callbacks = std::move(d.callbacks);
     dispatches_.erase(dispatches_.find(d.request.assignment_id));  // `d` is gone from here on
-    if (callbacks.on_done) callbacks.on_done(std::move(result));
+    callbacks.Done(std::move(result));
     return;
   }
   // Only a dispatch still waiting for a worker is in a queue (Assign takes it out): the
@@ -280,10 +280,10 @@ void Coordinator::Finish(Dispatch& d, RunResult result, DispatchStatus final_sta
   const std::string id = d.request.assignment_id;
   dispatches_.erase(id);  // `d` is gone from here on
   if (before_start) {
-    // No on_done yet: Start() delivers the result (the engine's Cancel() drops it).
+    // No callbacks yet: Start() delivers the result (the engine's Cancel() drops it).
     ended_before_start_[id] = std::move(result);
-  } else if (callbacks.on_done) {
-    callbacks.on_done(std::move(result));
+  } else {
+    callbacks.Done(std::move(result));
   }
   Place();
 }
@@ -294,7 +294,7 @@ void Coordinator::CancelDispatch(const std::string& dispatch_id, const std::stri
   Dispatch& d = *it->second;
   if (d.offered) exchange_->Withdraw(dispatch_id);
   if (d.local != nullptr && !d.worker_id.empty()) {
-    // Its slot is free once the process is gone, not before: the runner's on_done ends it.
+    // Its slot is free once the process is gone, not before: the runner's Done() ends it.
     return d.local->Cancel(d.current_id());
   }
   if (!d.worker_id.empty() && !d.awaiting_start) {  // before Start() the worker has nothing
@@ -345,9 +345,8 @@ void Coordinator::Reattach(const RunRequest& request, RunCallbacks callbacks) {
     d.foreign = false;
     d.callbacks = std::move(callbacks);
     exchange_->Adopted(request.assignment_id);
-    if ((d.status == DispatchStatus::kAccepted || d.status == DispatchStatus::kRunning) &&
-        d.callbacks.on_started) {
-      d.callbacks.on_started();
+    if (d.status == DispatchStatus::kAccepted || d.status == DispatchStatus::kRunning) {
+      d.callbacks.Started();
     }
     return;
   }

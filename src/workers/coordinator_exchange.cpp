@@ -67,7 +67,7 @@ void Coordinator::OfferStarted(const std::string& dispatch_id) {
   d.status = DispatchStatus::kRunning;
   d.updated_at = loop_->Now();
   RecordLatency(d);
-  if (d.callbacks.on_started) d.callbacks.on_started();
+  d.callbacks.Started();
 }
 
 void Coordinator::OfferProgress(const std::string& dispatch_id, int progress, Json data) {
@@ -77,7 +77,7 @@ void Coordinator::OfferProgress(const std::string& dispatch_id, int progress, Js
   d.progress = progress;
   if (data.is_object() && data.contains("checkpoint")) d.checkpoint = data["checkpoint"];
   d.updated_at = loop_->Now();
-  if (d.callbacks.on_progress) d.callbacks.on_progress(progress, std::move(data));
+  d.callbacks.Progress(progress, std::move(data));
 }
 
 void Coordinator::OfferDone(const std::string& dispatch_id, RunResult result) {

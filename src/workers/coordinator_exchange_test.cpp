@@ -95,7 +95,7 @@ TEST_F(ExchangeTest, AForeignDispatchRunsOnAWorkerHereAndIsGivenBackWhenItsWorke
   EXPECT_EQ(f.coordinator->Takeable({foreign, f.Request("other2")}).size(), 1u);
   std::vector<RunResult> reported;
   int started = 0;
-  RunCallbacks cb;
+  RunFunctions cb;
   cb.on_started = [&] { ++started; };
   cb.on_done = [&](RunResult r) { reported.push_back(std::move(r)); };
   ASSERT_TRUE(f.coordinator->TakeForeign(foreign, std::move(cb)));
@@ -120,7 +120,7 @@ TEST_F(ExchangeTest, ATakeoverAdoptsAForeignDispatchAndOffersAStepItDoesNotHave)
   auto ch = f.Connect("w1");
   RunRequest foreign = f.Request("ex1");
   std::vector<RunResult> to_board;
-  RunCallbacks cb;
+  RunFunctions cb;
   cb.on_done = [&](RunResult r) { to_board.push_back(std::move(r)); };
   ASSERT_TRUE(f.coordinator->TakeForeign(foreign, std::move(cb)));
   f.loop.RunReady();

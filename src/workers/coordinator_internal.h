@@ -51,7 +51,7 @@ struct Coordinator::Dispatch {
   // Another instance's, taken from the board: never offered on; its callbacks report back.
   bool foreign = false;
   // (The status, the flags and the two ints sit together: one waiting dispatch per
-  // pending step makes its size count; 384 bytes is a jemalloc size class.)
+  // pending step makes its size count; 320 bytes is a jemalloc size class.)
   int progress = 0;
   int reassignments = 0;
   Json checkpoint;  // the last one reported; given to the next holder

@@ -12,7 +12,7 @@ void Coordinator::LocalRunner::Start(const RunRequest& request, RunCallbacks cal
     RunResult r;
     r.status = Status(errc::kUnsupportedStepType, std::string("the local worker does not run '") +
                                                       ToString(request.type) + "' steps");
-    return callbacks.on_done(std::move(r));
+    return callbacks.Done(std::move(r));
   }
   auto d = std::make_unique<Dispatch>();
   d->request = request;
@@ -73,7 +73,7 @@ void Coordinator::RunLocal(Dispatch& d) {
   std::weak_ptr<bool> alive = alive_;
   EventLoop* loop = loop_;
   const std::string id = d.current_id(), worker = d.worker_id;
-  RunCallbacks cb;
+  RunFunctions cb;
   cb.on_started = [this, loop, alive, id, worker] {
     loop->Post([this, alive, id, worker] {
       if (alive.expired()) return;
@@ -81,7 +81,7 @@ void Coordinator::RunLocal(Dispatch& d) {
       if (current == nullptr || current->status != DispatchStatus::kAccepted) return;
       current->status = DispatchStatus::kRunning;
       current->updated_at = loop_->Now();
-      if (current->callbacks.on_started) current->callbacks.on_started();
+      current->callbacks.Started();
     });
   };
   cb.on_progress = [this, loop, alive, id, worker](int progress, Json data) {
@@ -95,7 +95,7 @@ void Coordinator::RunLocal(Dispatch& d) {
       if (auto cp = data.find("checkpoint"); data.is_object() && cp != data.end()) {
         current->checkpoint = *cp;
       }
-      if (current->callbacks.on_progress) current->callbacks.on_progress(progress, std::move(data));
+      current->callbacks.Progress(progress, std::move(data));
     });
   };
   cb.on_done = [this, loop, alive, id](RunResult result) {

@@ -23,7 +23,7 @@ class FakeBuiltin final : public Runner {
   void Done(const std::string& id, RunResult r = {}) {
     auto cb = std::move(running.at(id));
     running.erase(id);
-    cb.on_done(std::move(r));
+    cb.Done(std::move(r));
   }
 };
 
@@ -80,8 +80,8 @@ TEST_F(LocalWorkerTest, RunsAStepThroughAnAssignmentItsCallbacksUpdate) {
   EXPECT_EQ(active[0].status, "accepted");
   EXPECT_EQ(Local().held.size(), 1u);
 
-  shell.running.at(id).on_started();
-  shell.running.at(id).on_progress(40, Json{{"checkpoint", {{"chunk", 4}}}});
+  shell.running.at(id).Started();
+  shell.running.at(id).Progress(40, Json{{"checkpoint", {{"chunk", 4}}}});
   f.loop.RunReady();
   EXPECT_EQ(f.outcomes[id].started, 1);
   ASSERT_EQ(f.outcomes[id].progress.size(), 1u);
@@ -154,8 +154,8 @@ TEST_F(LocalWorkerTest, AReportForADispatchThatEndedChangesNothing) {
   RunCallbacks late = shell.running.at(id);  // a copy, as a runner's thread might hold
   shell.Done(id);
   f.loop.RunReady();
-  late.on_progress(90, nullptr);
-  late.on_done(RunResult{Status(errc::kExitNonzero, "late"), {}, {}, 1, {}});
+  late.Progress(90, nullptr);
+  late.Done(RunResult{Status(errc::kExitNonzero, "late"), {}, {}, 1, {}});
   f.loop.RunReady();
   EXPECT_TRUE(f.Done(id).status.ok());
   EXPECT_TRUE(f.outcomes[id].progress.empty());

@@ -47,7 +47,7 @@ void Coordinator::Start(const RunRequest& request, RunCallbacks callbacks) {
   if (auto ended = ended_before_start_.find(id); ended != ended_before_start_.end()) {
     RunResult result = std::move(ended->second);
     ended_before_start_.erase(ended);
-    if (callbacks.on_done) callbacks.on_done(std::move(result));
+    callbacks.Done(std::move(result));
     return;
   }
   if (auto it = dispatches_.find(id); it != dispatches_.end() && it->second->awaiting_start) {

@@ -187,7 +187,7 @@ class CoordinatorFixture {
     return req;
   }
   RunCallbacks Callbacks(const std::string& dispatch_id) {
-    RunCallbacks cb;
+    RunFunctions cb;
     cb.on_started = [this, dispatch_id] { ++outcomes[dispatch_id].started; };
     cb.on_progress = [this, dispatch_id](int p, Json data) {
       outcomes[dispatch_id].progress.emplace_back(p, std::move(data));

@@ -31,7 +31,7 @@ class CallRecord {
   explicit CallRecord(std::chrono::seconds wait = std::chrono::seconds(60)) : wait_(wait) {}
 
   RunCallbacks Callbacks() {
-    RunCallbacks cb;
+    RunFunctions cb;
     cb.on_started = [this] {
       std::lock_guard lock(mu_);
       started_ = true;

@@ -57,8 +57,8 @@ class ScriptedRunner final : public Runner {
     }
     ++running;
     max_running = std::max(max_running, running);
-    if (cb.on_started) cb.on_started();
-    auto done = std::make_shared<std::function<void(RunResult)>>(std::move(cb.on_done));
+    cb.Started();
+    const RunCallbacks done = cb;
     TimerId t =
         loop_->ScheduleAfter(Duration(o.duration_ms), [this, o, done, id = req.assignment_id] {
           pending_.erase(id);
@@ -66,11 +66,11 @@ class ScriptedRunner final : public Runner {
           RunResult r;
           r.output = o.output;
           if (!o.error_code.empty()) r.status = Status(o.error_code, "scripted failure");
-          (*done)(std::move(r));
+          done.Done(std::move(r));
         });
     pending_[req.assignment_id] = {t, done};
-    if (o.progress_every_ms > 0 && cb.on_progress) {
-      ReportProgress(req.assignment_id, o.progress_every_ms, 0, std::move(cb.on_progress));
+    if (o.progress_every_ms > 0) {
+      ReportProgress(req.assignment_id, o.progress_every_ms, 0, std::move(cb));
     }
   }
   void Cancel(const std::string& assignment_id) override {
@@ -83,14 +83,13 @@ class ScriptedRunner final : public Runner {
     --running;
     RunResult r;
     r.status = Status(errc::kCancelled, "cancelled");
-    (*done)(std::move(r));
+    done.Done(std::move(r));
   }
   // Progress every `every` ms for as long as the assignment is pending.
-  void ReportProgress(const std::string& id, int64_t every, int n,
-                      std::function<void(int, Json)> report) {
+  void ReportProgress(const std::string& id, int64_t every, int n, RunCallbacks report) {
     loop_->ScheduleAfter(Duration(every), [this, id, every, n, report = std::move(report)] {
       if (!pending_.count(id)) return;
-      report(std::min(n + 1, 99), Json{{"tick", n + 1}});
+      report.Progress(std::min(n + 1, 99), Json{{"tick", n + 1}});
       ReportProgress(id, every, n + 1, report);
     });
   }
@@ -102,8 +101,7 @@ class ScriptedRunner final : public Runner {
 
  private:
   EventLoop* loop_;
-  std::map<std::string, std::pair<TimerId, std::shared_ptr<std::function<void(RunResult)>>>>
-      pending_;
+  std::map<std::string, std::pair<TimerId, RunCallbacks>> pending_;
 };
 
 class EventLog final : public ExecutionObserver {
