@@ -213,7 +213,7 @@ Status Coordinator::OnMessage(const std::string& worker_id, const protocol::Work
   d->sent = true;  // whatever it answers, it has the command
   if (const auto* ack = std::get_if<protocol::CommandAck>(&m)) {
     if (ack->status == protocol::AckStatus::kRejected) {
-      d->moved().refused_by.insert(worker_id);
+      d->extra().refused_by.insert(worker_id);
       w->held.erase(d->request.assignment_id);
       current_.erase(d->current_id());
       d->worker_id.clear();
@@ -233,7 +233,7 @@ Status Coordinator::OnMessage(const std::string& worker_id, const protocol::Work
     const bool starting = d->status == DispatchStatus::kDispatched;
     d->status = DispatchStatus::kRunning;
     d->progress = p->progress;
-    if (!p->checkpoint.is_null()) d->checkpoint = p->checkpoint;
+    if (!p->checkpoint.is_null()) d->SetCheckpoint(p->checkpoint);
     WriteAssignment(*d);
     if (starting) d->callbacks.Started();
     Json data = p->data;

@@ -299,7 +299,7 @@ class Coordinator {
   void Stale(const std::string& worker_id, const std::string& assignment_id, const char* what);
 
   // coordinator_exchange.cpp
-  static Placement PlacementOf(const RunRequest& request);
+  static Placement PlacementOf(const std::string& ns, const Json& spec);
   // Offers `d` if an exchange is set and no worker here can ever take it; true if it did.
   bool OfferIfStranded(Dispatch& d);
   void OfferOut(Dispatch& d);

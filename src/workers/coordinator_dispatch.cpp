@@ -58,6 +58,44 @@ Runner* Coordinator::runner() {
   return runner_.get();
 }
 
+Coordinator::Dispatch::Dispatch(const RunRequest& r) {
+#if defined(__GLIBCXX__) && defined(__x86_64__)
+  // One per waiting step: past 256 bytes it moves up a jemalloc size class. Keep rare
+  // fields in Extras instead of raising the bound.
+  static_assert(sizeof(Dispatch) <= 256, "a waiting Dispatch must fit 256 bytes");
+#endif
+  request.assignment_id = r.assignment_id;
+  request.step_id = r.step_id;
+  request.ns = r.ns;
+  request.spec = r.spec;
+  request.timeout = r.timeout;
+  request.attempt = r.attempt;
+  request.priority = r.priority;
+  request.step_index = r.step_index;
+  request.type = r.type;
+  if (r.execution_id.size() <= UINT16_MAX && !r.execution_id.empty() &&
+      r.assignment_id.starts_with(r.execution_id)) {
+    execution_id_size = static_cast<uint16_t>(r.execution_id.size());
+  } else if (!r.execution_id.empty()) {
+    extra().execution_id = r.execution_id;
+  }
+}
+
+RunRequest Coordinator::Dispatch::FullRequest() const {
+  RunRequest r;
+  r.execution_id = execution_id();
+  r.step_id = request.step_id;
+  r.assignment_id = request.assignment_id;
+  r.ns = request.ns;
+  r.spec = request.spec;
+  r.timeout = request.timeout;
+  r.attempt = request.attempt;
+  r.priority = request.priority;
+  r.step_index = request.step_index;
+  r.type = request.type;
+  return r;
+}
+
 Coordinator::Dispatch& Coordinator::Keep(std::unique_ptr<Dispatch> d) {
   // The key views the id inside the entry: the old entry (and its key) goes first.
   if (auto old = dispatches_.find(d->request.assignment_id); old != dispatches_.end()) {
@@ -98,8 +136,8 @@ Placement Coordinator::PlacementFor(const Dispatch& d) const {
     p.command = ToString(d.request.type);
     return p;
   }
-  Placement p = PlacementOf(d.request);
-  if (d.moves) p.exclude = d.moves->refused_by;
+  Placement p = PlacementOf(d.request.ns, *d.request.spec);
+  if (d.extras) p.exclude = d.extras->refused_by;
   return p;
 }
 
@@ -139,7 +177,7 @@ void Coordinator::PlaceFrom(std::deque<Dispatch*>& queue, int room, const Dispat
 }
 
 void Coordinator::Assign(Dispatch& d, WorkerEntry& w, WriteBatch* engine_batch) {
-  const std::string from = d.moves ? d.moves->previous_worker : std::string();
+  const std::string from = d.extras ? d.extras->previous_worker : std::string();
   d.worker_id = w.id;
   d.PlaceAs(d.reassignments == 0
                 ? d.request.assignment_id
@@ -175,12 +213,12 @@ void Coordinator::Assign(Dispatch& d, WorkerEntry& w, WriteBatch* engine_batch) 
     r.ns = d.request.ns;
     r.dispatch_id = d.request.assignment_id;
     r.assignment_id = d.current_id();
-    r.execution_id = d.request.execution_id;
+    r.execution_id = d.execution_id();
     r.step_id = d.request.step_id;
     r.from_worker = from;
     r.to_worker = w.id;
-    r.reason = d.moves->reassign_reason;
-    r.checkpoint = d.checkpoint;
+    r.reason = d.extras->reassign_reason;
+    r.checkpoint = d.checkpoint();
     r.at = loop_->Now();
     if (on_reassign_) {
       on_reassign_(r.execution_id, r.step_id,
@@ -190,7 +228,7 @@ void Coordinator::Assign(Dispatch& d, WorkerEntry& w, WriteBatch* engine_batch) 
                     {"assignment_id", r.assignment_id}});
     }
     batch->reassignments.push_back(std::move(r));
-    d.moves->previous_worker.clear();
+    d.extras->previous_worker.clear();
   }
   // The command goes out only once the assignment is durable: a crash in between finds
   // it in the store and re-attaches (or re-sends) it.
@@ -220,12 +258,12 @@ void Coordinator::SendCommand(Dispatch& d) {
   c.command = d.request.spec->value("command", "");
   c.resource = d.request.spec->value("resource", Json());
   c.data = d.request.spec->value("data", Json());
-  c.execution = {d.request.execution_id, d.request.step_id, d.request.step_index,
+  c.execution = {std::string(d.execution_id()), d.request.step_id, d.request.step_index,
                  d.request.attempt};
-  c.checkpoint = d.checkpoint;
+  c.checkpoint = d.checkpoint();
   c.timeout_seconds = (d.request.timeout.count() + 999) / 1000;
-  c.metadata.correlation_id =
-      d.request.execution_id + "/" + d.request.step_id + "/" + std::to_string(d.request.attempt);
+  c.metadata.correlation_id = std::string(d.execution_id()) + "/" + d.request.step_id + "/" +
+                              std::to_string(d.request.attempt);
   static const char* kPriorities[] = {"low", "normal", "high", "critical"};
   c.metadata.priority = kPriorities[std::clamp(d.request.priority, 0, 3)];
   ch->second->Send(c);
@@ -312,14 +350,14 @@ AssignmentRecord Coordinator::ToRecord(const Dispatch& d) const {
   r.dispatch_id = d.request.assignment_id;
   r.id = d.placed ? d.current_id() : d.request.assignment_id;
   r.ns = d.request.ns;
-  r.execution_id = d.request.execution_id;
+  r.execution_id = d.execution_id();
   r.step_id = d.request.step_id;
   r.attempt = d.request.attempt;
   r.command = d.local != nullptr ? ToString(d.request.type) : d.request.spec->value("command", "");
   r.worker_id = d.worker_id;
   r.status = ToString(d.status);
   r.progress = d.progress;
-  r.checkpoint = d.checkpoint;
+  r.checkpoint = d.checkpoint();
   r.reassignments = d.reassignments;
   r.created_at = d.created_at;
   r.updated_at = d.updated_at;
@@ -351,8 +389,7 @@ void Coordinator::Reattach(const RunRequest& request, RunCallbacks callbacks) {
     return;
   }
   auto stored = loaded_.find(request.assignment_id);
-  auto d = std::make_unique<Dispatch>();
-  d->request = request;
+  auto d = std::make_unique<Dispatch>(request);
   d->callbacks = std::move(callbacks);
   d->created_at = d->updated_at = loop_->Now();
   d->started = std::chrono::steady_clock::now();
@@ -373,7 +410,7 @@ void Coordinator::Reattach(const RunRequest& request, RunCallbacks callbacks) {
   loaded_.erase(stored);
   d->created_at = rec.created_at;
   d->progress = rec.progress;
-  d->checkpoint = rec.checkpoint;
+  if (!rec.checkpoint.is_null()) d->SetCheckpoint(rec.checkpoint);
   d->reassignments = rec.reassignments;
   WorkerEntry* holder = rec.worker_id.empty() ? nullptr : registry_.Find(rec.worker_id);
   // Load() keeps the active ones only; a status none of them is (a row written by
@@ -436,7 +473,7 @@ std::map<std::string, std::string> Coordinator::WaitingReasons(
   if (offered_ > 0) {
     for (const auto& [id, d] : dispatches_) {
       if (d->offered && d->status == DispatchStatus::kWaiting &&
-          d->request.execution_id == execution_id) {
+          d->execution_id() == execution_id) {
         out.emplace(d->request.step_id,
                     "offered to the other instances: " + registry_.Explain(PlacementFor(*d)) +
                         " connected to this one");
@@ -445,7 +482,7 @@ std::map<std::string, std::string> Coordinator::WaitingReasons(
   }
   for (const auto* queue : {&queue_, &local_queue_}) {
     for (const Dispatch* waiting : *queue) {
-      if (waiting->request.execution_id == execution_id) {
+      if (waiting->execution_id() == execution_id) {
         const Dispatch& d = *waiting;
         // Asked now, not remembered from the last placement attempt: it stays true.
         out.emplace(d.request.step_id, registry_.Explain(PlacementFor(d)));

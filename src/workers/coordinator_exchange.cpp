@@ -7,11 +7,11 @@
 
 namespace baton::workers {
 
-Placement Coordinator::PlacementOf(const RunRequest& request) {
+Placement Coordinator::PlacementOf(const std::string& ns, const Json& spec) {
   Placement p;
-  p.ns = request.ns;
-  p.command = request.spec->value("command", "");
-  const Json target = request.spec->value("target", Json::object());
+  p.ns = ns;
+  p.command = spec.value("command", "");
+  const Json target = spec.value("target", Json::object());
   if (target.is_object()) {
     p.node = target.value("node", "");
     if (auto tags = target.find("tags"); tags != target.end() && tags->is_array()) {
@@ -44,7 +44,7 @@ void Coordinator::OfferOut(Dispatch& d) {
   d.offered = true;
   ++offered_;
   d.updated_at = loop_->Now();
-  exchange_->Offer(d.request);
+  exchange_->Offer(d.FullRequest());
 }
 
 void Coordinator::OfferStranded() {
@@ -75,7 +75,7 @@ void Coordinator::OfferProgress(const std::string& dispatch_id, int progress, Js
   if (it == dispatches_.end() || !it->second->offered) return;
   Dispatch& d = *it->second;
   d.progress = progress;
-  if (data.is_object() && data.contains("checkpoint")) d.checkpoint = data["checkpoint"];
+  if (data.is_object() && data.contains("checkpoint")) d.SetCheckpoint(data["checkpoint"]);
   d.updated_at = loop_->Now();
   d.callbacks.Progress(progress, std::move(data));
 }
@@ -100,7 +100,8 @@ std::vector<size_t> Coordinator::Takeable(const std::vector<RunRequest>& request
   std::map<std::string, int> used;  // worker id -> slots given in this call
   std::vector<size_t> out;
   for (size_t i = 0; i < requests.size(); ++i) {
-    for (const auto& [worker, free] : registry_.Room(PlacementOf(requests[i]))) {
+    for (const auto& [worker, free] :
+         registry_.Room(PlacementOf(requests[i].ns, *requests[i].spec))) {
       if (used[worker] < free) {
         ++used[worker];
         out.push_back(i);
@@ -129,8 +130,7 @@ bool Coordinator::TakeForeign(const RunRequest& request, RunCallbacks callbacks)
     }
     return false;
   }
-  auto d = std::make_unique<Dispatch>();
-  d->request = request;
+  auto d = std::make_unique<Dispatch>(request);
   d->callbacks = std::move(callbacks);
   d->foreign = true;
   d->created_at = d->updated_at = loop_->Now();

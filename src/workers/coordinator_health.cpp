@@ -137,12 +137,12 @@ void Coordinator::MoveAway(WorkerEntry& w, const std::string& dispatch_id,
     r.ns = d.request.ns;
     r.dispatch_id = dispatch_id;
     r.assignment_id = d.current_id();
-    r.execution_id = d.request.execution_id;
+    r.execution_id = d.execution_id();
     r.step_id = d.request.step_id;
     r.from_worker = worker_id;
     r.reason = reason + "; not moved: it was moved " + std::to_string(d.reassignments) +
                " times already (max_reassignments)";
-    r.checkpoint = d.checkpoint;
+    r.checkpoint = d.checkpoint();
     r.at = loop_->Now();
     batch->reassignments.push_back(std::move(r));
     Write(std::move(batch), {});
@@ -158,12 +158,12 @@ void Coordinator::MoveAway(WorkerEntry& w, const std::string& dispatch_id,
   // holder still sends for it is stale.
   ++d.reassignments;
   ++stats_.reassigned;
-  d.moved().previous_worker = worker_id;
-  d.moved().reassign_reason = reason;
+  d.extra().previous_worker = worker_id;
+  d.extra().reassign_reason = reason;
   d.worker_id.clear();
   d.Unplace();
   d.status = DispatchStatus::kWaiting;
-  d.moved().refused_by.insert(worker_id);
+  d.extra().refused_by.insert(worker_id);
   // Stored as waiting before Place() records where it went: if nobody takes it, the
   // store must not keep naming the lost holder (a restart would hand it back).
   WriteAssignment(d);

@@ -28,10 +28,25 @@ const char* ToString(DispatchStatus s);
 // An AssignmentRecord's status; nullopt for a string that is none of them.
 std::optional<DispatchStatus> ParseDispatchStatus(std::string_view s);
 
+// The engine's RunRequest as a dispatch keeps it: without its execution id, which is
+// where the assignment id begins (Dispatch::execution_id()).
+struct DispatchRequest {
+  std::string assignment_id;  // the dispatch id
+  std::string step_id;
+  std::string ns;
+  SpecPtr spec = EmptySpec();
+  Duration timeout{0};
+  int attempt = 1;
+  int priority = 1;
+  int step_index = 0;
+  StepType type = StepType::kNoop;
+};
+
 // One attempt of a `command` step (or a local worker's step), from Prepare() (or
 // Start()) until its end.
 struct Coordinator::Dispatch {
-  RunRequest request;
+  explicit Dispatch(const RunRequest& r);
+  DispatchRequest request;
   RunCallbacks callbacks;
   Runner* local = nullptr;  // the built-in runner, for a step of the local worker
   std::string worker_id;    // holder; empty while waiting
@@ -50,54 +65,68 @@ struct Coordinator::Dispatch {
   bool offered = false;
   // Another instance's, taken from the board: never offered on; its callbacks report back.
   bool foreign = false;
-  // (The status, the flags and the two ints sit together: one waiting dispatch per
-  // pending step makes its size count; 320 bytes is a jemalloc size class.)
+  // The execution id's length at the start of request.assignment_id; 0: it is in the
+  // extras. (The status, the flags and the ints sit together: one waiting dispatch per
+  // pending step makes its size count; 256 bytes is a jemalloc size class.)
+  uint16_t execution_id_size = 0;
   int progress = 0;
   int reassignments = 0;
-  Json checkpoint;  // the last one reported; given to the next holder
   TimeMs created_at = 0, updated_at = 0;
   std::chrono::steady_clock::time_point started;  // for the dispatch latency metric
   std::chrono::steady_clock::time_point prepared_at;
-  // What only a dispatch that was refused, lost or moved has. Apart, so that every other
-  // one (nearly all, and each waiting one is a pending step's cost) stays small.
-  struct Moves {
+  // What only some dispatches have: one that was refused, lost or moved, one with a
+  // checkpoint, one whose assignment id does not begin with its execution id. Apart, so
+  // that every other one (nearly all, and each waiting one is a pending step's cost)
+  // stays small.
+  struct Extras {
     std::set<std::string> refused_by;  // workers that rejected it or lost it
     std::string previous_worker;       // set while a reassigned dispatch waits
     std::string reassign_reason;
     // Its worker-facing id once reassigned ("<dispatch id>.r<n>"); empty otherwise.
     std::string current_id;
+    Json checkpoint;           // the last one reported; given to the next holder
+    std::string execution_id;  // when execution_id_size is 0
   };
-  std::unique_ptr<Moves> moves;  // null: never refused, lost or moved
-  Moves& moved() {
-    if (!moves) moves = std::make_unique<Moves>();
-    return *moves;
+  std::unique_ptr<Extras> extras;  // null: none of those
+  Extras& extra() {
+    if (!extras) extras = std::make_unique<Extras>();
+    return *extras;
   }
   void Unrefuse(const std::string& worker) {
-    if (moves) moves->refused_by.erase(worker);
+    if (extras) extras->refused_by.erase(worker);
   }
+  std::string_view execution_id() const {
+    if (execution_id_size == 0 && extras) return extras->execution_id;
+    return std::string_view(request.assignment_id).substr(0, execution_id_size);
+  }
+  const Json& checkpoint() const { return extras ? extras->checkpoint : kNoCheckpoint; }
+  void SetCheckpoint(Json checkpoint) { extra().checkpoint = std::move(checkpoint); }
+  // The request as the engine gave it.
+  RunRequest FullRequest() const;
   // The worker-facing id of its current placement: the dispatch id on its first worker,
   // "<dispatch id>.r<n>" after n reassignments; empty while waiting. (Not a member of its
   // own: a second copy of the id in every dispatch.)
   const std::string& current_id() const {
     if (!placed) return kNoId;
-    return moves && !moves->current_id.empty() ? moves->current_id : request.assignment_id;
+    return extras && !extras->current_id.empty() ? extras->current_id : request.assignment_id;
   }
   // Placed under `id` (request.assignment_id, or a reassignment's own).
   void PlaceAs(const std::string& id) {
     placed = true;
     if (id != request.assignment_id) {
-      moved().current_id = id;
-    } else if (moves) {
-      moves->current_id.clear();
+      extra().current_id = id;
+    } else if (extras) {
+      extras->current_id.clear();
     }
   }
   void Unplace() {
     placed = false;
-    if (moves) moves->current_id.clear();
+    if (extras) extras->current_id.clear();
   }
 
  private:
   static inline const std::string kNoId;
+  static inline const Json kNoCheckpoint;
 };
 
 // The Runner of the local worker's step types (coordinator_local.cpp).

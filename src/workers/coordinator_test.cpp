@@ -56,6 +56,33 @@ TEST(Coordinator, SendsTheCommandOnlyOnceItsAssignmentIsDurable) {
   EXPECT_EQ(f.coordinator->stats().dispatched, 1u);
 }
 
+// A dispatch keeps its execution's id as the start of its own id; one whose id does not
+// begin so (another version's, re-attached) keeps the execution's id apart.
+TEST(Coordinator, ADispatchWhoseIdDoesNotBeginWithItsExecutionIdKeepsThatId) {
+  CoordinatorFixture f;
+  auto a = f.Connect("a", {.capacity = 1});
+  const std::string first = f.Start("ex1");
+  RunRequest req = f.Request("ex2");
+  req.assignment_id = "legacy-7";
+  f.coordinator->runner()->Start(req, f.Callbacks(req.assignment_id));
+  f.loop.RunReady();
+  EXPECT_EQ(f.coordinator->WaitingReason("ex2"),
+            "step 'download': the only ONLINE worker for model.download is at capacity");
+  const std::vector<AssignmentRecord> active = f.coordinator->Active("default", "");
+  ASSERT_EQ(active.size(), 2u);
+  EXPECT_EQ(active[1].execution_id, "ex2");
+  ASSERT_TRUE(f.Succeed("a", first).ok());
+  f.loop.RunReady();
+  ASSERT_EQ(a->Commands().size(), 2u);
+  const protocol::Command c = a->Commands()[1];
+  EXPECT_EQ(c.assignment_id, "legacy-7");
+  EXPECT_EQ(c.execution, (protocol::CommandExecution{"ex2", "download", 2, 1}));
+  EXPECT_EQ(c.metadata.correlation_id, "ex2/download/1");
+  EXPECT_EQ(f.Stored("legacy-7").execution_id, "ex2");
+  ASSERT_TRUE(f.Succeed("a", "legacy-7").ok());
+  EXPECT_TRUE(f.Done("legacy-7").status.ok());
+}
+
 TEST(Coordinator, AnAssignmentThatCannotBeStoredFailsWithStoreErrorAndSendsNothing) {
   CoordinatorFixture f({}, /*hold_commits=*/true);
   auto a = f.Connect("a");
