@@ -309,7 +309,7 @@ bool Engine::Impl::DropFromMemory(const ExecPtr& ex,
   SetLive(*ex, 0);
   auto it = executions_.find(ex->rec.id);
   if (it == executions_.end()) return false;
-  executions_.erase(it);  // `ex` is the caller's: the key it views outlives the erase
+  executions_.erase(it);  // `ex` is the caller's: it outlives the erase
   return true;
 }
 
@@ -319,7 +319,7 @@ Status Engine::Impl::Evict(const std::string& id) {
     return Status(errc::kNotFound, "execution " + id + " is not running here");
   }
   // Its child workflows go with it: they are held with it (leased through their root).
-  std::vector<ExecPtr> family = {it->second};
+  std::vector<ExecPtr> family = {*it};
   for (size_t i = 0; i < family.size(); ++i) {
     for (const std::string& child : RunningChildren(family[i]->rec.id)) {
       if (ExecPtr c = Find(child)) family.push_back(std::move(c));

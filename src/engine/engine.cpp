@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 #include <thread>
 #include <utility>
 
@@ -40,7 +41,7 @@ Engine::Impl::~Impl() {
 
 Engine::Impl::ExecPtr Engine::Impl::Find(const std::string& id) const {
   auto it = executions_.find(id);
-  return it == executions_.end() ? nullptr : it->second;
+  return it == executions_.end() ? nullptr : *it;
 }
 
 // Records are built in place in the batch: a step costs several of them, and a local
@@ -167,7 +168,9 @@ void Engine::Impl::EndTurn() {
   execs->reserve(event_execs_.size());
   const auto this_batch = static_cast<uint32_t>(batches_submitted_ + 1);  // numbered below
   for (const ExecState* e : event_execs_) {
-    execs->push_back(executions_.at(e->rec.id));
+    auto it = executions_.find(e->rec.id);
+    if (it == executions_.end()) throw std::out_of_range("an event of an execution not held");
+    execs->push_back(*it);
     execs->back()->last_batch = this_batch;
   }
   event_execs_.clear();
@@ -205,7 +208,7 @@ void Engine::Impl::EndTurn() {
         // any execution may have events in those. The store is the truth; the host
         // re-adopts them from it (TakeAbandoned).
         std::vector<ExecPtr> dropped = *execs;
-        for (const auto& [id, ex] : executions_) dropped.push_back(ex);
+        for (const ExecPtr& ex : executions_) dropped.push_back(ex);
         std::vector<std::pair<Runner*, std::string>> cancels;
         {
           TurnGuard turn(this);  // its end dispatches what the freed slots allow
@@ -246,7 +249,7 @@ void Engine::Impl::EndTurn() {
       for (auto& ex : *execs) {
         if (ex->finished && ex->in_flight == 0 && ex->last_batch == static_cast<uint32_t>(number)) {
           auto it = executions_.find(ex->rec.id);
-          if (it != executions_.end() && it->second == ex) executions_.erase(it);
+          if (it != executions_.end() && *it == ex) executions_.erase(it);
         }
       }
     });
@@ -350,7 +353,7 @@ Result<std::string> Engine::Impl::Start(StartRequest request) {
   if (Status st = BuildGraph(*ex); !st.ok()) return st;
 
   TurnGuard turn(this);
-  executions_.emplace(ex->rec.id, ex);
+  executions_.insert(ex);
   ++active_;
   ArmStallSweep();
   // Room for what this turn may write: every step row, and for steps that finish at

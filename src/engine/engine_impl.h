@@ -7,6 +7,7 @@
 
 #include <baton/engine.h>
 
+#include "common/id_set.h"
 #include "engine/execution_state.h"
 #include "engine/result_cache.h"
 
@@ -365,9 +366,12 @@ class Engine::Impl {
   std::unique_ptr<Runner> noop_runner_;
   std::unique_ptr<Runner> wait_runner_;
   std::vector<ExecutionObserver*> observers_;
-  // Keyed by a view of the execution's own id (rec.id, never changed once it is here): a
-  // copy of the id per live execution was a heap block each. Erase by iterator.
-  std::unordered_map<std::string_view, ExecPtr> executions_;
+  // Found by the execution's own id (rec.id, never changed once it is here): a copy of the
+  // id per live execution was a heap block each, and a view of it half the node.
+  struct ExecutionId {
+    std::string_view operator()(const engine::ExecState& ex) const { return ex.rec.id; }
+  };
+  IdSet<ExecPtr, ExecutionId> executions_;
   size_t active_ = 0;
   // Engine::LiveCounts(), by ExecState::live (1 running, 2 paused, 3 queued; [0] unused).
   // Written on the engine thread only, read from any.

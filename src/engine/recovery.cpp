@@ -117,7 +117,7 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
   if (ex->had_failure && ex->def->fail_fast) ex->failing_fast = true;
 
   TurnGuard turn(this);
-  executions_.emplace(ex->rec.id, ex);
+  executions_.insert(ex);
   ++active_;
   if (!ex->ParentId().empty()) AdoptChild(ex);
   if (ex->rec.status == ExecutionStatus::kQueued && retry == nullptr) {

@@ -33,7 +33,7 @@ void Engine::Impl::SweepStalls() {
   const TimeMs now = loop_->Now();
   const int64_t after = options_.stall_after.count();
   std::vector<ExecPtr> stalled;
-  for (const auto& [id, ex] : executions_) {
+  for (const ExecPtr& ex : executions_) {
     if (ex->finished || ex->paused() || ex->stall_reported) continue;
     if (now - ex->last_activity < after) continue;
     stalled.push_back(ex);

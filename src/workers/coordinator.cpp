@@ -65,7 +65,7 @@ Result<protocol::Registered> Coordinator::Register(const std::string& ns,
     if (!previous->held.empty()) {
       Reassign(m.worker_id, "worker " + m.worker_id + " restarted (a new process registered)");
     }
-    for (auto& [dispatch_id, d] : dispatches_) d->Unrefuse(m.worker_id);
+    for (const auto& d : dispatches_) d->Unrefuse(m.worker_id);
     revoked_.erase(m.worker_id);  // the new process never had those ids
   }
   WorkerEntry w;

@@ -46,6 +46,7 @@
 #include <baton/runner.h>
 #include <baton/store.h>
 
+#include "common/id_set.h"
 #include "protocol/worker_protocol.h"
 #include "workers/registry.h"
 
@@ -56,6 +57,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -333,11 +335,15 @@ class Coordinator {
   std::map<std::string, TimerId> deadlines_;                        // by worker id
   std::map<std::string, TimerId> drain_timers_;                     // by worker id
   // Hashed, not ordered: tens of thousands of ids sharing a long time-ordered prefix made
-  // every lookup a dozen long compares. Keyed by a view of the dispatch's own id (its
-  // request's assignment_id, never changed once kept): a copy of the id per waiting step
-  // was a heap block each. Only Keep() inserts; erase by iterator, not by that id.
-  std::unordered_map<std::string_view, std::unique_ptr<Dispatch>> dispatches_;
+  // every lookup a dozen long compares. Found by the dispatch's own id (its request's
+  // assignment_id, never changed once kept): a copy of the id per waiting step was a heap
+  // block each, and a view of it half the node. Only Keep() inserts.
+  struct DispatchId {
+    std::string_view operator()(const Dispatch& d) const;
+  };
+  IdSet<std::unique_ptr<Dispatch>, DispatchId> dispatches_;
   Dispatch& Keep(std::unique_ptr<Dispatch> d);            // replaces one of the same id
+  void Forget(std::string_view dispatch_id);              // erases it, if kept
   std::unordered_map<std::string, std::string> current_;  // worker-facing id -> dispatch id
   // Dispatches waiting for a worker, in placement order. Each points into dispatches_,
   // and leaves its queue before it leaves dispatches_ (Finish, Keep, OfferIfStranded).

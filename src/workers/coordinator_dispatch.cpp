@@ -97,16 +97,24 @@ RunRequest Coordinator::Dispatch::FullRequest() const {
 }
 
 Coordinator::Dispatch& Coordinator::Keep(std::unique_ptr<Dispatch> d) {
-  // The key views the id inside the entry: the old entry (and its key) goes first.
+  // An entry is found by the id inside it: the old entry goes first.
   if (auto old = dispatches_.find(d->request.assignment_id); old != dispatches_.end()) {
     // The queues point at their entries: none may outlive it.
-    std::erase(queue_, old->second.get());
-    std::erase(local_queue_, old->second.get());
+    std::erase(queue_, old->get());
+    std::erase(local_queue_, old->get());
     dispatches_.erase(old);
   }
   Dispatch& kept = *d;
-  dispatches_.emplace(std::string_view(kept.request.assignment_id), std::move(d));
+  dispatches_.insert(std::move(d));
   return kept;
+}
+
+std::string_view Coordinator::DispatchId::operator()(const Dispatch& d) const {
+  return d.request.assignment_id;
+}
+
+void Coordinator::Forget(std::string_view dispatch_id) {
+  if (auto it = dispatches_.find(dispatch_id); it != dispatches_.end()) dispatches_.erase(it);
 }
 
 void Coordinator::Enqueue(Dispatch& dispatch, bool front) {
@@ -235,8 +243,8 @@ void Coordinator::Assign(Dispatch& d, WorkerEntry& w, WriteBatch* engine_batch) 
   const std::string dispatch_id = d.request.assignment_id, current = d.current_id();
   Write(std::move(batch), [this, dispatch_id, current](const Status& s) {
     auto it = dispatches_.find(dispatch_id);
-    if (it == dispatches_.end() || it->second->current_id() != current) return;
-    Dispatch& again = *it->second;
+    if (it == dispatches_.end() || (*it)->current_id() != current) return;
+    Dispatch& again = **it;
     if (!s.ok()) {
       RunResult r;
       r.status = Status(errc::kStore, "could not record the assignment: " + s.message());
@@ -274,8 +282,8 @@ Coordinator::Dispatch* Coordinator::Current(const std::string& assignment_id,
   auto cur = current_.find(assignment_id);
   if (cur == current_.end()) return nullptr;
   auto it = dispatches_.find(cur->second);
-  if (it == dispatches_.end() || it->second->worker_id != worker_id) return nullptr;
-  return it->second.get();
+  if (it == dispatches_.end() || (*it)->worker_id != worker_id) return nullptr;
+  return it->get();
 }
 
 void Coordinator::Stale(const std::string& worker_id, const std::string& assignment_id,
@@ -316,7 +324,7 @@ void Coordinator::Finish(Dispatch& d, RunResult result, DispatchStatus final_sta
   auto callbacks = std::move(d.callbacks);
   const bool before_start = d.awaiting_start;
   const std::string id = d.request.assignment_id;
-  dispatches_.erase(id);  // `d` is gone from here on
+  Forget(id);  // `d` is gone from here on
   if (before_start) {
     // No callbacks yet: Start() delivers the result (the engine's Cancel() drops it).
     ended_before_start_[id] = std::move(result);
@@ -329,7 +337,7 @@ void Coordinator::Finish(Dispatch& d, RunResult result, DispatchStatus final_sta
 void Coordinator::CancelDispatch(const std::string& dispatch_id, const std::string& reason) {
   auto it = dispatches_.find(dispatch_id);
   if (it == dispatches_.end()) return;
-  Dispatch& d = *it->second;
+  Dispatch& d = **it;
   if (d.offered) exchange_->Withdraw(dispatch_id);
   if (d.local != nullptr && !d.worker_id.empty()) {
     // Its slot is free once the process is gone, not before: the runner's Done() ends it.
@@ -376,10 +384,10 @@ void Coordinator::WriteAssignment(const Dispatch& d, std::function<void(const St
 
 void Coordinator::Reattach(const RunRequest& request, RunCallbacks callbacks) {
   if (auto here = dispatches_.find(request.assignment_id);
-      here != dispatches_.end() && here->second->foreign) {
+      here != dispatches_.end() && (*here)->foreign) {
     // Taken from the instance that held the execution, which this one has taken over:
     // it runs on here, reporting to the engine now.
-    Dispatch& d = *here->second;
+    Dispatch& d = **here;
     d.foreign = false;
     d.callbacks = std::move(callbacks);
     exchange_->Adopted(request.assignment_id);
@@ -449,7 +457,7 @@ void Coordinator::Reattach(const RunRequest& request, RunCallbacks callbacks) {
 std::vector<AssignmentRecord> Coordinator::Active(const std::string& ns,
                                                   const std::string& worker_id) const {
   std::vector<AssignmentRecord> out;
-  for (const auto& [id, d] : dispatches_) {
+  for (const auto& d : dispatches_) {
     if ((!ns.empty() && d->request.ns != ns) || (!worker_id.empty() && d->worker_id != worker_id)) {
       continue;
     }
@@ -471,7 +479,7 @@ std::map<std::string, std::string> Coordinator::WaitingReasons(
     const std::string& execution_id) const {
   std::map<std::string, std::string> out;
   if (offered_ > 0) {
-    for (const auto& [id, d] : dispatches_) {
+    for (const auto& d : dispatches_) {
       if (d->offered && d->status == DispatchStatus::kWaiting &&
           d->execution_id() == execution_id) {
         out.emplace(d->request.step_id,

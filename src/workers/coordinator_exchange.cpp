@@ -32,7 +32,7 @@ bool Coordinator::OfferIfStranded(Dispatch& d) {
   if (d.foreign) {
     // Not ours to offer on: back on the board, where its owner's offer still is.
     const std::string id = d.request.assignment_id;
-    dispatches_.erase(id);
+    Forget(id);
     exchange_->GiveBack(id);
     return true;
   }
@@ -55,14 +55,14 @@ void Coordinator::OfferStranded() {
   for (const Dispatch* d : queue_) waiting.push_back(d->request.assignment_id);
   for (const std::string& id : waiting) {
     auto it = dispatches_.find(id);
-    if (it != dispatches_.end()) OfferIfStranded(*it->second);
+    if (it != dispatches_.end()) OfferIfStranded(**it);
   }
 }
 
 void Coordinator::OfferStarted(const std::string& dispatch_id) {
   auto it = dispatches_.find(dispatch_id);
-  if (it == dispatches_.end() || !it->second->offered) return;
-  Dispatch& d = *it->second;
+  if (it == dispatches_.end() || !(*it)->offered) return;
+  Dispatch& d = **it;
   if (d.status == DispatchStatus::kRunning) return;
   d.status = DispatchStatus::kRunning;
   d.updated_at = loop_->Now();
@@ -72,8 +72,8 @@ void Coordinator::OfferStarted(const std::string& dispatch_id) {
 
 void Coordinator::OfferProgress(const std::string& dispatch_id, int progress, Json data) {
   auto it = dispatches_.find(dispatch_id);
-  if (it == dispatches_.end() || !it->second->offered) return;
-  Dispatch& d = *it->second;
+  if (it == dispatches_.end() || !(*it)->offered) return;
+  Dispatch& d = **it;
   d.progress = progress;
   if (data.is_object() && data.contains("checkpoint")) d.SetCheckpoint(data["checkpoint"]);
   d.updated_at = loop_->Now();
@@ -82,16 +82,16 @@ void Coordinator::OfferProgress(const std::string& dispatch_id, int progress, Js
 
 void Coordinator::OfferDone(const std::string& dispatch_id, RunResult result) {
   auto it = dispatches_.find(dispatch_id);
-  if (it == dispatches_.end() || !it->second->offered) return;
+  if (it == dispatches_.end() || !(*it)->offered) return;
   const bool ok = result.status.ok();
-  Finish(*it->second, std::move(result), ok ? DispatchStatus::kCompleted : DispatchStatus::kFailed);
+  Finish(**it, std::move(result), ok ? DispatchStatus::kCompleted : DispatchStatus::kFailed);
 }
 
 std::vector<std::string> Coordinator::OfferedIds() const {
   std::vector<std::string> out;
   if (offered_ == 0) return out;
-  for (const auto& [id, d] : dispatches_) {
-    if (d->offered) out.emplace_back(id);
+  for (const auto& d : dispatches_) {
+    if (d->offered) out.emplace_back(d->request.assignment_id);
   }
   return out;
 }
@@ -115,7 +115,7 @@ std::vector<size_t> Coordinator::Takeable(const std::vector<RunRequest>& request
 bool Coordinator::TakeForeign(const RunRequest& request, RunCallbacks callbacks) {
   const std::string id = request.assignment_id;
   if (auto mine = dispatches_.find(id); mine != dispatches_.end()) {
-    Dispatch& d = *mine->second;
+    Dispatch& d = **mine;
     if (d.foreign) {
       // Taken again after this instance lost its take (the drop not done yet): it runs
       // on, reporting for the new take.
@@ -142,8 +142,8 @@ bool Coordinator::TakeForeign(const RunRequest& request, RunCallbacks callbacks)
 
 void Coordinator::DropForeign(const std::string& dispatch_id) {
   auto it = dispatches_.find(dispatch_id);
-  if (it == dispatches_.end() || !it->second->foreign) return;
-  it->second->callbacks = {};  // its owner no longer listens: nothing to report
+  if (it == dispatches_.end() || !(*it)->foreign) return;
+  (*it)->callbacks = {};  // its owner no longer listens: nothing to report
   CancelDispatch(dispatch_id, "another instance took this dispatch over");
 }
 

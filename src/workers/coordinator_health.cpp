@@ -122,7 +122,7 @@ void Coordinator::MoveAway(WorkerEntry& w, const std::string& dispatch_id,
   const std::string& worker_id = w.id;
   auto it = dispatches_.find(dispatch_id);
   if (it == dispatches_.end()) return;
-  Dispatch& d = *it->second;
+  Dispatch& d = **it;
   w.held.erase(dispatch_id);
   current_.erase(d.current_id());
   // (Prepared, not started: it never had the command, there is nothing to cancel.)
@@ -186,7 +186,7 @@ void Coordinator::ResendUnacknowledged(WorkerEntry& w) {
   for (const std::string& dispatch_id : w.held) {
     auto it = dispatches_.find(dispatch_id);
     if (it == dispatches_.end()) continue;
-    Dispatch& d = *it->second;
+    Dispatch& d = **it;
     // Placed but not acknowledged: the command may never have reached it (it was sent on
     // a connection that died, or not sent at all before a restart). A worker that has it
     // already acknowledges it again without running it twice.

@@ -33,7 +33,7 @@ void Coordinator::Prepare(const RunRequest& request, WriteBatch& batch) {
   // (Near the back of the queue: searched from there.)
   queue_.erase(std::find(queue_.rbegin(), queue_.rend(), &prepared).base() - 1);
   prepared_unplaced_[id] = now;
-  dispatches_.erase(id);
+  Forget(id);
 }
 
 void Coordinator::Start(const RunRequest& request, RunCallbacks callbacks) {
@@ -44,11 +44,11 @@ void Coordinator::Start(const RunRequest& request, RunCallbacks callbacks) {
     callbacks.Done(std::move(result));
     return;
   }
-  if (auto it = dispatches_.find(id); it != dispatches_.end() && it->second->awaiting_start) {
+  if (auto it = dispatches_.find(id); it != dispatches_.end() && (*it)->awaiting_start) {
     // Placed at Prepare(): the engine's commit made it durable. It may have moved since
     // (its worker lost: waiting again, or placed elsewhere with a write of its own, which
     // sends it once durable); wherever it is now, it may go out from here on.
-    Dispatch& d = *it->second;
+    Dispatch& d = **it;
     d.callbacks = std::move(callbacks);
     d.awaiting_start = false;
     d.started = std::chrono::steady_clock::now();
@@ -71,7 +71,7 @@ void Coordinator::Start(const RunRequest& request, RunCallbacks callbacks) {
   }
   Enqueue(Keep(std::move(d)), /*front=*/false);
   Place();
-  if (auto it = dispatches_.find(id); it != dispatches_.end()) OfferIfStranded(*it->second);
+  if (auto it = dispatches_.find(id); it != dispatches_.end()) OfferIfStranded(**it);
 }
 
 void Coordinator::CancelFromEngine(const std::string& dispatch_id) {
