@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
 
 namespace baton {
 namespace {
@@ -15,6 +16,11 @@ struct Item {
 struct ItemId {
   std::string_view operator()(const Item& i) const { return i.id; }
 };
+
+// libstdc++ keeps a node's hash in the node only for a hash that may throw: the
+// lookups of a large set must not hash every neighbour's id again.
+static_assert(!std::is_nothrow_invocable_v<IdHash<std::unique_ptr<Item>, ItemId>,
+                                           const std::unique_ptr<Item>&>);
 
 TEST(IdSet, FindsAnOwnerByTheIdInsideItsObject) {
   IdSet<std::unique_ptr<Item>, ItemId> set;
