@@ -62,7 +62,9 @@ struct RunResult {
 };
 
 // The receiving end of one attempt's reports, called from any thread (the runner's):
-// Started at most once and Progress any number of times, then Done exactly once.
+// Started and Progress any number of times, then Done exactly once. Started comes again
+// when the work begins again elsewhere (a remote worker's step moved to another worker):
+// a sink takes a repeat as a no-op or as news, never as an error.
 class RunSink {
  public:
   virtual ~RunSink() = default;

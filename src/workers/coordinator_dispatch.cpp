@@ -445,8 +445,11 @@ void Coordinator::Reattach(const RunRequest& request, RunCallbacks callbacks) {
     // one that ran it is gone (Register() could not move what was not re-attached yet).
     MoveAway(*holder, id, "worker " + holder->id + " restarted (a new process registered)",
              /*revoke=*/false);
-    // ... and the new process may take it: it did not fail it.
-    reattached.Unrefuse(holder->id);
+    // ... and the new process may take it: it did not fail it. (Unless no move was left:
+    // then MoveAway failed it WORKER_LOST, and `reattached` is gone.)
+    if (auto still = dispatches_.find(id); still != dispatches_.end()) {
+      (*still)->Unrefuse(holder->id);
+    }
     return Place();
   }
   // A holder that registered again before this missed the re-send for it: send it now

@@ -507,6 +507,22 @@ TEST(CoordinatorRestart, ANewProcessOfTheHolderRegisteredBeforeTheReattachGetsTh
   EXPECT_TRUE(f.Done(id).status.ok());
 }
 
+// Regression (review, 2026-11-29): with no reassignment left, moving the step off the
+// holder's old process fails it WORKER_LOST, which ends the dispatch; the re-attach went
+// on to touch the ended dispatch (a use after free under ASan).
+TEST(CoordinatorRestart, ANewProcessOfTheHolderWithNoMoveLeftFailsTheStepWorkerLost) {
+  CoordinatorOptions options;
+  options.max_reassignments = 1;  // the seeded assignment was moved once already
+  CoordinatorFixture f(options);
+  SeedAndRestart(f);
+  auto a = f.Connect("a", {.session = "process-2"});
+  const std::string id = f.Reattach("ex1");
+  EXPECT_TRUE(a->Commands().empty());
+  EXPECT_EQ(f.Done(id).status.code(), errc::kWorkerLost);
+  EXPECT_EQ(f.coordinator->stats().lost, 1u);
+  EXPECT_TRUE(f.coordinator->Active("", "").empty());
+}
+
 TEST(CoordinatorRestart, TheSameProcessRegisteredBeforeTheReattachKeepsItsRunningWork) {
   CoordinatorFixture f;
   SeedAndRestart(f);
