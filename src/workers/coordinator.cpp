@@ -216,7 +216,7 @@ Status Coordinator::OnMessage(const std::string& worker_id, const protocol::Work
       d->extra().refused_by.insert(worker_id);
       w->held.erase(d->request.assignment_id);
       current_.erase(d->current_id());
-      d->worker_id.clear();
+      d->SetWorker("");
       d->Unplace();
       d->status = DispatchStatus::kWaiting;
       WriteAssignment(*d);

@@ -286,6 +286,8 @@ class Coordinator {
   void SendCommand(Dispatch& d);
   // The local worker's "send": the built-in runner starts it, its callbacks come back here.
   void RunLocal(Dispatch& d);
+  // The built-in runner of a local dispatch's step type.
+  Runner* LocalRunnerFor(const Dispatch& d) const;
   void OnLocalDone(const std::string& current_id, RunResult result);
   // coordinator_prepare.cpp: the runner's Prepare, Start and Cancel.
   void Prepare(const RunRequest& request, WriteBatch& batch);

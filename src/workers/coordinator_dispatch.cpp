@@ -60,9 +60,9 @@ Runner* Coordinator::runner() {
 
 Coordinator::Dispatch::Dispatch(const RunRequest& r) {
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-  // One per waiting step: past 256 bytes it moves up a jemalloc size class. Keep rare
+  // One per waiting step: past 224 bytes it moves up a jemalloc size class. Keep rare
   // fields in Extras instead of raising the bound.
-  static_assert(sizeof(Dispatch) <= 256, "a waiting Dispatch must fit 256 bytes");
+  static_assert(sizeof(Dispatch) <= 224, "a waiting Dispatch must fit 224 bytes");
 #endif
   request.assignment_id = r.assignment_id;
   request.step_id = r.step_id;
@@ -121,7 +121,7 @@ void Coordinator::Enqueue(Dispatch& dispatch, bool front) {
   // Priority first, then arrival: a reassigned dispatch goes ahead of its equals.
   Dispatch* d = &dispatch;
   const int priority = d->request.priority;
-  std::deque<Dispatch*>& queue = d->local != nullptr ? local_queue_ : queue_;
+  std::deque<Dispatch*>& queue = d->local ? local_queue_ : queue_;
   auto priority_of = [](const Dispatch* other) { return other->request.priority; };
   // Searched from the end it belongs nearest to, so that a queue of equals costs O(1)
   // (a backlog of thousands must not make every arrival a scan).
@@ -137,7 +137,7 @@ void Coordinator::Enqueue(Dispatch& dispatch, bool front) {
 }
 
 Placement Coordinator::PlacementFor(const Dispatch& d) const {
-  if (d.local != nullptr) {
+  if (d.local) {
     Placement p;
     p.ns = d.request.ns;
     p.local = true;
@@ -186,7 +186,7 @@ void Coordinator::PlaceFrom(std::deque<Dispatch*>& queue, int room, const Dispat
 
 void Coordinator::Assign(Dispatch& d, WorkerEntry& w, WriteBatch* engine_batch) {
   const std::string from = d.extras ? d.extras->previous_worker : std::string();
-  d.worker_id = w.id;
+  d.SetWorker(w.id);
   d.PlaceAs(d.reassignments == 0
                 ? d.request.assignment_id
                 : d.request.assignment_id + ".r" + std::to_string(d.reassignments));
@@ -198,7 +198,7 @@ void Coordinator::Assign(Dispatch& d, WorkerEntry& w, WriteBatch* engine_batch) 
   w.held.insert(d.request.assignment_id);
   current_[d.current_id()] = d.request.assignment_id;
   ++stats_.dispatched;
-  if (d.local != nullptr) {
+  if (d.local) {
     // Nothing to make durable first: the engine's step record is the durable state of
     // local work (see coordinator.h).
     d.durable = true;
@@ -257,7 +257,7 @@ void Coordinator::Assign(Dispatch& d, WorkerEntry& w, WriteBatch* engine_batch) 
 
 void Coordinator::SendCommand(Dispatch& d) {
   if (d.awaiting_start) return;  // Start() sends it
-  auto ch = channels_.find(d.worker_id);
+  auto ch = channels_.find(d.worker_id());
   if (ch == channels_.end()) return;  // sent again when the worker registers again
   d.sent = true;
   protocol::Command c;
@@ -282,7 +282,7 @@ Coordinator::Dispatch* Coordinator::Current(const std::string& assignment_id,
   auto cur = current_.find(assignment_id);
   if (cur == current_.end()) return nullptr;
   auto it = dispatches_.find(cur->second);
-  if (it == dispatches_.end() || (*it)->worker_id != worker_id) return nullptr;
+  if (it == dispatches_.end() || (*it)->worker_id() != worker_id) return nullptr;
   return it->get();
 }
 
@@ -312,12 +312,12 @@ void Coordinator::Finish(Dispatch& d, RunResult result, DispatchStatus final_sta
   // Only a dispatch still waiting for a worker is in a queue (Assign takes it out): the
   // scan stays off the path of every completion, where it was O(backlog).
   if (d.status == DispatchStatus::kWaiting) {
-    std::erase(d.local != nullptr ? local_queue_ : queue_, &d);
+    std::erase(d.local ? local_queue_ : queue_, &d);
   }
   d.status = final_status;
   d.updated_at = loop_->Now();
   WriteAssignment(d);
-  if (WorkerEntry* holder = registry_.Find(d.worker_id)) {
+  if (WorkerEntry* holder = registry_.Find(d.worker_id())) {
     holder->held.erase(d.request.assignment_id);
   }
   current_.erase(d.current_id());
@@ -339,12 +339,12 @@ void Coordinator::CancelDispatch(const std::string& dispatch_id, const std::stri
   if (it == dispatches_.end()) return;
   Dispatch& d = **it;
   if (d.offered) exchange_->Withdraw(dispatch_id);
-  if (d.local != nullptr && !d.worker_id.empty()) {
+  if (d.local && !d.worker_id().empty()) {
     // Its slot is free once the process is gone, not before: the runner's Done() ends it.
-    return d.local->Cancel(d.current_id());
+    return LocalRunnerFor(d)->Cancel(d.current_id());
   }
-  if (!d.worker_id.empty() && !d.awaiting_start) {  // before Start() the worker has nothing
-    if (auto ch = channels_.find(d.worker_id); ch != channels_.end()) {
+  if (!d.worker_id().empty() && !d.awaiting_start) {  // before Start() the worker has nothing
+    if (auto ch = channels_.find(d.worker_id()); ch != channels_.end()) {
       ch->second->Send(protocol::CommandCancel{d.current_id(), reason});
     }
   }
@@ -361,8 +361,8 @@ AssignmentRecord Coordinator::ToRecord(const Dispatch& d) const {
   r.execution_id = d.execution_id();
   r.step_id = d.request.step_id;
   r.attempt = d.request.attempt;
-  r.command = d.local != nullptr ? ToString(d.request.type) : d.request.spec->value("command", "");
-  r.worker_id = d.worker_id;
+  r.command = d.local ? ToString(d.request.type) : d.request.spec->value("command", "");
+  r.worker_id = d.worker_id();
   r.status = ToString(d.status);
   r.progress = d.progress;
   r.checkpoint = d.checkpoint();
@@ -373,7 +373,7 @@ AssignmentRecord Coordinator::ToRecord(const Dispatch& d) const {
 }
 
 void Coordinator::WriteAssignment(const Dispatch& d, std::function<void(const Status&)> then) {
-  if (d.local != nullptr) {  // never stored (coordinator.h)
+  if (d.local) {  // never stored (coordinator.h)
     if (then) then(Status::Ok());
     return;
   }
@@ -430,7 +430,7 @@ void Coordinator::Reattach(const RunRequest& request, RunCallbacks callbacks) {
     return Place();
   }
   // Still the holder's: it has heartbeat_timeout (armed by Load) to come back and report.
-  d->worker_id = holder->id;
+  d->SetWorker(holder->id);
   d->PlaceAs(rec.id);
   d->status = *stored_status;
   d->sent = d->status != DispatchStatus::kDispatched;
@@ -461,7 +461,8 @@ std::vector<AssignmentRecord> Coordinator::Active(const std::string& ns,
                                                   const std::string& worker_id) const {
   std::vector<AssignmentRecord> out;
   for (const auto& d : dispatches_) {
-    if ((!ns.empty() && d->request.ns != ns) || (!worker_id.empty() && d->worker_id != worker_id)) {
+    if ((!ns.empty() && d->request.ns != ns) ||
+        (!worker_id.empty() && d->worker_id() != worker_id)) {
       continue;
     }
     out.push_back(ToRecord(*d));

@@ -24,7 +24,7 @@ Placement Coordinator::PlacementOf(const std::string& ns, const Json& spec) {
 }
 
 bool Coordinator::OfferIfStranded(Dispatch& d) {
-  if (exchange_ == nullptr || d.local != nullptr || d.awaiting_start || d.offered ||
+  if (exchange_ == nullptr || d.local || d.awaiting_start || d.offered ||
       d.status != DispatchStatus::kWaiting || registry_.AnyOnline(PlacementFor(d))) {
     return false;
   }

@@ -160,7 +160,7 @@ void Coordinator::MoveAway(WorkerEntry& w, const std::string& dispatch_id,
   ++stats_.reassigned;
   d.extra().previous_worker = worker_id;
   d.extra().reassign_reason = reason;
-  d.worker_id.clear();
+  d.SetWorker("");
   d.Unplace();
   d.status = DispatchStatus::kWaiting;
   d.extra().refused_by.insert(worker_id);

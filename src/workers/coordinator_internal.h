@@ -48,9 +48,10 @@ struct Coordinator::Dispatch {
   explicit Dispatch(const RunRequest& r);
   DispatchRequest request;
   RunCallbacks callbacks;
-  Runner* local = nullptr;  // the built-in runner, for a step of the local worker
-  std::string worker_id;    // holder; empty while waiting
   DispatchStatus status = DispatchStatus::kWaiting;
+  // A step of the local worker (shell, http), run by its built-in runner for
+  // request.type (Coordinator::LocalRunnerFor).
+  bool local = false;
   bool placed = false;   // on a worker (current_id() is its worker-facing id)
   bool durable = false;  // its assignment record is committed: the command may go out
   // Prepared, Start() not called yet: the engine's batch that records the dispatch may not
@@ -67,13 +68,15 @@ struct Coordinator::Dispatch {
   bool foreign = false;
   // The execution id's length at the start of request.assignment_id; 0: it is in the
   // extras. (The status, the flags and the ints sit together: one waiting dispatch per
-  // pending step makes its size count; 256 bytes is a jemalloc size class.)
+  // pending step makes its size count; 224 bytes is a jemalloc size class.)
   uint16_t execution_id_size = 0;
   int progress = 0;
   int reassignments = 0;
+  // For a prepared dispatch, the time from Prepare() to `started` (microseconds, up to
+  // INT32_MAX): the second latency metric counts from Prepare().
+  int32_t prepared_lead_us = 0;
   TimeMs created_at = 0, updated_at = 0;
   std::chrono::steady_clock::time_point started;  // for the dispatch latency metric
-  std::chrono::steady_clock::time_point prepared_at;
   // What only some dispatches have: one that was refused, lost or moved, one with a
   // checkpoint, one whose assignment id does not begin with its execution id. Apart, so
   // that every other one (nearly all, and each waiting one is a pending step's cost)
@@ -91,6 +94,11 @@ struct Coordinator::Dispatch {
   Extras& extra() {
     if (!extras) extras = std::make_unique<Extras>();
     return *extras;
+  }
+  // The holder's id; empty while waiting.
+  const std::string& worker_id() const { return holder_ ? *holder_ : kNoId; }
+  void SetWorker(const std::string& id) {
+    holder_ = id.empty() ? nullptr : std::make_unique<std::string>(id);
   }
   void Unrefuse(const std::string& worker) {
     if (extras) extras->refused_by.erase(worker);
@@ -125,6 +133,9 @@ struct Coordinator::Dispatch {
   }
 
  private:
+  // Out of line: only a placed dispatch has a holder (as many as the workers have slots),
+  // and every waiting one is a pending step's cost.
+  std::unique_ptr<std::string> holder_;
   static inline const std::string kNoId;
   static inline const Json kNoCheckpoint;
 };

@@ -16,7 +16,7 @@ void Coordinator::LocalRunner::Start(const RunRequest& request, RunCallbacks cal
   }
   auto d = std::make_unique<Dispatch>(request);
   d->callbacks = std::move(callbacks);
-  d->local = runner->second;
+  d->local = true;
   d->created_at = d->updated_at = c_->loop_->Now();
   d->started = std::chrono::steady_clock::now();
   c_->Enqueue(c_->Keep(std::move(d)), /*front=*/false);
@@ -61,7 +61,7 @@ Runner* Coordinator::local_runner() {
 void Coordinator::RunLocal(Dispatch& d) {
   d.sent = true;
   d.status = DispatchStatus::kAccepted;
-  if (WorkerEntry* w = registry_.Find(d.worker_id))
+  if (WorkerEntry* w = registry_.Find(d.worker_id()))
     w->last_seen = loop_->Now();  // alive  // nothing to refuse it: it was placed within capacity
   RunRequest request = d.FullRequest();
   request.assignment_id = d.current_id();
@@ -71,7 +71,7 @@ void Coordinator::RunLocal(Dispatch& d) {
   // The loop outlives the coordinator; `this` is touched only once `alive` says so.
   std::weak_ptr<bool> alive = alive_;
   EventLoop* loop = loop_;
-  const std::string id = d.current_id(), worker = d.worker_id;
+  const std::string id = d.current_id(), worker = d.worker_id();
   RunFunctions cb;
   cb.on_started = [this, loop, alive, id, worker] {
     loop->Post([this, alive, id, worker] {
@@ -102,7 +102,11 @@ void Coordinator::RunLocal(Dispatch& d) {
       if (!alive.expired()) OnLocalDone(id, std::move(result));
     });
   };
-  d.local->Start(request, std::move(cb));
+  LocalRunnerFor(d)->Start(request, std::move(cb));
+}
+
+Runner* Coordinator::LocalRunnerFor(const Dispatch& d) const {
+  return local_.runners.at(d.request.type);
 }
 
 void Coordinator::OnLocalDone(const std::string& current_id, RunResult result) {

@@ -5,8 +5,19 @@
 #include "workers/nearest_rank.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace baton::workers {
+namespace {
+
+// `to - from` in microseconds, within [0, INT32_MAX].
+int32_t LeadUs(std::chrono::steady_clock::time_point from,
+               std::chrono::steady_clock::time_point to) {
+  const int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(to - from).count();
+  return static_cast<int32_t>(std::clamp<int64_t>(us, 0, INT32_MAX));
+}
+
+}  // namespace
 
 void Coordinator::Prepare(const RunRequest& request, WriteBatch& batch) {
   const auto now = std::chrono::steady_clock::now();
@@ -21,7 +32,7 @@ void Coordinator::Prepare(const RunRequest& request, WriteBatch& batch) {
   auto d = std::make_unique<Dispatch>(request);
   d->created_at = d->updated_at = loop_->Now();
   d->prepared = true;
-  d->prepared_at = d->started = now;
+  d->started = now;
   d->awaiting_start = true;
   const std::string id = request.assignment_id;
   Dispatch& prepared = Keep(std::move(d));
@@ -29,7 +40,7 @@ void Coordinator::Prepare(const RunRequest& request, WriteBatch& batch) {
   // earlier arrival) keeps its turn.
   Enqueue(prepared, /*front=*/false);
   Place(&prepared, &batch);
-  if (!prepared.worker_id.empty()) return;  // its record is in `batch`
+  if (!prepared.worker_id().empty()) return;  // its record is in `batch`
   // (Near the back of the queue: searched from there.)
   queue_.erase(std::find(queue_.rbegin(), queue_.rend(), &prepared).base() - 1);
   prepared_unplaced_[id] = now;
@@ -51,7 +62,9 @@ void Coordinator::Start(const RunRequest& request, RunCallbacks callbacks) {
     Dispatch& d = **it;
     d.callbacks = std::move(callbacks);
     d.awaiting_start = false;
-    d.started = std::chrono::steady_clock::now();
+    const auto now = std::chrono::steady_clock::now();
+    d.prepared_lead_us = LeadUs(d.started, now);
+    d.started = now;
     if (d.durable_at_start) {
       d.durable = true;
       d.durable_at_start = false;
@@ -66,7 +79,7 @@ void Coordinator::Start(const RunRequest& request, RunCallbacks callbacks) {
   d->started = std::chrono::steady_clock::now();
   if (auto unplaced = prepared_unplaced_.find(id); unplaced != prepared_unplaced_.end()) {
     d->prepared = true;
-    d->prepared_at = unplaced->second;
+    d->prepared_lead_us = LeadUs(unplaced->second, d->started);
     prepared_unplaced_.erase(unplaced);
   }
   Enqueue(Keep(std::move(d)), /*front=*/false);
@@ -98,8 +111,7 @@ void Coordinator::RecordLatency(Dispatch& d) {
   ++stats_.latency_total;
   latency_window_.Add(us);
   if (d.prepared) {
-    const int64_t prepared_us =
-        std::chrono::duration_cast<std::chrono::microseconds>(now - d.prepared_at).count();
+    const int64_t prepared_us = us + d.prepared_lead_us;
     ++stats_.prepared_latency_total;
     stats_.prepared_latency_sum_us += static_cast<uint64_t>(prepared_us);
     prepared_latency_window_.Add(prepared_us);

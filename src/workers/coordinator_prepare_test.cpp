@@ -5,6 +5,9 @@
 #include "workers/coordinator_test_util.h"
 #include "workers/nearest_rank.h"
 
+#include <chrono>
+#include <thread>
+
 namespace baton::workers {
 namespace {
 
@@ -37,6 +40,8 @@ TEST(CoordinatorPrepare, APlacementCommitsWithTheEnginesBatchAndGoesOutOnlyAtSta
   EXPECT_EQ(f.coordinator->registry().Find("a")->held.size(), 1u);
 
   f.CommitEngine(batch);
+  // The second latency counts from Prepare(): at least this much more than the first.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
   f.Start("ex1");
   EXPECT_EQ(f.holding_committer->held(), 0u);  // Start only sends
   ASSERT_EQ(a->Commands().size(), 1u);
@@ -49,6 +54,8 @@ TEST(CoordinatorPrepare, APlacementCommitsWithTheEnginesBatchAndGoesOutOnlyAtSta
   EXPECT_EQ(f.outcomes[id].started, 1);
   EXPECT_EQ(f.coordinator->stats().latency_total, 1u);
   EXPECT_EQ(f.coordinator->stats().prepared_latency_total, 1u);
+  EXPECT_GE(f.coordinator->stats().prepared_latency_sum_us,
+            f.coordinator->stats().latency_sum_us + 2000);
   ASSERT_TRUE(f.Succeed("a", id).ok());
   EXPECT_TRUE(f.Done(id).status.ok());
   f.holding_committer->Release();
@@ -87,6 +94,7 @@ TEST(CoordinatorPrepare, WithNoRoomNothingIsRecordedAndStartQueuesIt) {
   EXPECT_EQ(f.coordinator->WaitingCount(), 0u);
   EXPECT_EQ(f.store->GetAssignment(id).status().code(), errc::kNotFound);
 
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
   f.Start("ex1");
   EXPECT_EQ(f.coordinator->WaitingCount(), 1u);
   ASSERT_TRUE(f.Succeed("a", busy).ok());  // the slot frees: placed with a write of its own
@@ -98,6 +106,7 @@ TEST(CoordinatorPrepare, WithNoRoomNothingIsRecordedAndStartQueuesIt) {
   EXPECT_EQ(s.placed_at_prepare, 0u);
   EXPECT_EQ(s.latency_total, 1u);           // ex0 was never acknowledged
   EXPECT_EQ(s.prepared_latency_total, 1u);  // from ex1's Prepare
+  EXPECT_GE(s.prepared_latency_sum_us, s.latency_sum_us + 2000);
 }
 
 TEST(CoordinatorPrepare, WithNoWorkerAPreparedDispatchCancelledLeavesNothing) {
