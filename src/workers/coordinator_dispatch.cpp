@@ -63,6 +63,9 @@ Coordinator::Dispatch::Dispatch(const RunRequest& r) {
   // One per waiting step: past 224 bytes it moves up a jemalloc size class. Keep rare
   // fields in Extras instead of raising the bound.
   static_assert(sizeof(Dispatch) <= 224, "a waiting Dispatch must fit 224 bytes");
+  // DispatchRequest and FullRequest() copy RunRequest field by field: a field added to
+  // RunRequest changes its size, and must be kept here too.
+  static_assert(sizeof(RunRequest) == 168, "a new RunRequest field: copy it here as well");
 #endif
   request.assignment_id = r.assignment_id;
   request.step_id = r.step_id;
