@@ -115,22 +115,24 @@ struct ExecutionRecord : ExecutionRecordFields {
 // running execution, where the keys are known already (its execution's id, its
 // definition's step id), and adds them only to the records it writes.
 struct StepRecordFields {
+  // (The ints sit together: the engine holds one of these per step of each running
+  // execution, and padding between them would move its StepState up a size class.)
   int index = 0;  // position in the definition
   StepStatus status = StepStatus::kPending;
   int attempts = 0;
-  int progress = 0;  // 0..100
-  Json output;
-  Json error;          // null or {code, message, details?}
+  // Attempts made before the last retry of the execution: the retry budget counts
+  // attempts above it.
+  int attempt_base = 0;
+  int progress = 0;    // 0..100
   int exit_code = -1;  // shell steps; -1 when not applicable
+  Json output;
+  Json error;  // null or {code, message, details?}
   std::string stderr_tail;
   std::string assignment_id;  // current attempt's dispatch, empty when none
   TimeMs started_at = 0;
   TimeMs completed_at = 0;
   TimeMs retry_at = 0;  // when waiting_retry ends
   TimeMs deadline = 0;  // current attempt's timeout
-  // Attempts made before the last retry of the execution: the retry budget counts
-  // attempts above it.
-  int attempt_base = 0;
 };
 
 struct StepRecord : StepRecordFields {

@@ -97,7 +97,7 @@ void Engine::Impl::WriteDeadLetter(const ExecPtr& ex, int step, TimeMs now) {
   dl.workflow = ex->def->name;
   dl.version = ex->def->version;
   dl.input = st.resolved_input ? *st.resolved_input : st.def->spec;
-  dl.errors = st.attempt_errors.is_array() ? st.attempt_errors : Json::array();
+  dl.errors = st.AttemptErrors().is_array() ? st.AttemptErrors() : Json::array();
   dl.created_at = now;
   dl.first_failed_at = now;
   dl.last_failed_at = now;

@@ -267,8 +267,8 @@ void Engine::Impl::CollectInFlight(const ExecState& ex, int step,
   if (!st.in_flight) return;
   auto it = runners_.find(st.def->type);
   if (it == runners_.end() || it->second == nullptr) return;
-  if (st.fan) {
-    for (const auto& [assignment, item] : st.fan->live) out->emplace_back(it->second, assignment);
+  if (const engine::FanOut* fan = st.Fan()) {
+    for (const auto& [assignment, item] : fan->live) out->emplace_back(it->second, assignment);
   } else {
     out->emplace_back(it->second, st.rec.assignment_id);
   }
@@ -342,7 +342,7 @@ Result<std::string> Engine::Impl::Start(StartRequest request) {
   if (executions_.count(ex->rec.id)) {
     return Status(errc::kConflict, "execution '" + ex->rec.id + "' is already running");
   }
-  ex->rec.input = std::move(request.input);
+  ex->SetInput(std::move(request.input));
   ex->rec.priority = static_cast<int>(request.priority.value_or(ex->def->priority));
   ex->origin = engine::ExecOrigin::Of(request.parent_id, request.parent_step,
                                       request.parent_attempt, request.idempotency_key);
@@ -368,7 +368,7 @@ Result<std::string> Engine::Impl::Start(StartRequest request) {
   MarkDirty(ex);
   for (size_t i = 0; i < ex->steps.size(); ++i) MarkStepDirty(ex, static_cast<int>(i));
   Json started = {
-      {"workflow", ex->def->name}, {"version", ex->def->version}, {"input", ex->rec.input}};
+      {"workflow", ex->def->name}, {"version", ex->def->version}, {"input", ex->Input()}};
   if (!ex->ParentId().empty()) {
     started["parent_id"] = ex->ParentId();
     started["parent_step"] = ex->ParentStep();

@@ -122,6 +122,16 @@ class Engine::Impl {
   // (recovery): nothing to prepare.
   void StartAssignment(const ExecPtr& ex, int step, Runner* runner, RunRequest req, bool instance,
                        bool reattach = false);
+  // --- attempt_sink.cpp ---------------------------------------------------------
+  // The callbacks of one runner assignment (`step_attempt_id`: the step's attempt, which
+  // a for_each instance's Started() reports against). Any thread may call them.
+  RunCallbacks MakeAttemptSink(const RunRequest& req, int step, bool instance,
+                               const std::string& step_attempt_id);
+  // The usual assignment id of the attempt (AssignmentIdFor), or empty when the
+  // execution is not in memory.
+  std::string AssignmentIdOf(const std::string& exec_id, int step, int attempt) const;
+  struct AttemptSink;
+  struct FullSink;
   RunRequest MakeRequest(const engine::ExecState& ex, int step, SpecPtr spec);
   // The step's spec as the definition has it, shared with the definition (no copy).
   static SpecPtr DefinitionSpec(const engine::ExecState& ex, int step);
@@ -441,6 +451,10 @@ class Engine::Impl {
 // An error's code and message with what varies between occurrences of the same failure
 // (numbers, ids, quoted text) masked and spacing normalised, at most 200 bytes:
 // "COMMAND_FAILED: exit status N: cannot open '?'" (dead_letters.cpp).
+// An attempt's assignment id as the engine forms it: "<execution>/<step id>/<attempt>".
+// Fencing compares these: a result counts only for the dispatch it answers.
+std::string AssignmentIdFor(const std::string& exec_id, const std::string& step_id, int attempt);
+
 std::string DeadLetterFingerprint(const std::string& code, const std::string& message);
 
 // Built-in runners (builtin_runners.cpp).

@@ -123,5 +123,43 @@ TEST(ExecutionRecord, ARecoveredExecutionKeepsWhatItsRecordSaid) {
   ExpectWhole(done, "renamed", 7);
 }
 
+// An execution submitted without input holds none in memory (ExecState::Input): what it
+// writes, what its templates and its started event see, and what a restart recovers are
+// still the empty object, never null.
+TEST(ExecutionRecord, AnExecutionWithoutInputKeepsAnEmptyObjectInputEverywhere) {
+  SimHarness h;
+  const char* yaml = R"(
+name: bare
+steps:
+  - {id: a, type: shell, run: a, with: {seen: "{{ inputs }}", sim_ms: 100}}
+  - {id: b, type: shell, run: b, depends_on: [a], with: {seen: "{{ inputs }}"}}
+)";
+  std::string id = h.StartOnly(yaml);
+  h.loop->RunUntilIdle(h.clock.Now() + 10);
+  EXPECT_EQ(h.Execution(id).input, Json::object());
+  std::optional<ExecutionRecord> held;
+  h.loop->Post([&] { held = h.engine->Record(id); });
+  h.loop->RunReady();
+  ASSERT_TRUE(held.has_value());
+  EXPECT_EQ(held->input, Json::object());
+  auto events = h.store->GetEvents(id, 0, 100);
+  ASSERT_TRUE(events.ok());
+  ASSERT_FALSE(events->empty());
+  EXPECT_EQ((*events)[0].type, "execution.started");
+  EXPECT_EQ((*events)[0].data["input"], Json::object()) << (*events)[0].data.dump();
+
+  h.Crash();
+  h.loop->Post([&] { ASSERT_TRUE(RecoverExecutions(h.store.get(), h.engine.get()).ok()); });
+  h.loop->RunReady();
+  h.loop->RunUntilIdle();
+  ExecutionRecord done = h.Execution(id);
+  ASSERT_EQ(done.status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(done.input, Json::object());
+  ASSERT_GE(h.runner->calls.size(), 2u);
+  for (const auto& call : h.runner->calls) {
+    EXPECT_EQ(call.spec["with"]["seen"], Json::object()) << call.spec.dump();
+  }
+}
+
 }  // namespace
 }  // namespace baton

@@ -38,8 +38,9 @@ struct FanOut {
   std::unordered_map<std::string, size_t> live;  // running instance assignment -> item
 };
 
-// What circuit breakers and caching track per step: apart, and only for steps that use
-// them, so that the common step stays small (every execution holds one per step).
+// What circuit breakers, caching, pools, child workflows, for_each and failed attempts
+// track per step: apart, and only for steps that use them, so that the common step stays
+// small (every execution holds one per step).
 struct StepGuards {
   // The circuit breaker the running attempt passed (empty = none): told how it ends.
   std::string breaker_key;
@@ -54,6 +55,9 @@ struct StepGuards {
   // A `type: workflow` step's running child execution (empty = none, or not linked yet
   // after a restart).
   std::string child_id;
+  // Every attempt's error, an array (null until the first attempt fails).
+  Json attempt_errors;
+  std::unique_ptr<FanOut> fan;  // set while a for_each attempt runs
 };
 
 struct StepState {
@@ -64,7 +68,7 @@ struct StepState {
   TimerId timer = 0;            // retry or attempt-timeout timer, 0 = none
   TimerId heartbeat_timer = 0;  // heartbeat_timeout of the running attempt, 0 = none
   TimerId slow_timer = 0;       // when the running attempt counts as slow, 0 = none
-  // (The ints and the flags sit together: 256 bytes is a jemalloc size class.)
+  // (The ints and the flags sit together: 224 bytes is a jemalloc size class.)
   int pending_deps = 0;        // upstream steps not yet terminal
   int engine_restarts = 0;     // attempts lost to engine restarts (not counted by retry)
   bool in_flight = false;      // dispatched and counted against limits
@@ -80,16 +84,16 @@ struct StepState {
   static constexpr int32_t kNotBegun = -2;
   static constexpr int32_t kDispatchedOnly = -1;
   int32_t run_delay_ms = kNotBegun;
-  Json attempt_errors;  // array of every attempt's error (null until the first)
   // The rendered spec of the latest attempt (for the DLQ), shared with its runner; null:
   // the definition's own.
   SpecPtr resolved_input;
-  std::unique_ptr<FanOut> fan;         // set while a for_each attempt runs
-  std::unique_ptr<StepGuards> guards;  // null until a breaker or the cache needs it
+  std::unique_ptr<StepGuards> guards;  // null until one of its fields is needed
   StepGuards& Guards() {
     if (!guards) guards = std::make_unique<StepGuards>();
     return *guards;
   }
+  FanOut* Fan() const { return guards ? guards->fan.get() : nullptr; }
+  const Json& AttemptErrors() const { return guards ? guards->attempt_errors : kNull; }
   const std::string& BreakerKey() const { return guards ? guards->breaker_key : kNone; }
   const std::string& CacheKey() const { return guards ? guards->cache_key : kNone; }
   bool CacheWaiting() const { return guards && guards->cache_waiting; }
@@ -97,6 +101,7 @@ struct StepState {
 
  private:
   static inline const std::string kNone;
+  static inline const Json kNull;
 };
 
 // A circuit breaker as the engine holds it: the stored record, and the half-open probe
@@ -217,7 +222,16 @@ struct ExecState {
     FillRest(whole);
     auto result = std::forward<F>(f)(std::as_const(whole));
     rec = std::move(static_cast<ExecutionRecordFields&>(whole));
+    if (input_elided) rec.input = nullptr;
     return result;
+  }
+  // The execution's input. One submitted without any (an empty object, a 48-byte map of
+  // its own) is held as a null rec.input: SetInput() elides it, and Input() and the
+  // records (FillRecord, WithRecord) give the empty object back.
+  const Json& Input() const { return input_elided ? kEmptyObject : rec.input; }
+  void SetInput(Json input) {
+    input_elided = input.is_object() && input.empty();
+    rec.input = input_elided ? Json() : std::move(input);
   }
   std::vector<StepState> steps;
   // Step id -> index, built on first use (templates, recovery): a run of template-free
@@ -277,6 +291,7 @@ struct ExecState {
   bool stall_reported : 1 = false;
   bool holds_group_slot : 1 = false;
   bool holds_global_slot : 1 = false;
+  bool input_elided : 1 = false;  // see Input()
   // What Engine::LiveCounts() counts it as (Engine::Impl::LiveKind), 0: not counted.
   uint8_t live = 0;
 
@@ -285,6 +300,7 @@ struct ExecState {
  private:
   // What the record says beyond rec.
   void FillRest(ExecutionRecord& out) const {
+    if (input_elided) out.input = Json::object();
     out.workflow = def->name;
     out.version = def->version;
     out.definition = def->source;
@@ -294,6 +310,7 @@ struct ExecState {
     out.idempotency_key = IdempotencyKey();
   }
   static inline const std::string kNone;
+  static inline const Json kEmptyObject = Json::object();
 };
 
 #if defined(__GLIBCXX__) && defined(__x86_64__)
@@ -301,7 +318,7 @@ struct ExecState {
 // sizes moves the structure up a jemalloc size class (and ~20 % more memory per waiting
 // step). Keep the rare ones apart (ExecExtras, StepGuards) instead of raising the bound.
 static_assert(sizeof(ExecState) <= 304, "ExecState + make_shared's block must fit 320 bytes");
-static_assert(sizeof(StepState) <= 256, "StepState must fit 256 bytes");
+static_assert(sizeof(StepState) <= 224, "StepState must fit 224 bytes");
 #endif
 
 }  // namespace baton::engine

@@ -42,17 +42,17 @@ void Engine::Impl::BeginFanOut(const ExecPtr& ex, int step, Runner* runner) {
     done.output = Json::array();
     return ApplyResult(ex, step, std::move(done));
   }
-  st.fan = std::make_unique<FanOut>();
-  st.fan->outputs = Json::array();
-  st.fan->outputs.get_ref<Json::array_t&>().resize(items->size());
-  st.fan->items = std::move(items.value());
+  FanOut& fan = *(st.Guards().fan = std::make_unique<FanOut>());
+  fan.outputs = Json::array();
+  fan.outputs.get_ref<Json::array_t&>().resize(items->size());
+  fan.items = std::move(items.value());
   StartInstances(ex, step, runner);
 }
 
 void Engine::Impl::StartInstances(const ExecPtr& ex, int step, Runner* runner) {
   StepState& st = ex->steps[step];
   const StepDef& def = *st.def;
-  FanOut& fan = *st.fan;
+  FanOut& fan = *st.Fan();
   size_t limit = static_cast<size_t>(capacity_);
   if (ex->def->max_parallel > 0)
     limit = std::min(limit, static_cast<size_t>(ex->def->max_parallel));
@@ -90,11 +90,11 @@ void Engine::Impl::OnInstanceDone(const std::string& exec_id, int step,
   ExecPtr ex = Find(exec_id);
   if (!ex || ex->finished) return;
   StepState& st = ex->steps[step];
-  if (!st.in_flight || !st.fan) return;
-  auto it = st.fan->live.find(assignment);
-  if (it == st.fan->live.end()) return;  // stale: an earlier attempt's instance
+  if (!st.in_flight || !st.Fan()) return;
+  auto it = st.Fan()->live.find(assignment);
+  if (it == st.Fan()->live.end()) return;  // stale: an earlier attempt's instance
   const size_t i = it->second;
-  st.fan->live.erase(it);
+  st.Fan()->live.erase(it);
   Runner* runner = runners_.at(st.def->type);
   TurnGuard turn(this);
   if (!result.status.ok()) {
@@ -108,7 +108,7 @@ void Engine::Impl::OnInstanceDone(const std::string& exec_id, int step,
         Status(result.status.code(), "item " + std::to_string(i) + ": " + result.status.message()),
         std::move(details));
   }
-  FanOut& fan = *st.fan;
+  FanOut& fan = *st.Fan();
   fan.outputs[i] = std::move(result.output);
   ++fan.done;
   if (fan.done == fan.items.size()) {
@@ -128,11 +128,12 @@ void Engine::Impl::OnInstanceDone(const std::string& exec_id, int step,
 
 void Engine::Impl::StopInstances(const ExecPtr& ex, int step, Runner* runner) {
   StepState& st = ex->steps[step];
-  if (!st.fan) return;
+  FanOut* fan = st.Fan();
+  if (!fan) return;
   std::vector<std::string> live;
-  for (const auto& [assignment, item] : st.fan->live) live.push_back(assignment);
-  st.fan->live.clear();
-  st.fan->next = st.fan->items.size();  // start nothing more
+  for (const auto& [assignment, item] : fan->live) live.push_back(assignment);
+  fan->live.clear();
+  fan->next = fan->items.size();  // start nothing more
   AddEffect([runner, live = std::move(live)] {
     for (const auto& a : live) runner->Cancel(a);
   });

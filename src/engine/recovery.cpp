@@ -61,6 +61,7 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
   // The record's copy of the text goes; the shared definition's serves instead (as its
   // workflow name and version: SnapshotDefinition made them the record's).
   ex->rec = execution;
+  ex->SetInput(std::move(ex->rec.input));
   ex->SetOrigin(execution);
   ex->next_seq = last_event_seq + 1;
   if (Status st = BuildGraph(*ex); !st.ok()) return st;
@@ -87,7 +88,7 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
     Json logged = a.error;
     logged["attempt"] = a.attempt;
     logged["at"] = a.completed_at;
-    st.attempt_errors.push_back(std::move(logged));
+    st.Guards().attempt_errors.push_back(std::move(logged));
     if (a.error.value("code", "") == errc::kEngineRestart) ++st.engine_restarts;
   }
 
@@ -206,7 +207,7 @@ bool Engine::Impl::ReattachStep(const ExecPtr& ex, int step) {
     // first dispatch.
     st.in_flight = true;
     if (st.rec.assignment_id.empty()) {
-      st.rec.assignment_id = ex->rec.id + "/" + def.id + "/" + std::to_string(st.rec.attempts);
+      st.rec.assignment_id = AssignmentIdFor(ex->rec.id, def.id, st.rec.attempts);
     }
     if (st.rec.deadline) {
       std::string id = ex->rec.id, assignment = st.rec.assignment_id;

@@ -88,7 +88,7 @@ void Engine::Impl::ApplyResult(const ExecPtr& ex, int step, RunResult result) {
 void Engine::Impl::CompleteAttempt(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
   if (!st.BreakerKey().empty()) SettleBreaker(ex, step, nullptr);
-  if (st.in_flight && !st.fan && st.rec.started_at) {
+  if (st.in_flight && !st.Fan() && st.rec.started_at) {
     RecordDuration(*ex, step, loop_->Now() - RunningSince(st));
   }
   if (st.def->extra().set_vars.is_object()) {
@@ -125,7 +125,7 @@ void Engine::Impl::OnAttemptTimeout(const std::string& exec_id, int step,
 void Engine::Impl::ArmHeartbeat(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
   CancelHeartbeat(st);
-  if (!st.in_flight || st.fan || !st.def->extra().heartbeat_timeout ||
+  if (!st.in_flight || st.Fan() || !st.def->extra().heartbeat_timeout ||
       st.def->extra().heartbeat_timeout->count() <= 0) {
     return;
   }
@@ -185,7 +185,7 @@ void Engine::Impl::StopStep(const ExecPtr& ex, int step) {
   auto it = runners_.find(st.def->type);
   if (it == runners_.end() || !it->second) return;
   Runner* runner = it->second;
-  if (st.fan) return StopInstances(ex, step, runner);
+  if (st.Fan()) return StopInstances(ex, step, runner);
   std::string assignment = st.rec.assignment_id;
   AddEffect([runner, assignment] { runner->Cancel(assignment); });
 }
@@ -204,7 +204,7 @@ void Engine::Impl::Release(const ExecPtr& ex, int step) {
   CancelSlowWatch(st);
   if (!st.in_flight) return;
   st.in_flight = false;
-  st.fan.reset();
+  if (st.guards) st.guards->fan.reset();
   if (!st.uses_capacity) return;
   --ex->in_flight;
   --capacity_used_;
@@ -225,7 +225,7 @@ void Engine::Impl::FailAttempt(const ExecPtr& ex, int step, StepStatus status, c
   Json logged = err;
   logged["attempt"] = st.rec.attempts;
   logged["at"] = loop_->Now();
-  st.attempt_errors.push_back(std::move(logged));
+  st.Guards().attempt_errors.push_back(std::move(logged));
   if (!st.BreakerKey().empty()) SettleBreaker(ex, step, &err);
   st.rec.error = err;
   SaveAttempt(*ex, step, status, err);

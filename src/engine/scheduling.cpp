@@ -212,7 +212,7 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
 
   // Fencing: a result counts only for the dispatch it answers. (A noop above needs
   // none: nothing can answer it late.)
-  st.rec.assignment_id = ex->rec.id + "/" + def.id + "/" + std::to_string(st.rec.attempts);
+  st.rec.assignment_id = AssignmentIdFor(ex->rec.id, def.id, st.rec.attempts);
   st.in_flight = true;
   if (st.uses_capacity) {
     ++ex->in_flight;
@@ -299,122 +299,19 @@ void Engine::Impl::StartAssignment(const ExecPtr& ex, int step, Runner* runner, 
     auto exs = weak_ex.lock();
     const StepState* st = exs && !exs->finished ? &exs->steps[step] : nullptr;
     if (st == nullptr || !st->in_flight ||
-        (instance ? !(st->fan && st->fan->live.count(req.assignment_id))
+        (instance ? !(st->Fan() && st->Fan()->live.count(req.assignment_id))
                   : st->rec.assignment_id != req.assignment_id)) {
       // Ended meanwhile (cancelled, timed out): no Start, but what Prepare reserved
       // is released. The step's own cancel may follow; runners ignore the second.
       if (!reattach) runner->Cancel(req.assignment_id);
       return;
     }
-    // The attempt's sink: a runner holds it for as long as the step waits or runs, so
-    // each pending step pays for it. One block (the callbacks are one pointer to it; a
-    // copy of an id would be a heap block of its own): 64 bytes and make_shared's 16 are
-    // a jemalloc size class. The execution's id is where every assignment id begins, and
-    // what only a for_each instance needs, or an assignment id that does not begin so, is
-    // in FullReport. The reports it delivers copy what they need: they may outlive it.
-    struct Report : RunSink {
-      Report(std::shared_ptr<RunnerInbox> inbox, std::string assignment, int step, uint16_t id_size,
-             bool instance)
-          : inbox(std::move(inbox)),
-            assignment(std::move(assignment)),
-            step(step),
-            id_size(id_size),
-            instance(instance) {}
-      std::shared_ptr<RunnerInbox> inbox;  // and through it the engine (inbox->impl)
-      std::string assignment;              // this dispatch
-      int step;
-      uint16_t id_size;  // the execution's id: assignment's first id_size characters
-      bool instance;     // a for_each instance's: FullReport::attempt_id is its step's
-
-      // FullReport's, when it has one.
-      virtual const std::string* OwnExecutionId() const { return nullptr; }
-      // What an instance's Started() reports against: its step's attempt.
-      virtual const std::string& AttemptId() const { return assignment; }
-      // The execution's id, as the engine's handlers take it.
-      std::string ExecutionId() const {
-        const std::string* own = OwnExecutionId();
-        return own ? *own : assignment.substr(0, id_size);
-      }
-      void Started() override {
-        const std::string& attempt_id = AttemptId();
-        Impl* impl = inbox->impl;
-        Impl::Deliver(inbox, [impl, id = ExecutionId(), step = step, attempt_id] {
-          impl->OnStarted(id, step, attempt_id);
-        });
-      }
-      void Progress(int progress, Json data) override {
-        if (instance) return;  // an instance's progress is not reported
-        Impl* impl = inbox->impl;
-        Impl::Deliver(inbox, [impl, id = ExecutionId(), step = step, assignment = assignment,
-                              progress, data = std::move(data)] {
-          impl->OnProgress(id, step, assignment, progress, data);
-        });
-      }
-      void Done(RunResult result) override {
-        Impl* impl = inbox->impl;
-        Impl::Deliver(inbox, [impl, id = ExecutionId(), step = step, assignment = assignment,
-                              instance = instance, result = std::move(result)]() mutable {
-          if (instance) {
-            impl->OnInstanceDone(id, step, assignment, std::move(result));
-          } else {
-            impl->OnDone(id, step, assignment, std::move(result));
-          }
-        });
-      }
-    };
-#if defined(__GLIBCXX__) && defined(__x86_64__)
-    static_assert(sizeof(Report) <= 64, "Report + make_shared's block must fit 80 bytes");
-#endif
-    struct FullReport : Report {
-      FullReport(Report base, std::string attempt_id, std::string execution_id)
-          : Report(std::move(base)),
-            attempt_id(std::move(attempt_id)),
-            execution_id(std::move(execution_id)) {}
-      const std::string* OwnExecutionId() const override {
-        return execution_id.empty() ? nullptr : &execution_id;
-      }
-      const std::string& AttemptId() const override { return instance ? attempt_id : assignment; }
-      std::string attempt_id;    // the step's attempt, which an instance reports against
-      std::string execution_id;  // set when the assignment id does not begin with it
-    };
-    const bool prefixed =
-        req.execution_id.size() <= UINT16_MAX && req.assignment_id.starts_with(req.execution_id);
-    const auto id_size = static_cast<uint16_t>(prefixed ? req.execution_id.size() : 0);
-    RunCallbacks cb;
-    if (instance || !prefixed) {
-      cb = RunCallbacks(
-          std::make_shared<FullReport>(Report(inbox_, req.assignment_id, step, id_size, instance),
-                                       instance ? st->rec.assignment_id : std::string(),
-                                       prefixed ? std::string() : req.execution_id));
-    } else {
-      cb = RunCallbacks(std::make_shared<Report>(inbox_, req.assignment_id, step, id_size, false));
-    }
+    RunCallbacks cb = MakeAttemptSink(req, step, instance, st->rec.assignment_id);
     if (reattach) {
       runner->Reattach(req, std::move(cb));
     } else {
       runner->Start(req, std::move(cb));
     }
-  });
-}
-
-void Engine::Impl::Deliver(const std::shared_ptr<RunnerInbox>& inbox,
-                           std::function<void()> report) {
-  {
-    std::lock_guard lock(inbox->mu);
-    inbox->reports.push_back(std::move(report));
-    if (inbox->drain_posted) return;
-    inbox->drain_posted = true;
-  }
-  inbox->loop->Post([inbox] {
-    std::vector<std::function<void()>> reports;
-    {
-      std::lock_guard lock(inbox->mu);
-      reports.swap(inbox->reports);
-      inbox->drain_posted = false;
-    }
-    if (inbox->alive.expired()) return;
-    TurnGuard turn(inbox->impl);
-    for (auto& each : reports) each();
   });
 }
 

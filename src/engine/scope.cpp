@@ -5,7 +5,7 @@ namespace baton::engine {
 
 const Json* ExecScope::Find(const expr::Path& path) const {
   const std::string& root = path.root();
-  if (root == "inputs") return expr::Walk(ex_.rec.input, path, 1);
+  if (root == "inputs") return expr::Walk(ex_.Input(), path, 1);
   if (root == "execution") {
     // Built when a template asks, not kept per execution: most never do.
     const Json& execution = temporaries_.emplace_back(

@@ -48,7 +48,7 @@ void Engine::Impl::ArmSlowWatch(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
   CancelSlowWatch(st);
   const StepDef& def = *st.def;
-  if (!st.in_flight || st.fan || def.type == StepType::kWait) return;
+  if (!st.in_flight || st.Fan() || def.type == StepType::kWait) return;
   SlowBasis basis;
   if (def.extra().expected_duration && def.extra().expected_duration->count() > 0) {
     basis.threshold_ms = def.extra().expected_duration->count();

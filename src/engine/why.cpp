@@ -112,15 +112,15 @@ Result<std::vector<StepWait>> Engine::Impl::Why(const std::string& id) const {
       default:  // dispatched or running: an attempt is out
         w.since = st.rec.started_at;
         w.until = st.rec.deadline;
-        if (st.fan) {
+        if (const engine::FanOut* fan = st.Fan()) {
           w.kind = "instances";
-          w.done = st.fan->done;
-          w.total = st.fan->items.is_array() ? st.fan->items.size() : 0;
+          w.done = fan->done;
+          w.total = fan->items.is_array() ? fan->items.size() : 0;
           // Which items run now, and how many have started: an item below `limit` that
           // is not running has finished, one at or above it has not started.
-          w.limit = static_cast<int>(st.fan->next);
+          w.limit = static_cast<int>(fan->next);
           std::vector<size_t> items;
-          for (const auto& [assignment, item] : st.fan->live) items.push_back(item);
+          for (const auto& [assignment, item] : fan->live) items.push_back(item);
           std::sort(items.begin(), items.end());
           for (size_t item : items) w.steps.push_back(std::to_string(item));
         } else if (const std::string* signal = SignalWaitedFor(*st.def)) {
