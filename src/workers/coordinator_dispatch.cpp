@@ -60,15 +60,14 @@ Runner* Coordinator::runner() {
 
 Coordinator::Dispatch::Dispatch(const RunRequest& r) {
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-  // One per waiting step: past 224 bytes it moves up a jemalloc size class. Keep rare
+  // One per waiting step: past 192 bytes it moves up a jemalloc size class. Keep rare
   // fields in Extras instead of raising the bound.
-  static_assert(sizeof(Dispatch) <= 224, "a waiting Dispatch must fit 224 bytes");
+  static_assert(sizeof(Dispatch) <= 192, "a waiting Dispatch must fit 192 bytes");
   // DispatchRequest and FullRequest() copy RunRequest field by field: a field added to
   // RunRequest changes its size, and must be kept here too.
   static_assert(sizeof(RunRequest) == 168, "a new RunRequest field: copy it here as well");
 #endif
   request.assignment_id = r.assignment_id;
-  request.step_id = r.step_id;
   request.ns = r.ns;
   request.spec = r.spec;
   request.timeout = r.timeout;
@@ -82,12 +81,22 @@ Coordinator::Dispatch::Dispatch(const RunRequest& r) {
   } else if (!r.execution_id.empty()) {
     extra().execution_id = r.execution_id;
   }
+  // The step id is the assignment id's next part when it reads "<execution>/<step>/...".
+  const std::string& a = r.assignment_id;
+  const size_t at = execution_id_size + 1u;
+  if (execution_id_size > 0 && !r.step_id.empty() && r.step_id.size() <= UINT16_MAX &&
+      a.size() > at + r.step_id.size() && a[execution_id_size] == '/' &&
+      a.compare(at, r.step_id.size(), r.step_id) == 0 && a[at + r.step_id.size()] == '/') {
+    step_id_size = static_cast<uint16_t>(r.step_id.size());
+  } else if (!r.step_id.empty()) {
+    extra().step_id = r.step_id;
+  }
 }
 
 RunRequest Coordinator::Dispatch::FullRequest() const {
   RunRequest r;
   r.execution_id = execution_id();
-  r.step_id = request.step_id;
+  r.step_id = step_id();
   r.assignment_id = request.assignment_id;
   r.ns = request.ns;
   r.spec = request.spec;
@@ -225,7 +234,7 @@ void Coordinator::Assign(Dispatch& d, WorkerEntry& w, WriteBatch* engine_batch) 
     r.dispatch_id = d.request.assignment_id;
     r.assignment_id = d.current_id();
     r.execution_id = d.execution_id();
-    r.step_id = d.request.step_id;
+    r.step_id = d.step_id();
     r.from_worker = from;
     r.to_worker = w.id;
     r.reason = d.extras->reassign_reason;
@@ -269,11 +278,11 @@ void Coordinator::SendCommand(Dispatch& d) {
   c.command = d.request.spec->value("command", "");
   c.resource = d.request.spec->value("resource", Json());
   c.data = d.request.spec->value("data", Json());
-  c.execution = {std::string(d.execution_id()), d.request.step_id, d.request.step_index,
+  c.execution = {std::string(d.execution_id()), std::string(d.step_id()), d.request.step_index,
                  d.request.attempt};
   c.checkpoint = d.checkpoint();
   c.timeout_seconds = (d.request.timeout.count() + 999) / 1000;
-  c.metadata.correlation_id = std::string(d.execution_id()) + "/" + d.request.step_id + "/" +
+  c.metadata.correlation_id = std::string(d.execution_id()) + "/" + std::string(d.step_id()) + "/" +
                               std::to_string(d.request.attempt);
   static const char* kPriorities[] = {"low", "normal", "high", "critical"};
   c.metadata.priority = kPriorities[std::clamp(d.request.priority, 0, 3)];
@@ -362,7 +371,7 @@ AssignmentRecord Coordinator::ToRecord(const Dispatch& d) const {
   r.id = d.placed ? d.current_id() : d.request.assignment_id;
   r.ns = d.request.ns;
   r.execution_id = d.execution_id();
-  r.step_id = d.request.step_id;
+  r.step_id = d.step_id();
   r.attempt = d.request.attempt;
   r.command = d.local ? ToString(d.request.type) : d.request.spec->value("command", "");
   r.worker_id = d.worker_id();
@@ -489,7 +498,7 @@ std::map<std::string, std::string> Coordinator::WaitingReasons(
     for (const auto& d : dispatches_) {
       if (d->offered && d->status == DispatchStatus::kWaiting &&
           d->execution_id() == execution_id) {
-        out.emplace(d->request.step_id,
+        out.emplace(d->step_id(),
                     "offered to the other instances: " + registry_.Explain(PlacementFor(*d)) +
                         " connected to this one");
       }
@@ -500,7 +509,7 @@ std::map<std::string, std::string> Coordinator::WaitingReasons(
       if (waiting->execution_id() == execution_id) {
         const Dispatch& d = *waiting;
         // Asked now, not remembered from the last placement attempt: it stays true.
-        out.emplace(d.request.step_id, registry_.Explain(PlacementFor(d)));
+        out.emplace(d.step_id(), registry_.Explain(PlacementFor(d)));
       }
     }
   }

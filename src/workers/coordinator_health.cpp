@@ -138,7 +138,7 @@ void Coordinator::MoveAway(WorkerEntry& w, const std::string& dispatch_id,
     r.dispatch_id = dispatch_id;
     r.assignment_id = d.current_id();
     r.execution_id = d.execution_id();
-    r.step_id = d.request.step_id;
+    r.step_id = d.step_id();
     r.from_worker = worker_id;
     r.reason = reason + "; not moved: it was moved " + std::to_string(d.reassignments) +
                " times already (max_reassignments)";

@@ -32,7 +32,6 @@ std::optional<DispatchStatus> ParseDispatchStatus(std::string_view s);
 // where the assignment id begins (Dispatch::execution_id()).
 struct DispatchRequest {
   std::string assignment_id;  // the dispatch id
-  std::string step_id;
   std::string ns;
   SpecPtr spec = EmptySpec();
   Duration timeout{0};
@@ -67,9 +66,12 @@ struct Coordinator::Dispatch {
   // Another instance's, taken from the board: never offered on; its callbacks report back.
   bool foreign = false;
   // The execution id's length at the start of request.assignment_id; 0: it is in the
-  // extras. (The status, the flags and the ints sit together: one waiting dispatch per
-  // pending step makes its size count; 224 bytes is a jemalloc size class.)
+  // extras. The step id's length, after that and a '/' ("<execution>/<step>/<attempt>",
+  // the engine's form); 0: in the extras. (The status, the flags and the ints sit
+  // together: one waiting dispatch per pending step makes its size count; 192 bytes is a
+  // jemalloc size class.)
   uint16_t execution_id_size = 0;
+  uint16_t step_id_size = 0;
   int progress = 0;
   int reassignments = 0;
   // For a prepared dispatch, the time from Prepare() to `started` (microseconds, up to
@@ -78,7 +80,7 @@ struct Coordinator::Dispatch {
   TimeMs created_at = 0, updated_at = 0;
   std::chrono::steady_clock::time_point started;  // for the dispatch latency metric
   // What only some dispatches have: one that was refused, lost or moved, one with a
-  // checkpoint, one whose assignment id does not begin with its execution id. Apart, so
+  // checkpoint, one whose assignment id does not begin with its execution and step ids. Apart, so
   // that every other one (nearly all, and each waiting one is a pending step's cost)
   // stays small.
   struct Extras {
@@ -89,6 +91,7 @@ struct Coordinator::Dispatch {
     std::string current_id;
     Json checkpoint;           // the last one reported; given to the next holder
     std::string execution_id;  // when execution_id_size is 0
+    std::string step_id;       // when step_id_size is 0
   };
   std::unique_ptr<Extras> extras;  // null: none of those
   Extras& extra() {
@@ -106,6 +109,10 @@ struct Coordinator::Dispatch {
   std::string_view execution_id() const {
     if (execution_id_size == 0 && extras) return extras->execution_id;
     return std::string_view(request.assignment_id).substr(0, execution_id_size);
+  }
+  std::string_view step_id() const {
+    if (step_id_size == 0) return extras ? std::string_view(extras->step_id) : std::string_view();
+    return std::string_view(request.assignment_id).substr(execution_id_size + 1u, step_id_size);
   }
   const Json& checkpoint() const { return extras ? extras->checkpoint : kNoCheckpoint; }
   void SetCheckpoint(Json checkpoint) { extra().checkpoint = std::move(checkpoint); }

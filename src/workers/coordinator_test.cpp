@@ -83,6 +83,33 @@ TEST(Coordinator, ADispatchWhoseIdDoesNotBeginWithItsExecutionIdKeepsThatId) {
   EXPECT_TRUE(f.Done("legacy-7").status.ok());
 }
 
+// A dispatch keeps its step id out of the assignment id only when the id spells it
+// ("<execution>/<step>/..."): whatever else the id says, the worker and the records get
+// the step id the engine gave.
+TEST(Coordinator, ADispatchWhoseIdDoesNotSpellItsStepIdKeepsThatStepId) {
+  for (const std::string id : {"ex2/download/1", "ex2/downloads/1", "ex2/down/1", "ex2/download",
+                               "ex2/other/1", "ex2-download-1", "ex2//1"}) {
+    SCOPED_TRACE(id);
+    CoordinatorFixture f;
+    auto a = f.Connect("a", {.capacity = 1});
+    RunRequest req = f.Request("ex2");
+    req.assignment_id = id;
+    f.coordinator->runner()->Start(req, f.Callbacks(req.assignment_id));
+    f.loop.RunReady();
+    const std::vector<AssignmentRecord> active = f.coordinator->Active("default", "");
+    ASSERT_EQ(active.size(), 1u);
+    EXPECT_EQ(active[0].step_id, "download");
+    ASSERT_EQ(a->Commands().size(), 1u);
+    const protocol::Command c = a->Commands()[0];
+    EXPECT_EQ(c.assignment_id, id);
+    EXPECT_EQ(c.execution, (protocol::CommandExecution{"ex2", "download", 2, 1}));
+    EXPECT_EQ(c.metadata.correlation_id, "ex2/download/1");
+    EXPECT_EQ(f.Stored(id).step_id, "download");
+    ASSERT_TRUE(f.Succeed("a", id).ok());
+    EXPECT_TRUE(f.Done(id).status.ok());
+  }
+}
+
 TEST(Coordinator, AnAssignmentThatCannotBeStoredFailsWithStoreErrorAndSendsNothing) {
   CoordinatorFixture f({}, /*hold_commits=*/true);
   auto a = f.Connect("a");
