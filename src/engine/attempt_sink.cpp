@@ -5,10 +5,6 @@
 
 namespace baton {
 
-std::string AssignmentIdFor(const std::string& exec_id, const std::string& step_id, int attempt) {
-  return exec_id + "/" + step_id + "/" + std::to_string(attempt);
-}
-
 std::string Engine::Impl::AssignmentIdOf(const std::string& exec_id, int step, int attempt) const {
   ExecPtr ex = Find(exec_id);
   if (!ex || step < 0 || static_cast<size_t>(step) >= ex->steps.size()) return {};

@@ -53,5 +53,27 @@ TEST(AttemptSink, ReportsOfAShortGivenIdReachTheirStep) {
   ExpectReportsArrive("short-id");
 }
 
+// A step holds its usual assignment id implied, not as a string: what it writes still
+// names each attempt's dispatch in full, while it waits and after it ends.
+TEST(AttemptSink, TheRecordsOfAnImpliedAssignmentIdNameItInFull) {
+  SimHarness h;
+  h.runner->script["a"] = {Outcome(10, "EXIT_NONZERO"), Outcome(100)};
+  std::string id = h.StartOnly(R"(
+name: records
+steps:
+  - {id: a, type: shell, run: a, retry: {max_attempts: 2, initial_delay: 1s}}
+)");
+  h.loop->RunUntilIdle(h.clock.Now() + 1'050);  // the second attempt runs
+  EXPECT_EQ(h.Step(id, "a").assignment_id, id + "/a/2");
+  h.loop->RunUntilIdle();
+  EXPECT_EQ(h.Step(id, "a").assignment_id, id + "/a/2");
+  auto attempts = h.store->GetAttempts(id);
+  ASSERT_TRUE(attempts.ok());
+  ASSERT_EQ(attempts->size(), 2u);
+  EXPECT_EQ((*attempts)[0].assignment_id, id + "/a/1");
+  EXPECT_EQ((*attempts)[1].assignment_id, id + "/a/2");
+  EXPECT_EQ(h.Execution(id).status, ExecutionStatus::kCompleted);
+}
+
 }  // namespace
 }  // namespace baton

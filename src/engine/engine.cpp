@@ -121,7 +121,7 @@ void Engine::Impl::SaveAttempt(ExecState& ex, int step, StepStatus status, const
   a.step_id = st.def->id;
   a.attempt = st.rec.attempts;
   a.status = status;
-  a.assignment_id = st.rec.assignment_id;
+  a.assignment_id = AssignmentOf(ex, st);
   a.error = error;
   a.started_at = st.rec.started_at;
   a.completed_at = IsTerminal(status) ? loop_->Now() : 0;
@@ -145,6 +145,7 @@ void Engine::Impl::EndTurn() {
     st.dirty = false;
     StepRecord& r = batch_.steps.emplace_back();
     static_cast<StepRecordFields&>(r) = st.rec;
+    if (st.assignment_implied) r.assignment_id = AssignmentOf(*ex, st);
     r.execution_id = ex->rec.id;
     r.step_id = st.def->id;
   }
@@ -270,7 +271,7 @@ void Engine::Impl::CollectInFlight(const ExecState& ex, int step,
   if (const engine::FanOut* fan = st.Fan()) {
     for (const auto& [assignment, item] : fan->live) out->emplace_back(it->second, assignment);
   } else {
-    out->emplace_back(it->second, st.rec.assignment_id);
+    out->emplace_back(it->second, AssignmentOf(ex, st));
   }
 }
 

@@ -69,14 +69,19 @@ struct StepState {
   TimerId heartbeat_timer = 0;  // heartbeat_timeout of the running attempt, 0 = none
   TimerId slow_timer = 0;       // when the running attempt counts as slow, 0 = none
   // (The ints and the flags sit together: 224 bytes is a jemalloc size class.)
-  int pending_deps = 0;        // upstream steps not yet terminal
-  int engine_restarts = 0;     // attempts lost to engine restarts (not counted by retry)
-  bool in_flight = false;      // dispatched and counted against limits
-  bool uses_capacity = false;  // counted against the local worker capacity
-  bool dirty = false;          // changed in the open turn
+  int pending_deps = 0;            // upstream steps not yet terminal
+  int engine_restarts = 0;         // attempts lost to engine restarts (not counted by retry)
+  bool in_flight : 1 = false;      // dispatched and counted against limits
+  bool uses_capacity : 1 = false;  // counted against the local worker capacity
+  bool dirty : 1 = false;          // changed in the open turn
   // The running attempt's runner says when its work begins (Runner::ReportsStart): the
   // slow watch starts at its step.started, not at its dispatch.
-  bool slow_watch_from_start = false;
+  bool slow_watch_from_start : 1 = false;
+  // The current attempt's assignment id is the engine's usual one for rec.attempts
+  // (AssignmentIdFor(execution id, def->id, rec.attempts)), and rec.assignment_id is left
+  // empty: a 32-byte copy per waiting step saved. Read and set it only through
+  // AssignmentOf(), IsCurrentAssignment(), SetAssignment() and ClearAssignment().
+  bool assignment_implied : 1 = false;
   // How far the current attempt got, for the observers' step durations (Engine::Impl::
   // AttemptBegan): kNotBegun, kDispatchedOnly, or the ms from its dispatch
   // (rec.started_at) to its step.started, saturated at INT32_MAX (24 days). An int in the
@@ -312,6 +317,18 @@ struct ExecState {
   static inline const std::string kNone;
   static inline const Json kEmptyObject = Json::object();
 };
+
+// A step's current assignment id (empty: none), the one its runner reports against.
+std::string AssignmentOf(const ExecState& ex, const StepState& st);
+// Whether `assignment` is the step's current assignment id (nothing copied).
+bool IsCurrentAssignment(const ExecState& ex, const StepState& st, std::string_view assignment);
+// Makes `id` the step's current assignment id, for its current rec.attempts.
+void SetAssignment(const ExecState& ex, StepState& st, std::string id);
+// No assignment (a dispatch begins).
+void ClearAssignment(StepState& st);
+// Keeps the current assignment id as it is while rec.attempts changes (an attempt that
+// fails before any dispatch).
+void PinAssignment(const ExecState& ex, StepState& st);
 
 #if defined(__GLIBCXX__) && defined(__x86_64__)
 // Each waiting step of a one-step workflow holds one of each: a field added past these

@@ -72,7 +72,7 @@ void Engine::Impl::StartInstances(const ExecPtr& ex, int step, Runner* runner) {
     req.execution_id = ex->rec.id;
     req.step_id = def.id;
     req.attempt = st.rec.attempts;
-    req.assignment_id = st.rec.assignment_id + "#" + std::to_string(i);
+    req.assignment_id = AssignmentOf(*ex, st) + "#" + std::to_string(i);
     req.type = def.type;
     req.timeout = def.timeout.value_or(Duration(0));
     if (def.type == StepType::kShell) AddShellEnv(*ex, step, static_cast<int64_t>(i), spec);

@@ -24,6 +24,7 @@ bool Engine::Impl::TakePoolSlots(const ExecPtr& ex, int step) {
   if (st.guards && st.guards->pool_held > 0) return true;  // given when it was woken
   const std::string& name = st.def->extra().pool;
   auto fail = [&](const std::string& code, const std::string& message) {
+    PinAssignment(*ex, st);
     st.rec.attempts += 1;
     st.rec.started_at = loop_->Now();
     FailAttempt(ex, step, StepStatus::kFailed, Status(code, message), {{"pool", name}});

@@ -78,6 +78,7 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
     if (it == stored.end()) continue;  // never written: the fresh row BuildGraph made
     st.rec = *it->second;
     st.rec.index = static_cast<int>(i);
+    SetAssignment(*ex, st, std::move(st.rec.assignment_id));
   }
   for (const auto& a : attempts) {
     const auto& index = ex->StepIndex();
@@ -206,11 +207,11 @@ bool Engine::Impl::ReattachStep(const ExecPtr& ex, int step) {
     // recovered too: no second child). Its timeout, if any, still counts from its
     // first dispatch.
     st.in_flight = true;
-    if (st.rec.assignment_id.empty()) {
-      st.rec.assignment_id = AssignmentIdFor(ex->rec.id, def.id, st.rec.attempts);
+    if (AssignmentOf(*ex, st).empty()) {
+      SetAssignment(*ex, st, AssignmentIdFor(ex->rec.id, def.id, st.rec.attempts));
     }
     if (st.rec.deadline) {
-      std::string id = ex->rec.id, assignment = st.rec.assignment_id;
+      std::string id = ex->rec.id, assignment = AssignmentOf(*ex, st);
       st.timer = loop_->ScheduleAt(
           std::max(st.rec.deadline, loop_->Now()),
           [this, id, step, assignment] { OnAttemptTimeout(id, step, assignment); });
@@ -225,7 +226,7 @@ bool Engine::Impl::ReattachStep(const ExecPtr& ex, int step) {
     }
     return true;
   }
-  if (!def.for_each.is_null() || st.rec.assignment_id.empty()) return false;
+  if (!def.for_each.is_null() || AssignmentOf(*ex, st).empty()) return false;
   auto it = runners_.find(def.type);
   if (it == runners_.end() || it->second == nullptr || !it->second->CanReattach()) return false;
   // The same spec as at dispatch: rendered from the same inputs and upstream outputs.
@@ -242,14 +243,14 @@ bool Engine::Impl::ReattachStep(const ExecPtr& ex, int step) {
     ++capacity_used_;
   }
   if (st.rec.deadline) {
-    std::string id = ex->rec.id, assignment = st.rec.assignment_id;
+    std::string id = ex->rec.id, assignment = AssignmentOf(*ex, st);
     st.timer =
         loop_->ScheduleAt(std::max(st.rec.deadline, loop_->Now()),
                           [this, id, step, assignment] { OnAttemptTimeout(id, step, assignment); });
   }
   ArmHeartbeat(ex, step);
   st.resolved_input = ex->plan->spec_has_templates[step] ? spec : nullptr;  // as at dispatch
-  Emit(*ex, "step.reattached", step, {{"assignment_id", st.rec.assignment_id}}, st.rec.attempts);
+  Emit(*ex, "step.reattached", step, {{"assignment_id", AssignmentOf(*ex, st)}}, st.rec.attempts);
   StartAssignment(ex, step, it->second, MakeRequest(*ex, step, std::move(spec)),
                   /*instance=*/false, /*reattach=*/true);
   return true;

@@ -34,7 +34,7 @@ void Engine::Impl::OnStarted(const std::string& exec_id, int step, const std::st
   ExecPtr ex = Find(exec_id);
   if (!ex || ex->finished) return;
   StepState& st = ex->steps[step];
-  if (!st.in_flight || st.rec.assignment_id != assignment ||
+  if (!st.in_flight || !IsCurrentAssignment(*ex, st, assignment) ||
       st.rec.status != StepStatus::kDispatched) {
     return;
   }
@@ -51,7 +51,7 @@ void Engine::Impl::OnProgress(const std::string& exec_id, int step, const std::s
   ExecPtr ex = Find(exec_id);
   if (!ex || ex->finished) return;
   StepState& st = ex->steps[step];
-  if (!st.in_flight || st.rec.assignment_id != assignment) return;
+  if (!st.in_flight || !IsCurrentAssignment(*ex, st, assignment)) return;
   progress = std::clamp(progress, 0, 99);  // 100 is reserved for a finished step
   TurnGuard turn(this);
   ArmHeartbeat(ex, step);
@@ -68,7 +68,8 @@ void Engine::Impl::OnDone(const std::string& exec_id, int step, const std::strin
   ExecPtr ex = Find(exec_id);
   if (!ex || ex->finished) return;
   StepState& st = ex->steps[step];
-  if (!st.in_flight || st.rec.assignment_id != assignment) return;  // stale: timed out, cancelled
+  if (!st.in_flight || !IsCurrentAssignment(*ex, st, assignment))
+    return;  // stale: timed out, cancelled
   TurnGuard turn(this);
   ApplyResult(ex, step, std::move(result));
 }
@@ -113,7 +114,7 @@ void Engine::Impl::OnAttemptTimeout(const std::string& exec_id, int step,
   if (!ex || ex->finished) return;
   StepState& st = ex->steps[step];
   st.timer = 0;
-  if (!st.in_flight || st.rec.assignment_id != assignment) return;
+  if (!st.in_flight || !IsCurrentAssignment(*ex, st, assignment)) return;
   TurnGuard turn(this);
   StopStep(ex, step);
   FailAttempt(ex, step, StepStatus::kTimeout,
@@ -129,7 +130,7 @@ void Engine::Impl::ArmHeartbeat(const ExecPtr& ex, int step) {
       st.def->extra().heartbeat_timeout->count() <= 0) {
     return;
   }
-  std::string id = ex->rec.id, assignment = st.rec.assignment_id;
+  std::string id = ex->rec.id, assignment = AssignmentOf(*ex, st);
   st.heartbeat_timer = loop_->ScheduleAfter(
       *st.def->extra().heartbeat_timeout,
       [this, id, step, assignment] { OnHeartbeatTimeout(id, step, assignment); });
@@ -148,7 +149,7 @@ void Engine::Impl::OnHeartbeatTimeout(const std::string& exec_id, int step,
   if (!ex || ex->finished) return;
   StepState& st = ex->steps[step];
   st.heartbeat_timer = 0;
-  if (!st.in_flight || st.rec.assignment_id != assignment) return;
+  if (!st.in_flight || !IsCurrentAssignment(*ex, st, assignment)) return;
   TurnGuard turn(this);
   StopStep(ex, step);
   // A failure, not a timeout: the work may be alive but silent, and the retry policy
@@ -186,7 +187,7 @@ void Engine::Impl::StopStep(const ExecPtr& ex, int step) {
   if (it == runners_.end() || !it->second) return;
   Runner* runner = it->second;
   if (st.Fan()) return StopInstances(ex, step, runner);
-  std::string assignment = st.rec.assignment_id;
+  std::string assignment = AssignmentOf(*ex, st);
   AddEffect([runner, assignment] { runner->Cancel(assignment); });
 }
 

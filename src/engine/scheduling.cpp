@@ -87,6 +87,7 @@ void Engine::Impl::OnDependenciesDone(const ExecPtr& ex, int step) {
     engine::ExecScope scope(*ex);
     Result<bool> r = cond->Evaluate(scope);
     if (!r.ok()) {
+      PinAssignment(*ex, st);
       st.rec.attempts += 1;
       st.rec.started_at = loop_->Now();
       FailAttempt(ex, step, StepStatus::kFailed,
@@ -142,9 +143,9 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
   const StepDef& def = *st.def;
   if (!def.extra().pool.empty() && !TakePoolSlots(ex, step)) return;  // waits (ready), or failed
+  ClearAssignment(st);
   st.rec.attempts += 1;
   st.rec.status = StepStatus::kDispatched;
-  st.rec.assignment_id.clear();
   st.rec.started_at = loop_->Now();
   st.rec.completed_at = 0;
   st.rec.retry_at = 0;
@@ -212,7 +213,7 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
 
   // Fencing: a result counts only for the dispatch it answers. (A noop above needs
   // none: nothing can answer it late.)
-  st.rec.assignment_id = AssignmentIdFor(ex->rec.id, def.id, st.rec.attempts);
+  SetAssignment(*ex, st, AssignmentIdFor(ex->rec.id, def.id, st.rec.attempts));
   st.in_flight = true;
   if (st.uses_capacity) {
     ++ex->in_flight;
@@ -220,7 +221,7 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   }
   if (st.rec.deadline = 0; def.timeout && def.timeout->count() > 0) {
     st.rec.deadline = st.rec.started_at + def.timeout->count();
-    std::string id = ex->rec.id, assignment = st.rec.assignment_id;
+    std::string id = ex->rec.id, assignment = AssignmentOf(*ex, st);
     st.timer = loop_->ScheduleAt(
         st.rec.deadline, [this, id, step, assignment] { OnAttemptTimeout(id, step, assignment); });
   }
@@ -261,7 +262,7 @@ RunRequest Engine::Impl::MakeRequest(const ExecState& ex, int step, SpecPtr spec
   req.execution_id = ex.rec.id;
   req.step_id = def.id;
   req.attempt = st.rec.attempts;
-  req.assignment_id = st.rec.assignment_id;
+  req.assignment_id = AssignmentOf(ex, st);
   req.type = def.type;
   req.timeout = def.timeout.value_or(Duration(0));
   if (def.type == StepType::kShell) {
@@ -300,13 +301,13 @@ void Engine::Impl::StartAssignment(const ExecPtr& ex, int step, Runner* runner, 
     const StepState* st = exs && !exs->finished ? &exs->steps[step] : nullptr;
     if (st == nullptr || !st->in_flight ||
         (instance ? !(st->Fan() && st->Fan()->live.count(req.assignment_id))
-                  : st->rec.assignment_id != req.assignment_id)) {
+                  : !IsCurrentAssignment(*exs, *st, req.assignment_id))) {
       // Ended meanwhile (cancelled, timed out): no Start, but what Prepare reserved
       // is released. The step's own cancel may follow; runners ignore the second.
       if (!reattach) runner->Cancel(req.assignment_id);
       return;
     }
-    RunCallbacks cb = MakeAttemptSink(req, step, instance, st->rec.assignment_id);
+    RunCallbacks cb = MakeAttemptSink(req, step, instance, AssignmentOf(*exs, *st));
     if (reattach) {
       runner->Reattach(req, std::move(cb));
     } else {

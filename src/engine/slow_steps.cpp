@@ -59,9 +59,10 @@ void Engine::Impl::ArmSlowWatch(const ExecPtr& ex, int step) {
     basis.samples = it->second.count;
     basis.threshold_ms = std::max(kSlowFactor * basis.p95_ms, kMinThresholdMs);
   }
-  st.slow_timer = loop_->ScheduleAfter(
-      Duration(basis.threshold_ms), [this, id = ex->rec.id, step, assignment = st.rec.assignment_id,
-                                     basis] { OnSlow(id, step, assignment, basis); });
+  st.slow_timer =
+      loop_->ScheduleAfter(Duration(basis.threshold_ms),
+                           [this, id = ex->rec.id, step, assignment = AssignmentOf(*ex, st),
+                            basis] { OnSlow(id, step, assignment, basis); });
 }
 
 void Engine::Impl::CancelSlowWatch(StepState& st) {
@@ -77,7 +78,7 @@ void Engine::Impl::OnSlow(const std::string& exec_id, int step, const std::strin
   if (!ex || ex->finished) return;
   StepState& st = ex->steps[step];
   st.slow_timer = 0;
-  if (!st.in_flight || st.rec.assignment_id != assignment) return;
+  if (!st.in_flight || !IsCurrentAssignment(*ex, st, assignment)) return;
   TurnGuard turn(this);
   Json threshold;
   if (basis.samples == 0) {
