@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace baton {
@@ -52,10 +54,19 @@ struct WorkflowPlan {
   std::vector<std::unique_ptr<const expr::Condition>> conditions;
   std::vector<char> spec_has_templates;  // per step: its spec must be rendered at dispatch
 
+  // Step id -> position in `wf`'s steps (the first step defined with an id wins), `wf`
+  // being the definition the plan was compiled from. Built on first use (templates that
+  // name steps, recovery), once for every execution of the plan; safe from any thread.
+  const std::unordered_map<std::string, int>& StepIndex(const WorkflowDef& wf) const;
+
   WorkflowPlan();
   WorkflowPlan(WorkflowPlan&&) noexcept;
   WorkflowPlan& operator=(WorkflowPlan&&) noexcept;
   ~WorkflowPlan();
+
+ private:
+  struct LazyIndex;
+  std::unique_ptr<LazyIndex> index_;
 };
 
 // Compiles `wf`. Errors (VALIDATION) for what a parsed definition cannot hold but one

@@ -146,9 +146,9 @@ void Engine::Impl::EndChild(const ExecState& child) {
   st.guards->child_id.clear();
   RunResult result;
   if (child.rec.status == ExecutionStatus::kCompleted) {
-    result.output = child.rec.output;
+    result.output = child.rec.output();
   } else {
-    const Json& error = child.rec.error;
+    const Json& error = child.rec.error();
     const std::string why = error.is_object() ? error.value("code", std::string()) + ": " +
                                                     error.value("message", std::string())
                                               : std::string(ToString(child.rec.status));

@@ -291,8 +291,8 @@ ExecutionProgress Engine::Impl::ProgressOf(const ExecState& ex) const {
   p.steps_total = static_cast<int>(ex.steps.size());
   p.steps_done = ex.terminal_steps;
   p.percent = ex.steps.empty() ? 100 : static_cast<int>(ex.progress_sum / ex.steps.size());
-  p.layers = ex.plan->layers;
-  p.layer = std::min(ex.current_layer + 1, ex.plan->layers);
+  p.layers = ex.Plan()->layers;
+  p.layer = std::min(ex.current_layer + 1, ex.Plan()->layers);
   p.workflow = ex.def->name;
   p.ns = ex.rec.ns;
   return p;
@@ -303,16 +303,13 @@ Status Engine::Impl::BuildGraph(ExecState& ex) {
   const size_t n = def.steps.size();
   // The plan comes compiled with the definition; one built in code without it (or edited
   // since) is compiled here, for this execution.
-  if (def.plan && def.plan->graph.size() == n) {
-    ex.plan = def.plan.get();
-  } else {
+  if (!def.plan || def.plan->graph.size() != n) {
     Result<std::shared_ptr<const WorkflowPlan>> plan = CompilePlan(def);
     if (!plan.ok()) return plan.status();
-    ex.plan = plan->get();
     ex.More().own_plan = std::move(plan).value();
     ++stats_.plans_compiled;
   }
-  const StepGraph& g = ex.plan->graph;
+  const StepGraph& g = ex.Plan()->graph;
   // Each step's state is built once, in place: a 100k-step workflow should not pay for
   // a default-constructed pass and then an assigning one.
   ex.steps.reserve(n);
@@ -327,9 +324,9 @@ Status Engine::Impl::BuildGraph(ExecState& ex) {
     st.uses_capacity = st.def->type != StepType::kNoop && st.def->type != StepType::kWait &&
                        st.def->type != StepType::kCommand && st.def->type != StepType::kWorkflow;
   }
-  if (!ex.plan->layer_size.empty()) {
-    ex.layer_open = std::make_unique<int[]>(ex.plan->layer_size.size());
-    std::copy(ex.plan->layer_size.begin(), ex.plan->layer_size.end(), ex.layer_open.get());
+  if (!ex.Plan()->layer_size.empty()) {
+    ex.layer_open = std::make_unique<int[]>(ex.Plan()->layer_size.size());
+    std::copy(ex.Plan()->layer_size.begin(), ex.Plan()->layer_size.end(), ex.layer_open.get());
   }
   return Status::Ok();
 }

@@ -9,6 +9,7 @@
 namespace baton {
 namespace {
 
+using testing::Outcome;
 using testing::SimHarness;
 
 constexpr const char* kTwoSteps = R"(
@@ -159,6 +160,69 @@ steps:
   for (const auto& call : h.runner->calls) {
     EXPECT_EQ(call.spec["with"]["seen"], Json::object()) << call.spec.dump();
   }
+}
+
+// The engine holds what a record says only at the end or rarely (output, error, end
+// time, variables) apart from the rest (HeldRecord): every record it writes, before and
+// after a restart, still says all of it.
+TEST(ExecutionRecord, ItsLateFieldsAndScalarsSurviveEveryWriteAndARestart) {
+  SimHarness h;
+  h.runner->script["pick"] = {Outcome(10, "", Json{{"region", "eu"}})};
+  h.runner->script["work"] = {Outcome(500, "EXIT_NONZERO")};
+  StartRequest req;
+  req.workflow = testing::MustParse(R"(
+name: late
+timeout: 1h
+steps:
+  - id: pick
+    type: shell
+    run: pick
+    set_vars: {region: "{{ steps.pick.output.region }}"}
+  - {id: work, type: shell, run: work, depends_on: [pick]}
+)");
+  req.input = Json{{"n", 1}};
+  req.priority = Priority::kCritical;
+  const TimeMs start = h.clock.Now();
+  std::string id = h.Start(req);
+  h.loop->RunUntilIdle(start + 100);  // pick done, work running
+  auto expect_running = [&](const ExecutionRecord& r) {
+    EXPECT_EQ(r.status, ExecutionStatus::kRunning);
+    EXPECT_EQ(r.priority, 3);
+    EXPECT_EQ(r.created_at, start);
+    EXPECT_EQ(r.started_at, start);
+    EXPECT_EQ(r.deadline, start + 3'600'000);
+    EXPECT_EQ(r.vars, (Json{{"region", "eu"}}));
+    EXPECT_EQ(r.input, (Json{{"n", 1}}));
+    EXPECT_TRUE(r.output.is_null());
+    EXPECT_TRUE(r.error.is_null());
+    EXPECT_EQ(r.completed_at, 0);
+  };
+  expect_running(h.Execution(id));
+  std::optional<ExecutionRecord> held;
+  h.loop->Post([&] { held = h.engine->Record(id); });
+  h.loop->RunReady();
+  ASSERT_TRUE(held.has_value());
+  expect_running(*held);
+
+  h.Crash();
+  h.runner->script["work"] = {Outcome(500, "EXIT_NONZERO")};
+  h.loop->Post([&] { ASSERT_TRUE(RecoverExecutions(h.store.get(), h.engine.get()).ok()); });
+  h.loop->RunReady();
+  held.reset();
+  h.loop->Post([&] { held = h.engine->Record(id); });
+  h.loop->RunReady();
+  ASSERT_TRUE(held.has_value());
+  expect_running(*held);
+
+  h.loop->RunUntilIdle();
+  ExecutionRecord done = h.Execution(id);
+  EXPECT_EQ(done.status, ExecutionStatus::kFailed);
+  ASSERT_TRUE(done.error.is_object()) << done.error.dump();
+  EXPECT_EQ(done.error.value("step", ""), "work") << done.error.dump();
+  EXPECT_GT(done.completed_at, start);
+  EXPECT_EQ(done.vars, (Json{{"region", "eu"}}));
+  EXPECT_EQ(done.priority, 3);
+  EXPECT_EQ(done.deadline, start + 3'600'000);
 }
 
 }  // namespace

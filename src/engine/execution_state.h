@@ -167,9 +167,43 @@ struct ExecExtras {
   // The error of the first step that failed for good (ExecState::had_failure), with its
   // id as "step".
   Json first_failure;
-  // ExecState::plan when the definition came without one (built in code, or edited
+  // ExecState::Plan() when the definition came without one (built in code, or edited
   // since): compiled for this execution alone.
   std::shared_ptr<const WorkflowPlan> own_plan;
+};
+
+// An execution's record as the engine holds it while it runs: ExecutionRecordFields, but
+// for what is set only when it ends or rarely (its output, error and end time, variables
+// its steps set), which is in `late` (null until one is set). Every live execution holds
+// one, and each waiting step of a one-step workflow is an execution.
+struct HeldRecord {
+  std::string id;
+  Json input;  // null when the input is an empty object (ExecState::Input)
+  ExecutionStatus status = ExecutionStatus::kPending;
+  int priority = 1;
+  TimeMs created_at = 0;
+  TimeMs started_at = 0;
+  TimeMs deadline = 0;  // execution timeout, 0 = none
+  std::string ns = kDefaultNamespace;
+  struct Late {
+    Json output;
+    Json error;
+    Json vars;  // see ExecutionRecordFields::vars
+    TimeMs completed_at = 0;
+  };
+  std::unique_ptr<Late> late;
+
+  const Json& output() const { return late ? late->output : kNull; }
+  const Json& error() const { return late ? late->error : kNull; }
+  const Json& vars() const { return late ? late->vars : kNull; }
+  TimeMs completed_at() const { return late ? late->completed_at : 0; }
+  Late& Set() {
+    if (!late) late = std::make_unique<Late>();
+    return *late;
+  }
+
+ private:
+  static inline const Json kNull;
 };
 
 // Where an execution came from, which few say: the parent that started it (a child
@@ -196,7 +230,7 @@ struct ExecOrigin {
 struct ExecState {
   // What the store has (or will have once the turn commits), but for what def says (the
   // workflow's name, version and text) and origin: Record() is the whole of it.
-  ExecutionRecordFields rec;
+  HeldRecord rec;
   std::shared_ptr<const WorkflowDef> def;
   std::unique_ptr<ExecOrigin> origin;  // null: no parent, no idempotency key
   const std::string& ParentId() const { return origin ? origin->parent_id : kNone; }
@@ -209,8 +243,29 @@ struct ExecState {
   }
   // The whole record, into `out` (which may be a record being reused).
   void FillRecord(ExecutionRecord& out) const {
-    static_cast<ExecutionRecordFields&>(out) = rec;
+    out.id = rec.id;
+    out.input = rec.input;
+    out.ns = rec.ns;
+    out.output = rec.output();
+    out.error = rec.error();
+    out.vars = rec.vars();
+    out.completed_at = rec.completed_at();
     FillRest(out);
+  }
+  // Takes `r`'s fields (what def and origin say is theirs: SetOrigin).
+  void Adopt(const ExecutionRecord& r) {
+    rec.id = r.id;
+    SetInput(r.input);
+    rec.status = r.status;
+    rec.priority = r.priority;
+    rec.created_at = r.created_at;
+    rec.started_at = r.started_at;
+    rec.deadline = r.deadline;
+    rec.ns = r.ns;
+    rec.late.reset();
+    if (!r.output.is_null() || !r.error.is_null() || !r.vars.is_null() || r.completed_at) {
+      rec.Set() = {r.output, r.error, r.vars, r.completed_at};
+    }
   }
   ExecutionRecord Record() const {
     ExecutionRecord out;
@@ -223,11 +278,25 @@ struct ExecState {
   template <class F>
   auto WithRecord(F&& f) {
     ExecutionRecord whole;
-    static_cast<ExecutionRecordFields&>(whole) = std::move(rec);
+    whole.id = std::move(rec.id);
+    whole.input = std::move(rec.input);
+    whole.ns = std::move(rec.ns);
+    whole.completed_at = rec.completed_at();
+    if (rec.late) {
+      whole.output = std::move(rec.late->output);
+      whole.error = std::move(rec.late->error);
+      whole.vars = std::move(rec.late->vars);
+    }
     FillRest(whole);
     auto result = std::forward<F>(f)(std::as_const(whole));
-    rec = std::move(static_cast<ExecutionRecordFields&>(whole));
-    if (input_elided) rec.input = nullptr;
+    rec.id = std::move(whole.id);
+    rec.input = input_elided ? Json() : std::move(whole.input);
+    rec.ns = std::move(whole.ns);
+    if (rec.late) {
+      rec.late->output = std::move(whole.output);
+      rec.late->error = std::move(whole.error);
+      rec.late->vars = std::move(whole.vars);
+    }
     return result;
   }
   // The execution's input. One submitted without any (an empty object, a 48-byte map of
@@ -241,23 +310,17 @@ struct ExecState {
   std::vector<StepState> steps;
   // Step id -> index, built on first use (templates, recovery): a run of template-free
   // steps never pays for it, nor for an empty map's 56 bytes.
-  const std::unordered_map<std::string, int>& StepIndex() const {
-    if (!step_index_) {
-      step_index_ = std::make_unique<std::unordered_map<std::string, int>>();
-      step_index_->reserve(steps.size());
-      for (size_t i = 0; i < steps.size(); ++i)
-        step_index_->emplace(steps[i].def->id, static_cast<int>(i));
-    }
-    return *step_index_;
-  }
-  mutable std::unique_ptr<std::unordered_map<std::string, int>> step_index_;
+  // Step id -> index: the plan's, shared by every execution of it.
+  const std::unordered_map<std::string, int>& StepIndex() const { return Plan()->StepIndex(*def); }
   // The definition's compiled graph, layers and conditions: def->plan, shared by every
-  // execution of the definition and alive as long as def (or, when def has none, the
-  // one compiled for this execution in extras->own_plan).
-  const WorkflowPlan* plan = nullptr;
+  // execution of the definition and alive as long as def, or, when def has none (or one
+  // of another shape), the one compiled for this execution alone (extras->own_plan).
+  const WorkflowPlan* Plan() const {
+    return extras && extras->own_plan ? extras->own_plan.get() : def->plan.get();
+  }
 
   // (The ints and the flags sit together, below, and the rare fields are apart in
-  // ExecExtras: every live execution holds one of these, and 304 bytes plus make_shared's
+  // ExecExtras: every live execution holds one of these, and 240 bytes plus make_shared's
   // 16 is a jemalloc size class.)
   int64_t next_seq = 1;
   TimerId deadline_timer = 0;
@@ -303,8 +366,13 @@ struct ExecState {
   bool paused() const { return rec.status == ExecutionStatus::kPaused; }
 
  private:
-  // What the record says beyond rec.
+  // What the record says beyond rec's strings and Json.
   void FillRest(ExecutionRecord& out) const {
+    out.status = rec.status;
+    out.priority = rec.priority;
+    out.created_at = rec.created_at;
+    out.started_at = rec.started_at;
+    out.deadline = rec.deadline;
     if (input_elided) out.input = Json::object();
     out.workflow = def->name;
     out.version = def->version;
@@ -334,7 +402,10 @@ void PinAssignment(const ExecState& ex, StepState& st);
 // Each waiting step of a one-step workflow holds one of each: a field added past these
 // sizes moves the structure up a jemalloc size class (and ~20 % more memory per waiting
 // step). Keep the rare ones apart (ExecExtras, StepGuards) instead of raising the bound.
-static_assert(sizeof(ExecState) <= 304, "ExecState + make_shared's block must fit 320 bytes");
+// FillRecord, WithRecord and Adopt copy ExecutionRecordFields field by field: a field added
+// to it changes its size, and must be copied there too (and held in HeldRecord).
+static_assert(sizeof(ExecutionRecordFields) == 168, "a new record field: copy it as well");
+static_assert(sizeof(ExecState) <= 240, "ExecState + make_shared's block must fit 256 bytes");
 static_assert(sizeof(StepState) <= 224, "StepState must fit 224 bytes");
 #endif
 

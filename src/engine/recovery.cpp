@@ -60,8 +60,7 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
   ex->def = std::move(def.value());
   // The record's copy of the text goes; the shared definition's serves instead (as its
   // workflow name and version: SnapshotDefinition made them the record's).
-  ex->rec = execution;
-  ex->SetInput(std::move(ex->rec.input));
+  ex->Adopt(execution);
   ex->SetOrigin(execution);
   ex->next_seq = last_event_seq + 1;
   if (Status st = BuildGraph(*ex); !st.ok()) return st;
@@ -99,7 +98,7 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
     if (IsTerminal(st.rec.status)) {
       ++ex->terminal_steps;
       st.rec.progress = 100;
-      --ex->layer_open[ex->plan->layer_of[i]];
+      --ex->layer_open[ex->Plan()->layer_of[i]];
       if ((st.rec.status == StepStatus::kFailed || st.rec.status == StepStatus::kTimeout) &&
           !st.def->optional) {
         if (!ex->had_failure) {
@@ -109,11 +108,11 @@ Status Engine::Impl::Continue(const ExecutionRecord& execution,
         }
         ex->had_failure = true;
       }
-      for (int d : ex->plan->graph.Downstream(static_cast<int>(i))) --ex->steps[d].pending_deps;
+      for (int d : ex->Plan()->graph.Downstream(static_cast<int>(i))) --ex->steps[d].pending_deps;
     }
     ex->progress_sum += st.rec.progress;
   }
-  while (ex->current_layer < ex->plan->layers && ex->layer_open[ex->current_layer] == 0) {
+  while (ex->current_layer < ex->Plan()->layers && ex->layer_open[ex->current_layer] == 0) {
     ++ex->current_layer;
   }
   if (ex->had_failure && ex->def->fail_fast) ex->failing_fast = true;
@@ -231,7 +230,7 @@ bool Engine::Impl::ReattachStep(const ExecPtr& ex, int step) {
   if (it == runners_.end() || it->second == nullptr || !it->second->CanReattach()) return false;
   // The same spec as at dispatch: rendered from the same inputs and upstream outputs.
   SpecPtr spec = DefinitionSpec(*ex, step);
-  if (ex->plan->spec_has_templates[step]) {
+  if (ex->Plan()->spec_has_templates[step]) {
     engine::ExecScope scope(*ex);
     Result<Json> rendered = expr::Render(def.spec, scope);
     if (!rendered.ok()) return false;
@@ -249,7 +248,7 @@ bool Engine::Impl::ReattachStep(const ExecPtr& ex, int step) {
                           [this, id, step, assignment] { OnAttemptTimeout(id, step, assignment); });
   }
   ArmHeartbeat(ex, step);
-  st.resolved_input = ex->plan->spec_has_templates[step] ? spec : nullptr;  // as at dispatch
+  st.resolved_input = ex->Plan()->spec_has_templates[step] ? spec : nullptr;  // as at dispatch
   Emit(*ex, "step.reattached", step, {{"assignment_id", AssignmentOf(*ex, st)}}, st.rec.attempts);
   StartAssignment(ex, step, it->second, MakeRequest(*ex, step, std::move(spec)),
                   /*instance=*/false, /*reattach=*/true);

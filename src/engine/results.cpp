@@ -315,15 +315,15 @@ void Engine::Impl::FinishStep(const ExecPtr& ex, int step, StepStatus status, bo
   st.rec.progress = 100;
   ++ex->terminal_steps;
   if (ex->layer_open) {
-    --ex->layer_open[ex->plan->layer_of[step]];
-    while (ex->current_layer < ex->plan->layers && ex->layer_open[ex->current_layer] == 0) {
+    --ex->layer_open[ex->Plan()->layer_of[step]];
+    while (ex->current_layer < ex->Plan()->layers && ex->layer_open[ex->current_layer] == 0) {
       ++ex->current_layer;
     }
   }
   MarkStepDirty(ex, step);
   if (!ex->ParentId().empty()) ReportChildProgress(*ex);
   if (propagate) {
-    for (int d : ex->plan->graph.Downstream(step)) {
+    for (int d : ex->Plan()->graph.Downstream(step)) {
       if (--ex->steps[d].pending_deps == 0) propagate_.emplace_back(ex, d);
     }
   }
@@ -347,7 +347,7 @@ void Engine::Impl::MaybeFinish(const ExecPtr& ex) {
                              {{"code", out.status().code()},
                               {"message", "workflow output: " + out.status().message()}});
     }
-    ex->rec.output = std::move(out.value());
+    ex->rec.Set().output = std::move(out.value());
   }
   FinishExecution(ex, ExecutionStatus::kCompleted, nullptr);
 }
@@ -363,8 +363,8 @@ void Engine::Impl::FinishExecution(const ExecPtr& ex, ExecutionStatus status, Js
   if (ex->extras) ex->extras->parked.clear();
   const bool was_queued = ex->rec.status == ExecutionStatus::kQueued;
   ex->rec.status = status;
-  ex->rec.error = std::move(error);
-  ex->rec.completed_at = loop_->Now();
+  ex->rec.Set().error = std::move(error);
+  ex->rec.late->completed_at = loop_->Now();
   MarkDirty(ex);
   const char* type = "execution.completed";
   switch (status) {
@@ -381,7 +381,7 @@ void Engine::Impl::FinishExecution(const ExecPtr& ex, ExecutionStatus status, Js
       break;
   }
   Json data = {{"status", ToString(status)}};
-  if (!ex->rec.error.is_null()) data["error"] = ex->rec.error;
+  if (!ex->rec.error().is_null()) data["error"] = ex->rec.error();
   Emit(*ex, type, -1, std::move(data));
   // A child hands its result to the parent step in this same turn (children.cpp).
   if (!ex->ParentId().empty()) EndChild(*ex);

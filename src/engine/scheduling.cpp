@@ -27,7 +27,7 @@ bool AcceptsFailure(TriggerRule r) {
 
 bool Engine::Impl::TriggerRuleAllows(const ExecState& ex, int step, std::string* why) const {
   const StepState& st = ex.steps[step];
-  const std::span<const int> upstream = ex.plan->graph.Upstream(step);
+  const std::span<const int> upstream = ex.Plan()->graph.Upstream(step);
   if (upstream.empty()) return true;  // a root step has nothing to wait for
   int success = 0, failed = 0, skipped = 0;
   for (int up : upstream) {
@@ -83,7 +83,7 @@ void Engine::Impl::OnDependenciesDone(const ExecPtr& ex, int step) {
   if (ex->failing_fast && !AcceptsFailure(st.def->trigger_rule)) {
     return SkipStep(ex, step, "fail_fast: the execution is failing");
   }
-  if (const expr::Condition* cond = ex->plan->conditions[step].get()) {
+  if (const expr::Condition* cond = ex->Plan()->conditions[step].get()) {
     engine::ExecScope scope(*ex);
     Result<bool> r = cond->Evaluate(scope);
     if (!r.ok()) {
@@ -155,7 +155,7 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   // A for_each step renders its spec per item (BeginFanOut); any other step here.
   const bool fan_out = !def.for_each.is_null();
   auto runner_it = runners_.find(def.type);
-  if (!fan_out && !ex->plan->spec_has_templates[step] && runner_it != runners_.end() &&
+  if (!fan_out && !ex->Plan()->spec_has_templates[step] && runner_it != runners_.end() &&
       runner_it->second == noop_runner_.get() && !def.extra().circuit_breaker &&
       !def.extra().cache) {
     // The common noop: nothing to render, nothing to copy but its `with`, and no
@@ -170,7 +170,7 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   // Rendered once and shared from here on (the runner, the dead-letter record); without
   // templates, the definition's own.
   SpecPtr spec;
-  if (fan_out || !ex->plan->spec_has_templates[step]) {
+  if (fan_out || !ex->Plan()->spec_has_templates[step]) {
     spec = DefinitionSpec(*ex, step);
   } else {
     engine::ExecScope scope(*ex);
@@ -246,7 +246,7 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
 
   // Kept for the dead-letter record should the step fail, the same copy the runner holds;
   // a spec without templates is the definition's own (null here means that).
-  st.resolved_input = ex->plan->spec_has_templates[step] ? spec : nullptr;
+  st.resolved_input = ex->Plan()->spec_has_templates[step] ? spec : nullptr;
   StartAssignment(ex, step, runner, MakeRequest(*ex, step, std::move(spec)), /*instance=*/false);
 }
 

@@ -14,9 +14,9 @@ const Json* ExecScope::Find(const expr::Path& path) const {
   }
   if (root == "vars") {
     // A variable a step set shadows the definition's constant of the same name.
-    if (path.segments.size() >= 2 && ex_.rec.vars.is_object() &&
-        ex_.rec.vars.contains(path.segments[1].key)) {
-      return expr::Walk(ex_.rec.vars, path, 1);
+    if (path.segments.size() >= 2 && ex_.rec.vars().is_object() &&
+        ex_.rec.vars().contains(path.segments[1].key)) {
+      return expr::Walk(ex_.rec.vars(), path, 1);
     }
     return expr::Walk(ex_.def->vars, path, 1);
   }

@@ -31,7 +31,7 @@ Status Engine::Impl::SetVars(const ExecPtr& ex, int step) {
     return Status(rendered.status().code(),
                   "set_vars of step '" + st.def->id + "': " + rendered.status().message());
   }
-  Json& vars = ex->rec.vars;
+  Json& vars = ex->rec.Set().vars;
   if (!vars.is_object()) vars = Json::object();
   for (auto& [name, value] : rendered->items()) {
     if (const size_t bytes = value.dump().size(); bytes > kMaxVarBytes) {

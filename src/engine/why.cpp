@@ -62,7 +62,7 @@ Result<std::vector<StepWait>> Engine::Impl::Why(const std::string& id) const {
     switch (st.rec.status) {
       case StepStatus::kPending:
         w.kind = "upstream";
-        for (int up : ex->plan->graph.Upstream(static_cast<int>(i))) {
+        for (int up : ex->Plan()->graph.Upstream(static_cast<int>(i))) {
           if (!IsTerminal(ex->steps[up].rec.status)) w.steps.push_back(ex->steps[up].def->id);
         }
         if (w.steps.empty()) w.kind = ex->paused() ? "paused" : "scheduling";

@@ -7,10 +7,26 @@
 #include <baton/workflow.h>
 
 #include <algorithm>
+#include <mutex>
 
 namespace baton {
 
-WorkflowPlan::WorkflowPlan() = default;
+struct WorkflowPlan::LazyIndex {
+  std::once_flag built;
+  std::unordered_map<std::string, int> index;
+};
+
+const std::unordered_map<std::string, int>& WorkflowPlan::StepIndex(const WorkflowDef& wf) const {
+  // Keys of its own (not views into wf): a copy of the definition shares this plan.
+  std::call_once(index_->built, [&] {
+    index_->index.reserve(wf.steps.size());
+    for (size_t i = 0; i < wf.steps.size(); ++i)
+      index_->index.emplace(wf.steps[i].id, static_cast<int>(i));
+  });
+  return index_->index;
+}
+
+WorkflowPlan::WorkflowPlan() : index_(std::make_unique<LazyIndex>()) {}
 WorkflowPlan::WorkflowPlan(WorkflowPlan&&) noexcept = default;
 WorkflowPlan& WorkflowPlan::operator=(WorkflowPlan&&) noexcept = default;
 WorkflowPlan::~WorkflowPlan() = default;
