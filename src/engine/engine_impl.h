@@ -81,10 +81,10 @@ class Engine::Impl {
   void ApplyResult(const ExecPtr& ex, int step, RunResult result);
   // The attempt succeeded; its output and exit code are already in the step row.
   void CompleteAttempt(const ExecPtr& ex, int step);
-  void OnAttemptTimeout(const std::string& exec_id, int step, const std::string& assignment);
+  void OnAttemptTimeout(const std::string& exec_id, int step, int attempt);
   // (Re)arms the step's heartbeat_timeout from now: at dispatch, start and each progress.
   void ArmHeartbeat(const ExecPtr& ex, int step);
-  void OnHeartbeatTimeout(const std::string& exec_id, int step, const std::string& assignment);
+  void OnHeartbeatTimeout(const std::string& exec_id, int step, int attempt);
   void CancelHeartbeat(engine::StepState& st);
   // An event about a step that changes nothing (step.stale_result, step.reassigned).
   bool RecordStepNote(const std::string& exec_id, const std::string& step_id, const char* type,
@@ -187,7 +187,7 @@ class Engine::Impl {
     int64_t p95_ms = 0;
     size_t samples = 0;  // 0: the step's expected_duration set the threshold
   };
-  void OnSlow(const std::string& exec_id, int step, const std::string& assignment, SlowBasis basis);
+  void OnSlow(const std::string& exec_id, int step, int attempt, SlowBasis basis);
   // A successful attempt's duration, for the step's history.
   void RecordDuration(const engine::ExecState& ex, int step, int64_t ms);
   // When the running attempt's work began: its step.started, else its dispatch.

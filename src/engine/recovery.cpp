@@ -210,10 +210,11 @@ bool Engine::Impl::ReattachStep(const ExecPtr& ex, int step) {
       SetAssignment(*ex, st, AssignmentIdFor(ex->rec.id, def.id, st.rec.attempts));
     }
     if (st.rec.deadline) {
-      std::string id = ex->rec.id, assignment = AssignmentOf(*ex, st);
-      st.timer = loop_->ScheduleAt(
-          std::max(st.rec.deadline, loop_->Now()),
-          [this, id, step, assignment] { OnAttemptTimeout(id, step, assignment); });
+      std::string id = ex->rec.id;
+      const int attempt = st.rec.attempts;
+      st.timer =
+          loop_->ScheduleAt(std::max(st.rec.deadline, loop_->Now()),
+                            [this, id, step, attempt] { OnAttemptTimeout(id, step, attempt); });
     }
     if (signal) {
       Emit(*ex, "step.reattached", step, {{"signal", def.spec["signal"]}}, st.rec.attempts);
@@ -242,10 +243,11 @@ bool Engine::Impl::ReattachStep(const ExecPtr& ex, int step) {
     ++capacity_used_;
   }
   if (st.rec.deadline) {
-    std::string id = ex->rec.id, assignment = AssignmentOf(*ex, st);
+    std::string id = ex->rec.id;
+    const int attempt = st.rec.attempts;
     st.timer =
         loop_->ScheduleAt(std::max(st.rec.deadline, loop_->Now()),
-                          [this, id, step, assignment] { OnAttemptTimeout(id, step, assignment); });
+                          [this, id, step, attempt] { OnAttemptTimeout(id, step, attempt); });
   }
   ArmHeartbeat(ex, step);
   st.resolved_input = ex->Plan()->spec_has_templates[step] ? spec : nullptr;  // as at dispatch

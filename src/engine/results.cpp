@@ -108,13 +108,12 @@ void Engine::Impl::CompleteAttempt(const ExecPtr& ex, int step) {
   FinishStep(ex, step, StepStatus::kCompleted);
 }
 
-void Engine::Impl::OnAttemptTimeout(const std::string& exec_id, int step,
-                                    const std::string& assignment) {
+void Engine::Impl::OnAttemptTimeout(const std::string& exec_id, int step, int attempt) {
   ExecPtr ex = Find(exec_id);
   if (!ex || ex->finished) return;
   StepState& st = ex->steps[step];
   st.timer = 0;
-  if (!st.in_flight || !IsCurrentAssignment(*ex, st, assignment)) return;
+  if (!st.in_flight || st.rec.attempts != attempt) return;
   TurnGuard turn(this);
   StopStep(ex, step);
   FailAttempt(ex, step, StepStatus::kTimeout,
@@ -130,10 +129,10 @@ void Engine::Impl::ArmHeartbeat(const ExecPtr& ex, int step) {
       st.def->extra().heartbeat_timeout->count() <= 0) {
     return;
   }
-  std::string id = ex->rec.id, assignment = AssignmentOf(*ex, st);
   st.heartbeat_timer = loop_->ScheduleAfter(
-      *st.def->extra().heartbeat_timeout,
-      [this, id, step, assignment] { OnHeartbeatTimeout(id, step, assignment); });
+      *st.def->extra().heartbeat_timeout, [this, id = ex->rec.id, step, attempt = st.rec.attempts] {
+        OnHeartbeatTimeout(id, step, attempt);
+      });
 }
 
 void Engine::Impl::CancelHeartbeat(StepState& st) {
@@ -143,13 +142,12 @@ void Engine::Impl::CancelHeartbeat(StepState& st) {
   }
 }
 
-void Engine::Impl::OnHeartbeatTimeout(const std::string& exec_id, int step,
-                                      const std::string& assignment) {
+void Engine::Impl::OnHeartbeatTimeout(const std::string& exec_id, int step, int attempt) {
   ExecPtr ex = Find(exec_id);
   if (!ex || ex->finished) return;
   StepState& st = ex->steps[step];
   st.heartbeat_timer = 0;
-  if (!st.in_flight || !IsCurrentAssignment(*ex, st, assignment)) return;
+  if (!st.in_flight || st.rec.attempts != attempt) return;
   TurnGuard turn(this);
   StopStep(ex, step);
   // A failure, not a timeout: the work may be alive but silent, and the retry policy

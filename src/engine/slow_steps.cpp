@@ -59,10 +59,9 @@ void Engine::Impl::ArmSlowWatch(const ExecPtr& ex, int step) {
     basis.samples = it->second.count;
     basis.threshold_ms = std::max(kSlowFactor * basis.p95_ms, kMinThresholdMs);
   }
-  st.slow_timer =
-      loop_->ScheduleAfter(Duration(basis.threshold_ms),
-                           [this, id = ex->rec.id, step, assignment = AssignmentOf(*ex, st),
-                            basis] { OnSlow(id, step, assignment, basis); });
+  st.slow_timer = loop_->ScheduleAfter(Duration(basis.threshold_ms),
+                                       [this, id = ex->rec.id, step, attempt = st.rec.attempts,
+                                        basis] { OnSlow(id, step, attempt, basis); });
 }
 
 void Engine::Impl::CancelSlowWatch(StepState& st) {
@@ -72,13 +71,12 @@ void Engine::Impl::CancelSlowWatch(StepState& st) {
   }
 }
 
-void Engine::Impl::OnSlow(const std::string& exec_id, int step, const std::string& assignment,
-                          SlowBasis basis) {
+void Engine::Impl::OnSlow(const std::string& exec_id, int step, int attempt, SlowBasis basis) {
   ExecPtr ex = Find(exec_id);
   if (!ex || ex->finished) return;
   StepState& st = ex->steps[step];
   st.slow_timer = 0;
-  if (!st.in_flight || !IsCurrentAssignment(*ex, st, assignment)) return;
+  if (!st.in_flight || st.rec.attempts != attempt) return;
   TurnGuard turn(this);
   Json threshold;
   if (basis.samples == 0) {
