@@ -4,6 +4,8 @@
 # first dispatch in <= 1 s).
 #
 #   bench/pending_memory.sh [BIN] [BATCHES]     (default: build-release/baton, 10)
+#   STEP_TIMEOUT=1h bench/pending_memory.sh ...  the step has that `timeout:` (a timer
+#                                                armed per waiting step)
 #
 # Starts `baton server` on a fresh SQLite file, registers a one-`command`-step workflow
 # and connects no worker, so every step waits for one. Submits 1,000 executions to warm
@@ -18,9 +20,10 @@ BATCHES=${2:-10}
 . "$here/server_lib.sh"
 bench_server_init pending
 t0=$(date +%s%N); bench_server_start --rate-limit 0; t1=$(date +%s%N)
-python3 - "$port" "$dir/creds.json" "$BATCHES" <<'PY' >"$dir/steps"
+python3 - "$port" "$dir/creds.json" "$BATCHES" "${STEP_TIMEOUT:-}" <<'PY' >"$dir/steps"
 import json, sys, time, urllib.request
 port, creds, batches = sys.argv[1], sys.argv[2], int(sys.argv[3])
+timeout = f", timeout: {sys.argv[4]}" if sys.argv[4] else ""
 token = json.load(open(creds))["token"]
 def call(method, path, body, ctype="application/json"):
     req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method,
@@ -28,7 +31,8 @@ def call(method, path, body, ctype="application/json"):
     with urllib.request.urlopen(req) as r:
         return json.loads(r.read() or b"null")
 call("POST", "/api/v1/workflows",
-     "name: pending\nsteps:\n  - {id: work, type: command, command: bench.wait, with: {n: 1}}\n",
+     "name: pending\nsteps:\n  - {id: work, type: command, command: bench.wait"
+     + timeout + ", with: {n: 1}}\n",
      "application/yaml")
 def submit():
     body = json.dumps({"executions": [{"workflow": "pending", "input": {}} for _ in range(1000)]})
