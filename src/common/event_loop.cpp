@@ -6,29 +6,92 @@
 namespace baton {
 
 TimerId TimerQueue::Add(TimeMs when, std::function<void()> task) {
-  TimerId id = next_id_++;
-  timers_.emplace(std::make_pair(when, id), std::move(task));
-  when_.emplace(id, when);
-  return id;
+  uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    assert(slots_.size() < kNotQueued);
+    slot = static_cast<uint32_t>(slots_.size());
+    slots_.emplace_back();
+  }
+  slots_[slot].task = std::move(task);
+  heap_.push_back({});
+  Place(heap_.size() - 1, Entry{when, next_order_++, slot});
+  SiftUp(heap_.size() - 1);
+  return (static_cast<TimerId>(slots_[slot].generation) << 32) | slot;
 }
 
 void TimerQueue::Cancel(TimerId id) {
-  auto it = when_.find(id);
-  if (it == when_.end()) return;
-  timers_.erase({it->second, id});
-  when_.erase(it);
+  const auto slot = static_cast<uint32_t>(id & 0xffffffffu);
+  const auto generation = static_cast<uint32_t>(id >> 32);
+  if (slot >= slots_.size() || slots_[slot].generation != generation ||
+      slots_[slot].heap_index == kNotQueued) {
+    return;  // fired, cancelled, or never one of ours
+  }
+  Remove(slots_[slot].heap_index);
 }
 
 TimeMs TimerQueue::NextTime() const {
-  assert(!timers_.empty());
-  return timers_.begin()->first.first;
+  assert(!heap_.empty());
+  return heap_.front().when;
 }
 
 std::function<void()> TimerQueue::PopDue(TimeMs now) {
-  if (timers_.empty() || timers_.begin()->first.first > now) return nullptr;
-  auto node = timers_.extract(timers_.begin());
-  when_.erase(node.key().second);
-  return std::move(node.mapped());
+  if (heap_.empty() || heap_.front().when > now) return nullptr;
+  return Remove(0);
+}
+
+void TimerQueue::Place(size_t i, Entry e) {
+  slots_[e.slot].heap_index = static_cast<uint32_t>(i);
+  heap_[i] = e;
+}
+
+void TimerQueue::SiftUp(size_t i) {
+  const Entry e = heap_[i];
+  while (i > 0) {
+    const size_t parent = (i - 1) / 2;
+    if (!Before(e, heap_[parent])) break;
+    Place(i, heap_[parent]);
+    i = parent;
+  }
+  Place(i, e);
+}
+
+void TimerQueue::SiftDown(size_t i) {
+  const Entry e = heap_[i];
+  const size_t n = heap_.size();
+  for (;;) {
+    size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && Before(heap_[child + 1], heap_[child])) ++child;
+    if (!Before(heap_[child], e)) break;
+    Place(i, heap_[child]);
+    i = child;
+  }
+  Place(i, e);
+}
+
+std::function<void()> TimerQueue::Remove(size_t i) {
+  const uint32_t slot = heap_[i].slot;
+  const Entry last = heap_.back();
+  heap_.pop_back();
+  if (i < heap_.size()) {
+    // The last entry fills the hole, then moves up or down to where it belongs.
+    Place(i, last);
+    if (i > 0 && Before(last, heap_[(i - 1) / 2])) {
+      SiftUp(i);
+    } else {
+      SiftDown(i);
+    }
+  }
+  Slot& s = slots_[slot];
+  std::function<void()> task = std::move(s.task);
+  s.task = nullptr;
+  s.heap_index = kNotQueued;
+  if (++s.generation == 0) s.generation = 1;  // ids are never 0 ("no timer")
+  free_slots_.push_back(slot);
+  return task;
 }
 
 void RealEventLoop::Post(std::function<void()> task) {
