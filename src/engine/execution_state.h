@@ -80,7 +80,8 @@ struct StepState {
   // The current attempt's assignment id is the engine's usual one for rec.attempts
   // (AssignmentIdFor(execution id, def->id, rec.attempts)), and rec.assignment_id is left
   // empty: a 32-byte copy per waiting step saved. Read and set it only through
-  // AssignmentOf(), IsCurrentAssignment(), SetAssignment() and ClearAssignment().
+  // AssignmentOf(), IsCurrentAssignment(), SetAssignment(), ClearAssignment() and
+  // PinAssignment().
   bool assignment_implied : 1 = false;
   // How far the current attempt got, for the observers' step durations (Engine::Impl::
   // AttemptBegan): kNotBegun, kDispatchedOnly, or the ms from its dispatch
