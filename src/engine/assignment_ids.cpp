@@ -9,6 +9,20 @@ std::string AssignmentIdFor(const std::string& exec_id, const std::string& step_
   return exec_id + "/" + step_id + "/" + std::to_string(attempt);
 }
 
+bool IsAssignmentIdFor(std::string_view id, std::string_view exec_id, std::string_view step_id,
+                       int attempt) {
+  // Part by part, without building the id: this runs for every report and dispatch.
+  auto take = [&id](std::string_view part) {
+    if (!id.starts_with(part)) return false;
+    id.remove_prefix(part.size());
+    return true;
+  };
+  char digits[16];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, attempt);
+  return ec == std::errc() && take(exec_id) && take("/") && take(step_id) && take("/") &&
+         id == std::string_view(digits, static_cast<size_t>(end - digits));
+}
+
 namespace engine {
 
 std::string AssignmentOf(const ExecState& ex, const StepState& st) {
@@ -18,26 +32,22 @@ std::string AssignmentOf(const ExecState& ex, const StepState& st) {
 
 bool IsCurrentAssignment(const ExecState& ex, const StepState& st, std::string_view assignment) {
   if (!st.assignment_implied) return assignment == st.rec.assignment_id;
-  // "<execution>/<step id>/<attempt>", compared part by part.
-  auto take = [&assignment](std::string_view part) {
-    if (!assignment.starts_with(part)) return false;
-    assignment.remove_prefix(part.size());
-    return true;
-  };
-  char digits[16];
-  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, st.rec.attempts);
-  return ec == std::errc() && take(ex.rec.id) && take("/") && take(st.def->id) && take("/") &&
-         assignment == std::string_view(digits, static_cast<size_t>(end - digits));
+  return IsAssignmentIdFor(assignment, ex.rec.id, st.def->id, st.rec.attempts);
 }
 
 void SetAssignment(const ExecState& ex, StepState& st, std::string id) {
-  st.assignment_implied = id == AssignmentIdFor(ex.rec.id, st.def->id, st.rec.attempts);
-  if (st.assignment_implied) {
-    st.rec.assignment_id.clear();
-    st.rec.assignment_id.shrink_to_fit();
+  if (IsAssignmentIdFor(id, ex.rec.id, st.def->id, st.rec.attempts)) {
+    ImplyAssignment(st);
   } else {
+    st.assignment_implied = false;
     st.rec.assignment_id = std::move(id);
   }
+}
+
+void ImplyAssignment(StepState& st) {
+  st.assignment_implied = true;
+  st.rec.assignment_id.clear();
+  st.rec.assignment_id.shrink_to_fit();
 }
 
 void PinAssignment(const ExecState& ex, StepState& st) {

@@ -98,7 +98,7 @@ RunCallbacks Engine::Impl::MakeAttemptSink(const RunRequest& req, int step, bool
   AttemptSink compact(inbox_, step, req.attempt, instance);
   const std::string& exec_id = req.execution_id;
   if (!instance && exec_id.size() <= AttemptSink::kIdMax &&
-      req.assignment_id == AssignmentIdFor(exec_id, req.step_id, req.attempt)) {
+      IsAssignmentIdFor(req.assignment_id, exec_id, req.step_id, req.attempt)) {
     auto sink = std::make_shared<AttemptSink>(std::move(compact));
     sink->id_size = static_cast<uint8_t>(exec_id.size());
     std::copy(exec_id.begin(), exec_id.end(), sink->id.begin());

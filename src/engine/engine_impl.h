@@ -454,6 +454,9 @@ class Engine::Impl {
 // An attempt's assignment id as the engine forms it: "<execution>/<step id>/<attempt>".
 // Fencing compares these: a result counts only for the dispatch it answers.
 std::string AssignmentIdFor(const std::string& exec_id, const std::string& step_id, int attempt);
+// Whether `id` is AssignmentIdFor(exec_id, step_id, attempt), compared without building it.
+bool IsAssignmentIdFor(std::string_view id, std::string_view exec_id, std::string_view step_id,
+                       int attempt);
 
 std::string DeadLetterFingerprint(const std::string& code, const std::string& message);
 

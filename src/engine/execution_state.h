@@ -393,6 +393,12 @@ std::string AssignmentOf(const ExecState& ex, const StepState& st);
 bool IsCurrentAssignment(const ExecState& ex, const StepState& st, std::string_view assignment);
 // Makes `id` the step's current assignment id, for its current rec.attempts.
 void SetAssignment(const ExecState& ex, StepState& st, std::string id);
+// Makes the usual id for its current rec.attempts the step's current assignment id.
+void ImplyAssignment(StepState& st);
+// Whether the step has a current assignment id.
+inline bool HasAssignment(const StepState& st) {
+  return st.assignment_implied || !st.rec.assignment_id.empty();
+}
 // No assignment (a dispatch begins).
 void ClearAssignment(StepState& st);
 // Keeps the current assignment id as it is while rec.attempts changes (an attempt that

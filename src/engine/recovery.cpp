@@ -206,8 +206,8 @@ bool Engine::Impl::ReattachStep(const ExecPtr& ex, int step) {
     // recovered too: no second child). Its timeout, if any, still counts from its
     // first dispatch.
     st.in_flight = true;
-    if (AssignmentOf(*ex, st).empty()) {
-      SetAssignment(*ex, st, AssignmentIdFor(ex->rec.id, def.id, st.rec.attempts));
+    if (!HasAssignment(st)) {
+      ImplyAssignment(st);
     }
     if (st.rec.deadline) {
       std::string id = ex->rec.id;
@@ -226,7 +226,7 @@ bool Engine::Impl::ReattachStep(const ExecPtr& ex, int step) {
     }
     return true;
   }
-  if (!def.for_each.is_null() || AssignmentOf(*ex, st).empty()) return false;
+  if (!def.for_each.is_null() || !HasAssignment(st)) return false;
   auto it = runners_.find(def.type);
   if (it == runners_.end() || it->second == nullptr || !it->second->CanReattach()) return false;
   // The same spec as at dispatch: rendered from the same inputs and upstream outputs.

@@ -213,7 +213,7 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
 
   // Fencing: a result counts only for the dispatch it answers. (A noop above needs
   // none: nothing can answer it late.)
-  SetAssignment(*ex, st, AssignmentIdFor(ex->rec.id, def.id, st.rec.attempts));
+  ImplyAssignment(st);
   st.in_flight = true;
   if (st.uses_capacity) {
     ++ex->in_flight;
