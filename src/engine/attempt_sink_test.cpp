@@ -1,6 +1,7 @@
 // A runner's reports reach the step they answer, whatever the form of the execution's id:
 // a sink of the usual id keeps none of it (the engine rebuilds the assignment id), one of
 // a longer id keeps it whole.
+#include "engine/engine_impl.h"
 #include "support/sim_harness.h"
 
 #include <gtest/gtest.h>
@@ -73,6 +74,15 @@ steps:
   EXPECT_EQ((*attempts)[0].assignment_id, id + "/a/1");
   EXPECT_EQ((*attempts)[1].assignment_id, id + "/a/2");
   EXPECT_EQ(h.Execution(id).status, ExecutionStatus::kCompleted);
+}
+
+TEST(AttemptSink, AnAssignmentIdIsRecognisedOnlyInItsExactUsualForm) {
+  EXPECT_EQ(AssignmentIdFor("ex1", "work", 12), "ex1/work/12");
+  EXPECT_TRUE(IsAssignmentIdFor("ex1/work/12", "ex1", "work", 12));
+  for (const char* other : {"ex1/work/1", "ex1/work/120", "ex1/work/12#0", "ex1/works/12",
+                            "ex1/wor/12", "ex/work/12", "ex1/work", "ex1-work-12", ""}) {
+    EXPECT_FALSE(IsAssignmentIdFor(other, "ex1", "work", 12)) << other;
+  }
 }
 
 }  // namespace
