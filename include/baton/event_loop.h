@@ -48,9 +48,13 @@ class TimerQueue {
   static bool Before(const Entry& a, const Entry& b) {
     return a.when != b.when ? a.when < b.when : a.order < b.order;
   }
-  void Place(size_t i, Entry e);  // heap_[i] = e, and its slot learns where
-  void SiftUp(size_t i);
-  void SiftDown(size_t i);
+  // heap_[i] = e, and its slot learns where (common/indexed_heap.h).
+  auto Placer() {
+    return [this](size_t i, const Entry& e) {
+      slots_[e.slot].heap_index = static_cast<uint32_t>(i);
+      heap_[i] = e;
+    };
+  }
   // Takes heap_[i] out of the heap and frees its slot, returning the slot's task.
   std::function<void()> Remove(size_t i);
 

@@ -1,5 +1,7 @@
 #include <baton/event_loop.h>
 
+#include "common/indexed_heap.h"
+
 #include <cassert>
 #include <chrono>
 
@@ -16,9 +18,7 @@ TimerId TimerQueue::Add(TimeMs when, std::function<void()> task) {
     slots_.emplace_back();
   }
   slots_[slot].task = std::move(task);
-  heap_.push_back({});
-  Place(heap_.size() - 1, Entry{when, next_order_++, slot});
-  SiftUp(heap_.size() - 1);
+  indexed_heap::Push(heap_, Entry{when, next_order_++, slot}, Before, Placer());
   return (static_cast<TimerId>(slots_[slot].generation) << 32) | slot;
 }
 
@@ -42,49 +42,9 @@ std::function<void()> TimerQueue::PopDue(TimeMs now) {
   return Remove(0);
 }
 
-void TimerQueue::Place(size_t i, Entry e) {
-  slots_[e.slot].heap_index = static_cast<uint32_t>(i);
-  heap_[i] = e;
-}
-
-void TimerQueue::SiftUp(size_t i) {
-  const Entry e = heap_[i];
-  while (i > 0) {
-    const size_t parent = (i - 1) / 2;
-    if (!Before(e, heap_[parent])) break;
-    Place(i, heap_[parent]);
-    i = parent;
-  }
-  Place(i, e);
-}
-
-void TimerQueue::SiftDown(size_t i) {
-  const Entry e = heap_[i];
-  const size_t n = heap_.size();
-  for (;;) {
-    size_t child = 2 * i + 1;
-    if (child >= n) break;
-    if (child + 1 < n && Before(heap_[child + 1], heap_[child])) ++child;
-    if (!Before(heap_[child], e)) break;
-    Place(i, heap_[child]);
-    i = child;
-  }
-  Place(i, e);
-}
-
 std::function<void()> TimerQueue::Remove(size_t i) {
   const uint32_t slot = heap_[i].slot;
-  const Entry last = heap_.back();
-  heap_.pop_back();
-  if (i < heap_.size()) {
-    // The last entry fills the hole, then moves up or down to where it belongs.
-    Place(i, last);
-    if (i > 0 && Before(last, heap_[(i - 1) / 2])) {
-      SiftUp(i);
-    } else {
-      SiftDown(i);
-    }
-  }
+  indexed_heap::Erase(heap_, i, Before, Placer());
   Slot& s = slots_[slot];
   std::function<void()> task = std::move(s.task);
   s.task = nullptr;

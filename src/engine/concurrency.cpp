@@ -309,7 +309,8 @@ bool Engine::Impl::DropFromMemory(const ExecPtr& ex,
   SetLive(*ex, 0);
   auto it = executions_.find(ex->rec.id);
   if (it == executions_.end()) return false;
-  executions_.erase(it);  // `ex` is the caller's: it outlives the erase
+  deadlines_.DisarmAll(*ex);  // Release() ended them; none may outlive it
+  executions_.erase(it);      // `ex` is the caller's: it outlives the erase
   return true;
 }
 

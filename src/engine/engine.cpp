@@ -250,7 +250,10 @@ void Engine::Impl::EndTurn() {
       for (auto& ex : *execs) {
         if (ex->finished && ex->in_flight == 0 && ex->last_batch == static_cast<uint32_t>(number)) {
           auto it = executions_.find(ex->rec.id);
-          if (it != executions_.end() && *it == ex) executions_.erase(it);
+          if (it != executions_.end() && *it == ex) {
+            deadlines_.DisarmAll(*ex);  // none should be left; none may outlive it
+            executions_.erase(it);
+          }
         }
       }
     });

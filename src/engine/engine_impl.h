@@ -10,6 +10,7 @@
 #include "common/id_set.h"
 #include "engine/execution_state.h"
 #include "engine/result_cache.h"
+#include "engine/step_deadlines.h"
 
 #include <array>
 #include <atomic>
@@ -81,7 +82,15 @@ class Engine::Impl {
   void ApplyResult(const ExecPtr& ex, int step, RunResult result);
   // The attempt succeeded; its output and exit code are already in the step row.
   void CompleteAttempt(const ExecPtr& ex, int step);
-  void OnAttemptTimeout(const std::string& exec_id, int step, int attempt);
+  // The attempt timeout (the step's `timeout:`, due at st.rec.deadline): armed at dispatch
+  // and re-attach in deadlines_, ended with the attempt by CancelStepTimer().
+  void ArmAttemptTimeout(engine::ExecState& ex, int step);
+  // Ends the step's retry timer or attempt timeout, whichever it has.
+  void CancelStepTimer(engine::ExecState& ex, int step);
+  // Fires the due attempt timeouts, then waits for the next one.
+  void OnDeadlines();
+  void ScheduleDeadlines();  // the loop timer at deadlines_'s earliest, when that moved
+  void OnAttemptTimeout(const ExecPtr& ex, int step);
   // (Re)arms the step's heartbeat_timeout from now: at dispatch, start and each progress.
   void ArmHeartbeat(const ExecPtr& ex, int step);
   void OnHeartbeatTimeout(const std::string& exec_id, int step, int attempt);
@@ -353,6 +362,11 @@ class Engine::Impl {
   // memory only, so a restart starts learning again.
   std::unordered_map<std::string, engine::DurationHistory> durations_;
   TimerId stall_sweep_ = 0;  // 0 = not armed
+  // Every running attempt's timeout, fired by one loop timer (step_deadlines.h), armed for
+  // deadlines_timer_at_.
+  engine::StepDeadlines deadlines_;
+  TimerId deadlines_timer_ = 0;  // 0 = not armed
+  TimeMs deadlines_timer_at_ = 0;
   // Circuit breakers by namespace and key (ordered: listed by namespace, then key).
   std::map<std::pair<std::string, std::string>, engine::Breaker> breakers_;
   engine::ResultCache cache_;

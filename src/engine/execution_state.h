@@ -65,7 +65,9 @@ struct StepState {
   // execution's id and def->id.
   StepRecordFields rec;
   const StepDef* def = nullptr;
-  TimerId timer = 0;            // retry or attempt-timeout timer, 0 = none
+  // The retry timer (a loop TimerId, 0 = none) or, while timer_is_deadline, the attempt
+  // timeout's place in the engine's StepDeadlines (never both: step_deadlines.h).
+  TimerId timer = 0;
   TimerId heartbeat_timer = 0;  // heartbeat_timeout of the running attempt, 0 = none
   TimerId slow_timer = 0;       // when the running attempt counts as slow, 0 = none
   // (The ints and the flags sit together: 224 bytes is a jemalloc size class.)
@@ -83,6 +85,7 @@ struct StepState {
   // AssignmentOf(), IsCurrentAssignment(), SetAssignment(), ClearAssignment() and
   // PinAssignment().
   bool assignment_implied : 1 = false;
+  bool timer_is_deadline : 1 = false;  // `timer` is a StepDeadlines position
   // How far the current attempt got, for the observers' step durations (Engine::Impl::
   // AttemptBegan): kNotBegun, kDispatchedOnly, or the ms from its dispatch
   // (rec.started_at) to its step.started, saturated at INT32_MAX (24 days). An int in the

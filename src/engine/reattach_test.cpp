@@ -308,5 +308,34 @@ steps:
   EXPECT_EQ(began("download", "step.completed"), std::vector<TimeMs>{0});
 }
 
+// The attempt timeout that passed while the engine was down fails the attempt as soon as
+// the engine is back (armed again, in the past, at recovery).
+TEST(Reattach, AnAttemptWhoseTimeoutPassedWhileDownTimesOutAtOnce) {
+  Fixture f;
+  std::string id = f.h.StartOnly(kWorkflow, {{"model", "llama"}});
+  f.h.loop->RunUntilIdle(f.h.clock.Now() + 100);
+  ASSERT_EQ(f.remote->started.size(), 1u);
+  f.h.clock.Advance(Duration(2 * 3'600'000));  // down past the deadline
+  f.CrashAndRecover();
+  f.h.loop->RunUntilIdle(f.h.clock.Now() + 10);
+  EXPECT_EQ(f.h.Step(id, "download").status, StepStatus::kTimeout);
+  EXPECT_EQ(f.h.Execution(id).status, ExecutionStatus::kFailed);
+}
+
+// An attempt that ended before its timeout leaves no deadline behind: nothing fires for
+// it later, also once its execution has left memory (the deadlines point at executions:
+// under ASan a dangling one would be a use after free here).
+TEST(Reattach, AnAttemptThatEndedBeforeItsTimeoutLeavesNoDeadlineBehind) {
+  Fixture f;
+  std::string id = f.h.StartOnly(kWorkflow, {{"model", "llama"}});
+  f.h.loop->RunUntilIdle(f.h.clock.Now() + 100);
+  ASSERT_EQ(f.remote->started.size(), 1u);
+  f.remote->Finish(f.remote->started[0].assignment_id, Json{{"path", "/m"}});
+  f.h.loop->RunUntilIdle(f.h.clock.Now() + 3 * 3'600'000);
+  EXPECT_EQ(f.h.Execution(id).status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(f.h.Step(id, "download").status, StepStatus::kCompleted);
+  EXPECT_EQ(f.h.Step(id, "download").attempts, 1);
+}
+
 }  // namespace
 }  // namespace baton

@@ -209,13 +209,7 @@ bool Engine::Impl::ReattachStep(const ExecPtr& ex, int step) {
     if (!HasAssignment(st)) {
       ImplyAssignment(st);
     }
-    if (st.rec.deadline) {
-      std::string id = ex->rec.id;
-      const int attempt = st.rec.attempts;
-      st.timer =
-          loop_->ScheduleAt(std::max(st.rec.deadline, loop_->Now()),
-                            [this, id, step, attempt] { OnAttemptTimeout(id, step, attempt); });
-    }
+    if (st.rec.deadline) ArmAttemptTimeout(*ex, step);  // one already past fires at once
     if (signal) {
       Emit(*ex, "step.reattached", step, {{"signal", def.spec["signal"]}}, st.rec.attempts);
       BeginSignalWait(ex, step);
@@ -242,13 +236,7 @@ bool Engine::Impl::ReattachStep(const ExecPtr& ex, int step) {
     ++ex->in_flight;
     ++capacity_used_;
   }
-  if (st.rec.deadline) {
-    std::string id = ex->rec.id;
-    const int attempt = st.rec.attempts;
-    st.timer =
-        loop_->ScheduleAt(std::max(st.rec.deadline, loop_->Now()),
-                          [this, id, step, attempt] { OnAttemptTimeout(id, step, attempt); });
-  }
+  if (st.rec.deadline) ArmAttemptTimeout(*ex, step);  // one already past fires at once
   ArmHeartbeat(ex, step);
   st.resolved_input = ex->Plan()->spec_has_templates[step] ? spec : nullptr;  // as at dispatch
   Emit(*ex, "step.reattached", step, {{"assignment_id", AssignmentOf(*ex, st)}}, st.rec.attempts);

@@ -108,12 +108,48 @@ void Engine::Impl::CompleteAttempt(const ExecPtr& ex, int step) {
   FinishStep(ex, step, StepStatus::kCompleted);
 }
 
-void Engine::Impl::OnAttemptTimeout(const std::string& exec_id, int step, int attempt) {
-  ExecPtr ex = Find(exec_id);
-  if (!ex || ex->finished) return;
+void Engine::Impl::ArmAttemptTimeout(ExecState& ex, int step) {
+  deadlines_.Arm(ex, step, ex.steps[step].rec.deadline);
+  ScheduleDeadlines();
+}
+
+void Engine::Impl::CancelStepTimer(ExecState& ex, int step) {
+  StepState& st = ex.steps[step];
+  if (st.timer_is_deadline) {
+    // The loop timer stays: firing early finds nothing due and waits for the next one.
+    deadlines_.Disarm(ex, step);
+  } else if (st.timer) {
+    loop_->CancelTimer(st.timer);
+    st.timer = 0;
+  }
+}
+
+void Engine::Impl::ScheduleDeadlines() {
+  if (deadlines_.empty()) return;  // an armed timer fires once for nothing
+  const TimeMs next = deadlines_.NextTime();
+  if (deadlines_timer_ && deadlines_timer_at_ <= next) return;
+  if (deadlines_timer_) loop_->CancelTimer(deadlines_timer_);
+  deadlines_timer_at_ = next;
+  deadlines_timer_ = loop_->ScheduleAt(next, [this] {
+    deadlines_timer_ = 0;
+    OnDeadlines();
+  });
+}
+
+void Engine::Impl::OnDeadlines() {
+  while (std::optional<engine::StepDeadlines::Due> due = deadlines_.PopDue(loop_->Now())) {
+    // Entries never outlive their execution (DisarmAll before it leaves executions_).
+    if (ExecPtr ex = Find(due->ex->rec.id); ex && ex.get() == due->ex) {
+      OnAttemptTimeout(ex, due->step);
+    }
+  }
+  ScheduleDeadlines();
+}
+
+void Engine::Impl::OnAttemptTimeout(const ExecPtr& ex, int step) {
+  if (ex->finished) return;
   StepState& st = ex->steps[step];
-  st.timer = 0;
-  if (!st.in_flight || st.rec.attempts != attempt) return;
+  if (!st.in_flight) return;
   TurnGuard turn(this);
   StopStep(ex, step);
   FailAttempt(ex, step, StepStatus::kTimeout,
@@ -173,10 +209,7 @@ bool Engine::Impl::RecordStepNote(const std::string& exec_id, const std::string&
 
 void Engine::Impl::StopStep(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
-  if (st.timer) {
-    loop_->CancelTimer(st.timer);
-    st.timer = 0;
-  }
+  CancelStepTimer(*ex, step);
   CancelHeartbeat(st);
   CancelSlowWatch(st);
   if (!st.in_flight) return;
@@ -195,10 +228,7 @@ void Engine::Impl::Release(const ExecPtr& ex, int step) {
     ReturnPoolSlots(ex, step);
   }
   if (!st.CacheKey().empty()) AbandonCacheFlight(ex, step);
-  if (st.timer) {
-    loop_->CancelTimer(st.timer);
-    st.timer = 0;
-  }
+  CancelStepTimer(*ex, step);
   CancelHeartbeat(st);
   CancelSlowWatch(st);
   if (!st.in_flight) return;
@@ -261,6 +291,7 @@ void Engine::Impl::FailAttempt(const ExecPtr& ex, int step, StepStatus status, c
     Emit(*ex, "step.retrying", step, {{"delay_ms", delay.count()}, {"error", err}},
          st.rec.attempts);
     std::string id = ex->rec.id;
+    CancelStepTimer(*ex, step);  // `timer` is the retry's from here
     st.timer = loop_->ScheduleAt(st.rec.retry_at, [this, id, step] { RetryNow(id, step); });
     return;
   }

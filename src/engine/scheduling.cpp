@@ -221,13 +221,7 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   }
   if (st.rec.deadline = 0; def.timeout && def.timeout->count() > 0) {
     st.rec.deadline = st.rec.started_at + def.timeout->count();
-    // The engine's timers name the attempt they were armed for by its number, not by its
-    // assignment id: the id changes only with the number, and the number is no heap copy
-    // held by every waiting step with a timeout.
-    std::string id = ex->rec.id;
-    const int attempt = st.rec.attempts;
-    st.timer = loop_->ScheduleAt(
-        st.rec.deadline, [this, id, step, attempt] { OnAttemptTimeout(id, step, attempt); });
+    ArmAttemptTimeout(*ex, step);
   }
   if (fan_out) return BeginFanOut(ex, step, runner);
   if (SignalWaitedFor(def) != nullptr) {

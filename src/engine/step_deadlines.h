@@ -1,0 +1,68 @@
+// StepDeadlines: the attempt timeouts (a step's `timeout:`) of every running step, in one
+// min-heap that the engine fires from a single loop timer.
+//
+// Why not a loop timer per step: each one costs a TimerQueue slot and heap entry (64
+// bytes, in vectors that double), and a closure naming the execution (48 bytes on the
+// heap): ~150 bytes per waiting step, half again of what the rest of a waiting step costs.
+// An entry here is 24 bytes, in a deque that grows a block at a time.
+//
+// Ownership and lifetime: an entry points at its ExecState. The engine removes it when the
+// attempt ends (Disarm) and, before an ExecState leaves its executions (DisarmAll), every
+// entry of that execution: an entry never outlives what it points at.
+//
+// The step's StepState::timer holds the entry's position while it is armed (with
+// StepState::timer_is_deadline set): a step's retry timer and its attempt timeout are never
+// armed together, and a position kept in the step is what makes Disarm O(log n).
+//
+// Threading: the engine thread's only.
+#pragma once
+
+#include <baton/clock.h>
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+
+namespace baton::engine {
+
+struct ExecState;
+
+class StepDeadlines {
+ public:
+  struct Due {
+    ExecState* ex;
+    int step;
+  };
+
+  // Arms `step` of `ex` for `when`, replacing a deadline it had.
+  void Arm(ExecState& ex, int step, TimeMs when);
+  // Removes the step's deadline; nothing when it has none.
+  void Disarm(ExecState& ex, int step);
+  // Every deadline of `ex`.
+  void DisarmAll(ExecState& ex);
+
+  bool empty() const { return heap_.empty(); }
+  size_t size() const { return heap_.size(); }
+  TimeMs NextTime() const { return heap_.front().when; }  // requires !empty()
+  // Removes and returns the earliest deadline if it is due at `now` (earlier ones first;
+  // equal ones in the order they were armed).
+  std::optional<Due> PopDue(TimeMs now);
+
+ private:
+  struct Entry {
+    TimeMs when;
+    ExecState* ex;
+    uint32_t step;
+    uint32_t order;  // arming order, compared with wrap-around: ties fire first in, first out
+  };
+  static bool Before(const Entry& a, const Entry& b) {
+    return a.when != b.when ? a.when < b.when : static_cast<int32_t>(a.order - b.order) < 0;
+  }
+  auto Placer();  // heap_[i] = e, and its step learns where (common/indexed_heap.h)
+  void RemoveAt(size_t i);
+
+  std::deque<Entry> heap_;  // a binary min-heap by Before()
+  uint32_t next_order_ = 0;
+};
+
+}  // namespace baton::engine
