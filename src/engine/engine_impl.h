@@ -87,14 +87,14 @@ class Engine::Impl {
   void ArmAttemptTimeout(engine::ExecState& ex, int step);
   // Ends the step's retry timer or attempt timeout, whichever it has.
   void CancelStepTimer(engine::ExecState& ex, int step);
-  // Fires the due attempt timeouts, then waits for the next one.
+  // Fires the due attempt timeouts and heartbeat deadlines, then waits for the next one.
   void OnDeadlines();
   void ScheduleDeadlines();  // the loop timer at deadlines_'s earliest, when that moved
   void OnAttemptTimeout(const ExecPtr& ex, int step);
   // (Re)arms the step's heartbeat_timeout from now: at dispatch, start and each progress.
   void ArmHeartbeat(const ExecPtr& ex, int step);
-  void OnHeartbeatTimeout(const std::string& exec_id, int step, int attempt);
-  void CancelHeartbeat(engine::StepState& st);
+  void OnHeartbeatTimeout(const ExecPtr& ex, int step);
+  void CancelHeartbeat(engine::ExecState& ex, int step);
   // An event about a step that changes nothing (step.stale_result, step.reassigned).
   bool RecordStepNote(const std::string& exec_id, const std::string& step_id, const char* type,
                       Json details);
@@ -362,11 +362,11 @@ class Engine::Impl {
   // memory only, so a restart starts learning again.
   std::unordered_map<std::string, engine::DurationHistory> durations_;
   TimerId stall_sweep_ = 0;  // 0 = not armed
-  // Every running attempt's timeout, fired by one loop timer (step_deadlines.h), armed for
-  // deadlines_timer_at_.
+  // Every running attempt's timeout and heartbeat deadline, fired by one loop timer
+  // (step_deadlines.h), armed for deadlines_timer_at_ (monotonic, like the deadlines).
   engine::StepDeadlines deadlines_;
   TimerId deadlines_timer_ = 0;  // 0 = not armed
-  TimeMs deadlines_timer_at_ = 0;
+  int64_t deadlines_timer_at_ = 0;
   // Circuit breakers by namespace and key (ordered: listed by namespace, then key).
   std::map<std::pair<std::string, std::string>, engine::Breaker> breakers_;
   engine::ResultCache cache_;

@@ -68,8 +68,10 @@ struct StepState {
   // The retry timer (a loop TimerId, 0 = none) or, while timer_is_deadline, the attempt
   // timeout's place in the engine's StepDeadlines (never both: step_deadlines.h).
   TimerId timer = 0;
-  TimerId heartbeat_timer = 0;  // heartbeat_timeout of the running attempt, 0 = none
-  TimerId slow_timer = 0;       // when the running attempt counts as slow, 0 = none
+  // While heartbeat_armed: the place of the running attempt's heartbeat_timeout deadline in
+  // the engine's StepDeadlines.
+  TimerId heartbeat_deadline = 0;
+  TimerId slow_timer = 0;  // when the running attempt counts as slow, 0 = none
   // (The ints and the flags sit together: 224 bytes is a jemalloc size class.)
   int pending_deps = 0;            // upstream steps not yet terminal
   int engine_restarts = 0;         // attempts lost to engine restarts (not counted by retry)
@@ -86,6 +88,7 @@ struct StepState {
   // PinAssignment().
   bool assignment_implied : 1 = false;
   bool timer_is_deadline : 1 = false;  // `timer` is a StepDeadlines position
+  bool heartbeat_armed : 1 = false;    // heartbeat_deadline is one
   // How far the current attempt got, for the observers' step durations (Engine::Impl::
   // AttemptBegan): kNotBegun, kDispatchedOnly, or the ms from its dispatch
   // (rec.started_at) to its step.started, saturated at INT32_MAX (24 days). An int in the

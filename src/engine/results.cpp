@@ -109,7 +109,11 @@ void Engine::Impl::CompleteAttempt(const ExecPtr& ex, int step) {
 }
 
 void Engine::Impl::ArmAttemptTimeout(ExecState& ex, int step) {
-  deadlines_.Arm(ex, step, ex.steps[step].rec.deadline);
+  // On the monotonic clock, like the loop's timers: a wall-clock step (NTP, an operator)
+  // neither fires it early nor delays it (clock_jump_test.cpp).
+  const Clock& clock = loop_->clock();
+  deadlines_.Arm(ex, step, engine::DeadlineKind::kAttemptTimeout,
+                 clock.MonotonicMs() + (ex.steps[step].rec.deadline - clock.Now()));
   ScheduleDeadlines();
 }
 
@@ -117,7 +121,7 @@ void Engine::Impl::CancelStepTimer(ExecState& ex, int step) {
   StepState& st = ex.steps[step];
   if (st.timer_is_deadline) {
     // The loop timer stays: firing early finds nothing due and waits for the next one.
-    deadlines_.Disarm(ex, step);
+    deadlines_.Disarm(ex, step, engine::DeadlineKind::kAttemptTimeout);
   } else if (st.timer) {
     loop_->CancelTimer(st.timer);
     st.timer = 0;
@@ -125,21 +129,27 @@ void Engine::Impl::CancelStepTimer(ExecState& ex, int step) {
 }
 
 void Engine::Impl::ScheduleDeadlines() {
-  if (deadlines_.empty()) return;  // an armed timer fires once for nothing
-  const TimeMs next = deadlines_.NextTime();
+  if (deadlines_.empty()) return;              // an armed timer fires once for nothing
+  const int64_t next = deadlines_.NextTime();  // monotonic
   if (deadlines_timer_ && deadlines_timer_at_ <= next) return;
   if (deadlines_timer_) loop_->CancelTimer(deadlines_timer_);
   deadlines_timer_at_ = next;
-  deadlines_timer_ = loop_->ScheduleAt(next, [this] {
+  const Clock& clock = loop_->clock();
+  deadlines_timer_ = loop_->ScheduleAt(clock.Now() + (next - clock.MonotonicMs()), [this] {
     deadlines_timer_ = 0;
     OnDeadlines();
   });
 }
 
 void Engine::Impl::OnDeadlines() {
-  while (std::optional<engine::StepDeadlines::Due> due = deadlines_.PopDue(loop_->Now())) {
+  while (std::optional<engine::StepDeadlines::Due> due =
+             deadlines_.PopDue(loop_->clock().MonotonicMs())) {
     // Entries never outlive their execution (DisarmAll before it leaves executions_).
-    if (ExecPtr ex = Find(due->ex->rec.id); ex && ex.get() == due->ex) {
+    ExecPtr ex = Find(due->ex->rec.id);
+    if (!ex || ex.get() != due->ex) continue;
+    if (due->kind == engine::DeadlineKind::kHeartbeat) {
+      OnHeartbeatTimeout(ex, due->step);
+    } else {
       OnAttemptTimeout(ex, due->step);
     }
   }
@@ -160,30 +170,24 @@ void Engine::Impl::OnAttemptTimeout(const ExecPtr& ex, int step) {
 
 void Engine::Impl::ArmHeartbeat(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
-  CancelHeartbeat(st);
+  CancelHeartbeat(*ex, step);
   if (!st.in_flight || st.Fan() || !st.def->extra().heartbeat_timeout ||
       st.def->extra().heartbeat_timeout->count() <= 0) {
     return;
   }
-  st.heartbeat_timer = loop_->ScheduleAfter(
-      *st.def->extra().heartbeat_timeout, [this, id = ex->rec.id, step, attempt = st.rec.attempts] {
-        OnHeartbeatTimeout(id, step, attempt);
-      });
+  deadlines_.Arm(*ex, step, engine::DeadlineKind::kHeartbeat,
+                 loop_->clock().MonotonicMs() + st.def->extra().heartbeat_timeout->count());
+  ScheduleDeadlines();
 }
 
-void Engine::Impl::CancelHeartbeat(StepState& st) {
-  if (st.heartbeat_timer) {
-    loop_->CancelTimer(st.heartbeat_timer);
-    st.heartbeat_timer = 0;
-  }
+void Engine::Impl::CancelHeartbeat(ExecState& ex, int step) {
+  deadlines_.Disarm(ex, step, engine::DeadlineKind::kHeartbeat);
 }
 
-void Engine::Impl::OnHeartbeatTimeout(const std::string& exec_id, int step, int attempt) {
-  ExecPtr ex = Find(exec_id);
-  if (!ex || ex->finished) return;
+void Engine::Impl::OnHeartbeatTimeout(const ExecPtr& ex, int step) {
+  if (ex->finished) return;
   StepState& st = ex->steps[step];
-  st.heartbeat_timer = 0;
-  if (!st.in_flight || st.rec.attempts != attempt) return;
+  if (!st.in_flight) return;
   TurnGuard turn(this);
   StopStep(ex, step);
   // A failure, not a timeout: the work may be alive but silent, and the retry policy
@@ -210,7 +214,7 @@ bool Engine::Impl::RecordStepNote(const std::string& exec_id, const std::string&
 void Engine::Impl::StopStep(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
   CancelStepTimer(*ex, step);
-  CancelHeartbeat(st);
+  CancelHeartbeat(*ex, step);
   CancelSlowWatch(st);
   if (!st.in_flight) return;
   if (st.def->type == StepType::kWorkflow) return StopChild(ex, step, "its parent step stopped");
@@ -229,7 +233,7 @@ void Engine::Impl::Release(const ExecPtr& ex, int step) {
   }
   if (!st.CacheKey().empty()) AbandonCacheFlight(ex, step);
   CancelStepTimer(*ex, step);
-  CancelHeartbeat(st);
+  CancelHeartbeat(*ex, step);
   CancelSlowWatch(st);
   if (!st.in_flight) return;
   st.in_flight = false;
@@ -330,7 +334,7 @@ void Engine::Impl::RetryNow(const std::string& exec_id, int step) {
   ExecPtr ex = Find(exec_id);
   if (!ex || ex->finished) return;
   StepState& st = ex->steps[step];
-  st.timer = 0;
+  if (!st.timer_is_deadline) st.timer = 0;  // the retry timer that fired (never a deadline)
   if (st.rec.status != StepStatus::kWaitingRetry) return;
   TurnGuard turn(this);
   MakeReady(ex, step);

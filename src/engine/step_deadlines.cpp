@@ -8,38 +8,54 @@ namespace baton::engine {
 auto StepDeadlines::Placer() {
   return [this](size_t i, const Entry& e) {
     heap_[i] = e;
-    e.ex->steps[e.step].timer = static_cast<TimerId>(i);
+    StepState& st = e.ex->steps[e.step];
+    (e.heartbeat ? st.heartbeat_deadline : st.timer) = static_cast<TimerId>(i);
   };
 }
 
-void StepDeadlines::Arm(ExecState& ex, int step, TimeMs when) {
-  Disarm(ex, step);
-  ex.steps[step].timer_is_deadline = true;
-  indexed_heap::Push(heap_, Entry{when, &ex, static_cast<uint32_t>(step), next_order_++}, Before,
-                     Placer());
+void StepDeadlines::Arm(ExecState& ex, int step, DeadlineKind kind, int64_t when) {
+  Disarm(ex, step, kind);
+  const bool heartbeat = kind == DeadlineKind::kHeartbeat;
+  StepState& st = ex.steps[step];
+  (heartbeat ? st.heartbeat_armed : st.timer_is_deadline) = true;
+  Entry e{when, &ex, static_cast<uint32_t>(step), heartbeat, next_order_++};
+  indexed_heap::Push(heap_, e, Before, Placer());
 }
 
-void StepDeadlines::Disarm(ExecState& ex, int step) {
-  StepState& st = ex.steps[step];
-  if (!st.timer_is_deadline) return;
-  RemoveAt(static_cast<size_t>(st.timer));
+void StepDeadlines::Disarm(ExecState& ex, int step, DeadlineKind kind) {
+  const StepState& st = ex.steps[step];
+  if (kind == DeadlineKind::kHeartbeat) {
+    if (st.heartbeat_armed) RemoveAt(static_cast<size_t>(st.heartbeat_deadline));
+  } else if (st.timer_is_deadline) {
+    RemoveAt(static_cast<size_t>(st.timer));
+  }
 }
 
 void StepDeadlines::DisarmAll(ExecState& ex) {
-  for (size_t step = 0; step < ex.steps.size(); ++step) Disarm(ex, static_cast<int>(step));
+  for (size_t step = 0; step < ex.steps.size(); ++step) {
+    Disarm(ex, static_cast<int>(step), DeadlineKind::kAttemptTimeout);
+    Disarm(ex, static_cast<int>(step), DeadlineKind::kHeartbeat);
+  }
 }
 
-std::optional<StepDeadlines::Due> StepDeadlines::PopDue(TimeMs now) {
+std::optional<StepDeadlines::Due> StepDeadlines::PopDue(int64_t now) {
   if (heap_.empty() || heap_.front().when > now) return std::nullopt;
-  const Due due{heap_.front().ex, static_cast<int>(heap_.front().step)};
+  const Entry& e = heap_.front();
+  const Due due{e.ex, static_cast<int>(e.step),
+                e.heartbeat ? DeadlineKind::kHeartbeat : DeadlineKind::kAttemptTimeout};
   RemoveAt(0);
   return due;
 }
 
 void StepDeadlines::RemoveAt(size_t i) {
   StepState& gone = heap_[i].ex->steps[heap_[i].step];
-  gone.timer = 0;
-  gone.timer_is_deadline = false;
+  if (heap_[i].heartbeat) {
+    gone.heartbeat_deadline = 0;
+    gone.heartbeat_armed = false;
+  } else {
+    gone.timer = 0;
+    gone.timer_is_deadline = false;
+  }
   indexed_heap::Erase(heap_, i, Before, Placer());
 }
 

@@ -1,5 +1,6 @@
-// StepDeadlines: the attempt timeouts (a step's `timeout:`) of every running step, in one
-// min-heap that the engine fires from a single loop timer.
+// StepDeadlines: the attempt timeouts (a step's `timeout:`) and heartbeat deadlines (its
+// `heartbeat_timeout:`) of every running step, in one min-heap that the engine fires from
+// a single loop timer.
 //
 // Why not a loop timer per step: each one costs a TimerQueue slot and heap entry (64
 // bytes, in vectors that double), and a closure naming the execution (48 bytes on the
@@ -10,9 +11,14 @@
 // attempt ends (Disarm) and, before an ExecState leaves its executions (DisarmAll), every
 // entry of that execution: an entry never outlives what it points at.
 //
-// The step's StepState::timer holds the entry's position while it is armed (with
-// StepState::timer_is_deadline set): a step's retry timer and its attempt timeout are never
-// armed together, and a position kept in the step is what makes Disarm O(log n).
+// The step holds each entry's position while it is armed, which is what makes Disarm
+// O(log n): an attempt timeout's in StepState::timer (with timer_is_deadline set: a step's
+// retry timer and its attempt timeout are never armed together), a heartbeat deadline's in
+// StepState::heartbeat_deadline (with heartbeat_armed set).
+//
+// Times are the engine loop's monotonic readings (Clock::MonotonicMs), as the loop's own
+// timers are: the engine converts a step's wall-clock deadline once, when it arms it, so
+// that a step of the wall clock neither fires a deadline early nor delays one.
 //
 // Threading: the engine thread's only.
 #pragma once
@@ -27,32 +33,36 @@ namespace baton::engine {
 
 struct ExecState;
 
+enum class DeadlineKind : uint8_t { kAttemptTimeout, kHeartbeat };
+
 class StepDeadlines {
  public:
   struct Due {
     ExecState* ex;
     int step;
+    DeadlineKind kind;
   };
 
-  // Arms `step` of `ex` for `when`, replacing a deadline it had.
-  void Arm(ExecState& ex, int step, TimeMs when);
-  // Removes the step's deadline; nothing when it has none.
-  void Disarm(ExecState& ex, int step);
+  // Arms the step's deadline of this kind for `when` (monotonic), replacing the one it had.
+  void Arm(ExecState& ex, int step, DeadlineKind kind, int64_t when);
+  // Removes the step's deadline of this kind; nothing when it has none.
+  void Disarm(ExecState& ex, int step, DeadlineKind kind);
   // Every deadline of `ex`.
   void DisarmAll(ExecState& ex);
 
   bool empty() const { return heap_.empty(); }
   size_t size() const { return heap_.size(); }
-  TimeMs NextTime() const { return heap_.front().when; }  // requires !empty()
+  int64_t NextTime() const { return heap_.front().when; }  // requires !empty()
   // Removes and returns the earliest deadline if it is due at `now` (earlier ones first;
   // equal ones in the order they were armed).
-  std::optional<Due> PopDue(TimeMs now);
+  std::optional<Due> PopDue(int64_t now);
 
  private:
   struct Entry {
-    TimeMs when;
+    int64_t when;
     ExecState* ex;
-    uint32_t step;
+    uint32_t step : 31;
+    uint32_t heartbeat : 1;  // DeadlineKind::kHeartbeat
     uint32_t order;  // arming order, compared with wrap-around: ties fire first in, first out
   };
   static bool Before(const Entry& a, const Entry& b) {

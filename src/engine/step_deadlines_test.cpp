@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -24,24 +25,34 @@ std::vector<std::unique_ptr<ExecState>> Executions(int n, int steps) {
   return out;
 }
 
+constexpr DeadlineKind kTimeout = DeadlineKind::kAttemptTimeout;
+constexpr DeadlineKind kHeartbeat = DeadlineKind::kHeartbeat;
+
 TEST(StepDeadlines, FiresEarliestFirstAndTiesInArmingOrder) {
   auto execs = Executions(2, 2);
   StepDeadlines d;
-  d.Arm(*execs[0], 0, 30);
-  d.Arm(*execs[1], 1, 10);
-  d.Arm(*execs[0], 1, 10);
-  d.Arm(*execs[1], 0, 20);
+  d.Arm(*execs[0], 0, kTimeout, 30);
+  d.Arm(*execs[1], 1, kTimeout, 10);
+  d.Arm(*execs[0], 1, kHeartbeat, 10);
+  d.Arm(*execs[1], 0, kTimeout, 20);
+  d.Arm(*execs[0], 1, kTimeout, 10);
   EXPECT_EQ(d.NextTime(), 10);
   EXPECT_FALSE(d.PopDue(9));
-  std::vector<std::pair<ExecState*, int>> fired;
-  while (auto due = d.PopDue(100)) fired.push_back({due->ex, due->step});
-  const std::vector<std::pair<ExecState*, int>> want = {
-      {execs[1].get(), 1}, {execs[0].get(), 1}, {execs[1].get(), 0}, {execs[0].get(), 0}};
+  std::vector<std::tuple<ExecState*, int, DeadlineKind>> fired;
+  while (auto due = d.PopDue(100)) fired.push_back({due->ex, due->step, due->kind});
+  const std::vector<std::tuple<ExecState*, int, DeadlineKind>> want = {
+      {execs[1].get(), 1, kTimeout},
+      {execs[0].get(), 1, kHeartbeat},
+      {execs[0].get(), 1, kTimeout},
+      {execs[1].get(), 0, kTimeout},
+      {execs[0].get(), 0, kTimeout}};
   EXPECT_EQ(fired, want);
   for (const auto& ex : execs) {
     for (const StepState& st : ex->steps) {
       EXPECT_FALSE(st.timer_is_deadline);
+      EXPECT_FALSE(st.heartbeat_armed);
       EXPECT_EQ(st.timer, 0u);
+      EXPECT_EQ(st.heartbeat_deadline, 0u);
     }
   }
 }
@@ -49,54 +60,64 @@ TEST(StepDeadlines, FiresEarliestFirstAndTiesInArmingOrder) {
 TEST(StepDeadlines, ArmingAgainReplacesAndDisarmAllLeavesNoneOfTheExecution) {
   auto execs = Executions(2, 3);
   StepDeadlines d;
-  d.Arm(*execs[0], 2, 50);
-  d.Arm(*execs[0], 2, 5);  // the step's new attempt: one deadline, the new one
+  d.Arm(*execs[0], 2, kTimeout, 50);
+  d.Arm(*execs[0], 2, kTimeout, 5);  // the step's new attempt: one deadline, the new one
   EXPECT_EQ(d.size(), 1u);
   EXPECT_EQ(d.NextTime(), 5);
-  d.Arm(*execs[0], 0, 7);
-  d.Arm(*execs[1], 1, 6);
+  d.Arm(*execs[0], 2, kHeartbeat, 40);  // the other kind: beside it
+  d.Arm(*execs[0], 2, kHeartbeat, 45);  // a progress report: moved, not added
+  EXPECT_EQ(d.size(), 2u);
+  d.Disarm(*execs[0], 2, kTimeout);
+  EXPECT_EQ(d.NextTime(), 45);
+  d.Arm(*execs[0], 0, kTimeout, 7);
+  d.Arm(*execs[1], 1, kHeartbeat, 6);
   d.DisarmAll(*execs[0]);
   EXPECT_EQ(d.size(), 1u);
-  d.Disarm(*execs[0], 1);  // never armed: nothing
+  d.Disarm(*execs[0], 1, kTimeout);  // never armed: nothing
+  d.Disarm(*execs[1], 1, kTimeout);  // not this kind: nothing
   auto due = d.PopDue(100);
   ASSERT_TRUE(due);
   EXPECT_EQ(due->ex, execs[1].get());
   EXPECT_EQ(due->step, 1);
+  EXPECT_EQ(due->kind, kHeartbeat);
   EXPECT_TRUE(d.empty());
 }
 
-// Against an ordered map under random arms, re-arms, disarms and pops: the same firing
-// order, size and next time throughout, and every step's record of its place is right
-// (a wrong one would remove another step's deadline).
+// Against an ordered map under random arms, re-arms, disarms and pops of both kinds: the
+// same firing order, size and next time throughout, and every step's record of its places
+// is right (a wrong one would remove another deadline).
 TEST(StepDeadlines, MatchesAnOrderedMapUnderRandomOperations) {
   constexpr int kExecs = 40, kSteps = 5;
   auto execs = Executions(kExecs, kSteps);
   StepDeadlines d;
-  std::map<std::pair<TimeMs, int>, int> model;  // (when, arming number) -> exec * kSteps + step
-  std::map<int, std::pair<TimeMs, int>> armed;  // exec * kSteps + step -> its model key
+  // A deadline's number: (exec * kSteps + step) * 2 + kind.
+  std::map<std::pair<TimeMs, int>, int> model;  // (when, arming number) -> deadline number
+  std::map<int, std::pair<TimeMs, int>> armed;  // deadline number -> its model key
   std::mt19937 rng(11);
   std::vector<int> fired, expected;
   TimeMs now = 0;
   for (int n = 0; n < 20'000; ++n) {
     const int op = static_cast<int>(rng() % 10);
-    const int who = static_cast<int>(rng() % (kExecs * kSteps));
-    ExecState& ex = *execs[static_cast<size_t>(who / kSteps)];
+    const int who = static_cast<int>(rng() % (kExecs * kSteps * 2));
+    ExecState& ex = *execs[static_cast<size_t>(who / 2 / kSteps)];
+    const int step = who / 2 % kSteps;
+    const DeadlineKind kind = who % 2 ? kHeartbeat : kTimeout;
     if (op < 5) {
       const TimeMs when = now + static_cast<TimeMs>(rng() % 50);
-      d.Arm(ex, who % kSteps, when);
+      d.Arm(ex, step, kind, when);
       if (auto was = armed.find(who); was != armed.end()) model.erase(was->second);
       model[{when, n}] = who;
       armed[who] = {when, n};
     } else if (op < 7) {
-      d.Disarm(ex, who % kSteps);
+      d.Disarm(ex, step, kind);
       if (auto was = armed.find(who); was != armed.end()) {
         model.erase(was->second);
         armed.erase(was);
       }
     } else if (op < 8) {
       d.DisarmAll(ex);
-      for (int s = 0; s < kSteps; ++s) {
-        const int key = who / kSteps * kSteps + s;
+      for (int key = who / 2 / kSteps * kSteps * 2; key < (who / 2 / kSteps + 1) * kSteps * 2;
+           ++key) {
         if (auto was = armed.find(key); was != armed.end()) {
           model.erase(was->second);
           armed.erase(was);
@@ -107,7 +128,8 @@ TEST(StepDeadlines, MatchesAnOrderedMapUnderRandomOperations) {
       while (auto due = d.PopDue(now)) {
         const auto at = std::find_if(execs.begin(), execs.end(),
                                      [&](const auto& e) { return e.get() == due->ex; });
-        fired.push_back(static_cast<int>(at - execs.begin()) * kSteps + due->step);
+        fired.push_back((static_cast<int>(at - execs.begin()) * kSteps + due->step) * 2 +
+                        (due->kind == kHeartbeat ? 1 : 0));
       }
       while (!model.empty() && model.begin()->first.first <= now) {
         expected.push_back(model.begin()->second);
@@ -122,8 +144,9 @@ TEST(StepDeadlines, MatchesAnOrderedMapUnderRandomOperations) {
     }
     for (int e = 0; e < kExecs; ++e) {
       for (int s = 0; s < kSteps; ++s) {
-        ASSERT_EQ(execs[static_cast<size_t>(e)]->steps[static_cast<size_t>(s)].timer_is_deadline,
-                  armed.count(e * kSteps + s) == 1);
+        const StepState& st = execs[static_cast<size_t>(e)]->steps[static_cast<size_t>(s)];
+        ASSERT_EQ(st.timer_is_deadline, armed.count((e * kSteps + s) * 2) == 1);
+        ASSERT_EQ(st.heartbeat_armed, armed.count((e * kSteps + s) * 2 + 1) == 1);
       }
     }
   }
