@@ -4,8 +4,9 @@
 # first dispatch in <= 1 s).
 #
 #   bench/pending_memory.sh [BIN] [BATCHES]     (default: build-release/baton, 10)
-#   STEP_TIMEOUT=1h bench/pending_memory.sh ...  the step has that `timeout:` (a timer
+#   STEP_TIMEOUT=1h bench/pending_memory.sh ...  the step has that `timeout:` (a deadline
 #                                                armed per waiting step)
+#   HEARTBEAT_TIMEOUT=1h ...                     and/or that `heartbeat_timeout:` (another)
 #
 # Starts `baton server` on a fresh SQLite file, registers a one-`command`-step workflow
 # and connects no worker, so every step waits for one. Submits 1,000 executions to warm
@@ -20,10 +21,11 @@ BATCHES=${2:-10}
 . "$here/server_lib.sh"
 bench_server_init pending
 t0=$(date +%s%N); bench_server_start --rate-limit 0; t1=$(date +%s%N)
-python3 - "$port" "$dir/creds.json" "$BATCHES" "${STEP_TIMEOUT:-}" <<'PY' >"$dir/steps"
+python3 - "$port" "$dir/creds.json" "$BATCHES" "${STEP_TIMEOUT:-}" "${HEARTBEAT_TIMEOUT:-}" <<'PY' >"$dir/steps"
 import json, sys, time, urllib.request
 port, creds, batches = sys.argv[1], sys.argv[2], int(sys.argv[3])
 timeout = f", timeout: {sys.argv[4]}" if sys.argv[4] else ""
+timeout += f", heartbeat_timeout: {sys.argv[5]}" if sys.argv[5] else ""
 token = json.load(open(creds))["token"]
 def call(method, path, body, ctype="application/json"):
     req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method,
