@@ -9,7 +9,11 @@ auto StepDeadlines::Placer() {
   return [this](size_t i, const Entry& e) {
     heap_[i] = e;
     StepState& st = e.ex->steps[e.step];
-    (e.heartbeat ? st.heartbeat_deadline : st.timer) = static_cast<TimerId>(i);
+    if (e.heartbeat) {
+      st.heartbeat_deadline = static_cast<TimerId>(i);
+    } else {
+      st.timer = static_cast<TimerId>(i);
+    }
   };
 }
 
@@ -17,7 +21,11 @@ void StepDeadlines::Arm(ExecState& ex, int step, DeadlineKind kind, int64_t when
   Disarm(ex, step, kind);
   const bool heartbeat = kind == DeadlineKind::kHeartbeat;
   StepState& st = ex.steps[step];
-  (heartbeat ? st.heartbeat_armed : st.timer_is_deadline) = true;
+  if (heartbeat) {  // (bit-fields: no conditional assignment through `?:` in clang 14)
+    st.heartbeat_armed = true;
+  } else {
+    st.timer_is_deadline = true;
+  }
   Entry e{when, &ex, static_cast<uint32_t>(step), heartbeat, next_order_++};
   indexed_heap::Push(heap_, e, Before, Placer());
 }
