@@ -51,9 +51,7 @@ class LeaseKeeper {
   ExecutionLeases* leases_;
   EngineHost* host_;
   std::atomic<bool> leading_{false};
-  bool evicted_all_ = false;
-  int64_t cache_after_ = 0;  // the shared cache's position read up to (keeper thread only)  //
-                             // after the trust window lapsed, until a renewal succeeds
+  int64_t cache_after_ = 0;  // the shared cache's position read up to (keeper thread only)
   std::mutex mu_;
   std::condition_variable wake_;
   bool stopping_ = false;
