@@ -3,9 +3,9 @@
 // a single loop timer.
 //
 // Why not a loop timer per step: each one costs a TimerQueue slot and heap entry (64
-// bytes, in vectors that double), and a closure naming the execution (48 bytes on the
-// heap): ~150 bytes per waiting step, half again of what the rest of a waiting step costs.
-// An entry here is 24 bytes, in a deque that grows a block at a time.
+// bytes, in vectors that double) and a closure naming the execution (48 bytes on the
+// heap), about 150 bytes per waiting step: enough to take a waiting step past 1 KiB
+// (bench/README.md). An entry here is 24 bytes, in a deque that grows a block at a time.
 //
 // Ownership and lifetime: an entry points at its ExecState. The engine removes it when the
 // attempt ends (Disarm) and, before an ExecState leaves its executions (DisarmAll), every
