@@ -17,6 +17,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <queue>
 #include <random>
 #include <set>
@@ -184,19 +185,22 @@ class Engine::Impl {
   Status SetVars(const ExecPtr& ex, int step);
 
   // --- slow_steps.cpp ---------------------------------------------------------
-  // A timer that emits `step.slow` once when the running attempt passes its
-  // expected_duration, or three times the p95 of the step's recent successful attempts
-  // (none until kMinSamples are known).
+  // A deadline (kSlow in deadlines_) that emits `step.slow` once when the running attempt
+  // passes its expected_duration, or three times the p95 of the step's recent successful
+  // attempts (none until kMinSamples are known).
   void ArmSlowWatch(const ExecPtr& ex, int step);
-  void CancelSlowWatch(engine::StepState& st);
-  // What set an attempt's threshold; step.slow's data is built from it only when the
+  void ArmSlowWatchAt(engine::ExecState& ex, int step, TimeMs when);
+  void CancelSlowWatch(engine::ExecState& ex, int step);
+  // What sets an attempt's threshold: step.slow's data is built from it only when the
   // attempt turns out slow (nearly none do), not for every attempt watched.
   struct SlowBasis {
     int64_t threshold_ms = 0;
     int64_t p95_ms = 0;
     size_t samples = 0;  // 0: the step's expected_duration set the threshold
   };
-  void OnSlow(const std::string& exec_id, int step, int attempt, SlowBasis basis);
+  // The step's threshold now; none while its history is too short to say.
+  std::optional<SlowBasis> SlowBasisOf(const engine::ExecState& ex, const StepDef& def) const;
+  void OnSlow(const ExecPtr& ex, int step);
   // A successful attempt's duration, for the step's history.
   void RecordDuration(const engine::ExecState& ex, int step, int64_t ms);
   // When the running attempt's work began: its step.started, else its dispatch.

@@ -71,7 +71,9 @@ struct StepState {
   // While heartbeat_armed: the place of the running attempt's heartbeat_timeout deadline in
   // the engine's StepDeadlines.
   TimerId heartbeat_deadline = 0;
-  TimerId slow_timer = 0;  // when the running attempt counts as slow, 0 = none
+  // While slow_armed: the place of the running attempt's slow watch (when it counts as
+  // slow, slow_steps.cpp) in the engine's StepDeadlines.
+  TimerId slow_watch = 0;
   // (The ints and the flags sit together: 224 bytes is a jemalloc size class.)
   int pending_deps = 0;            // upstream steps not yet terminal
   int engine_restarts = 0;         // attempts lost to engine restarts (not counted by retry)
@@ -89,6 +91,7 @@ struct StepState {
   bool assignment_implied : 1 = false;
   bool timer_is_deadline : 1 = false;  // `timer` is a StepDeadlines position
   bool heartbeat_armed : 1 = false;    // heartbeat_deadline is one
+  bool slow_armed : 1 = false;         // slow_watch is one
   // How far the current attempt got, for the observers' step durations (Engine::Impl::
   // AttemptBegan): kNotBegun, kDispatchedOnly, or the ms from its dispatch
   // (rec.started_at) to its step.started, saturated at INT32_MAX (24 days). An int in the

@@ -147,10 +147,16 @@ void Engine::Impl::OnDeadlines() {
     // Entries never outlive their execution (DisarmAll before it leaves executions_).
     ExecPtr ex = Find(due->ex->rec.id);
     if (!ex || ex.get() != due->ex) continue;
-    if (due->kind == engine::DeadlineKind::kHeartbeat) {
-      OnHeartbeatTimeout(ex, due->step);
-    } else {
-      OnAttemptTimeout(ex, due->step);
+    switch (due->kind) {
+      case engine::DeadlineKind::kAttemptTimeout:
+        OnAttemptTimeout(ex, due->step);
+        break;
+      case engine::DeadlineKind::kHeartbeat:
+        OnHeartbeatTimeout(ex, due->step);
+        break;
+      case engine::DeadlineKind::kSlow:
+        OnSlow(ex, due->step);
+        break;
     }
   }
   ScheduleDeadlines();
@@ -215,7 +221,7 @@ void Engine::Impl::StopStep(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
   CancelStepTimer(*ex, step);
   CancelHeartbeat(*ex, step);
-  CancelSlowWatch(st);
+  CancelSlowWatch(*ex, step);
   if (!st.in_flight) return;
   if (st.def->type == StepType::kWorkflow) return StopChild(ex, step, "its parent step stopped");
   auto it = runners_.find(st.def->type);
@@ -234,7 +240,7 @@ void Engine::Impl::Release(const ExecPtr& ex, int step) {
   if (!st.CacheKey().empty()) AbandonCacheFlight(ex, step);
   CancelStepTimer(*ex, step);
   CancelHeartbeat(*ex, step);
-  CancelSlowWatch(st);
+  CancelSlowWatch(*ex, step);
   if (!st.in_flight) return;
   st.in_flight = false;
   if (st.guards) st.guards->fan.reset();

@@ -237,7 +237,7 @@ void Engine::Impl::Dispatch(const ExecPtr& ex, int step) {
   // watched from its step.started (OnStarted).
   st.slow_watch_from_start = runner->ReportsStart();
   if (st.slow_watch_from_start) {
-    CancelSlowWatch(st);
+    CancelSlowWatch(*ex, step);
   } else {
     ArmSlowWatch(ex, step);
   }

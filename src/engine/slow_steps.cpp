@@ -7,6 +7,7 @@
 #include "engine/engine_impl.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace baton {
 
@@ -44,48 +45,67 @@ void Engine::Impl::RecordDuration(const engine::ExecState& ex, int step, int64_t
   h.count = std::min(h.count + 1, DurationHistory::kSize);
 }
 
-void Engine::Impl::ArmSlowWatch(const ExecPtr& ex, int step) {
-  StepState& st = ex->steps[step];
-  CancelSlowWatch(st);
-  const StepDef& def = *st.def;
-  if (!st.in_flight || st.Fan() || def.type == StepType::kWait) return;
+std::optional<Engine::Impl::SlowBasis> Engine::Impl::SlowBasisOf(const engine::ExecState& ex,
+                                                                 const StepDef& def) const {
   SlowBasis basis;
   if (def.extra().expected_duration && def.extra().expected_duration->count() > 0) {
     basis.threshold_ms = def.extra().expected_duration->count();
-  } else {
-    auto it = durations_.find(HistoryKey(*ex, def));
-    if (it == durations_.end() || it->second.count < DurationHistory::kMinSamples) return;
-    basis.p95_ms = P95(it->second);
-    basis.samples = it->second.count;
-    basis.threshold_ms = std::max(kSlowFactor * basis.p95_ms, kMinThresholdMs);
+    return basis;
   }
-  st.slow_timer = loop_->ScheduleAfter(Duration(basis.threshold_ms),
-                                       [this, id = ex->rec.id, step, attempt = st.rec.attempts,
-                                        basis] { OnSlow(id, step, attempt, basis); });
+  auto it = durations_.find(HistoryKey(ex, def));
+  if (it == durations_.end() || it->second.count < DurationHistory::kMinSamples) {
+    return std::nullopt;
+  }
+  basis.p95_ms = P95(it->second);
+  basis.samples = it->second.count;
+  basis.threshold_ms = std::max(kSlowFactor * basis.p95_ms, kMinThresholdMs);
+  return basis;
 }
 
-void Engine::Impl::CancelSlowWatch(StepState& st) {
-  if (st.slow_timer) {
-    loop_->CancelTimer(st.slow_timer);
-    st.slow_timer = 0;
-  }
-}
-
-void Engine::Impl::OnSlow(const std::string& exec_id, int step, int attempt, SlowBasis basis) {
-  ExecPtr ex = Find(exec_id);
-  if (!ex || ex->finished) return;
+void Engine::Impl::ArmSlowWatch(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
-  st.slow_timer = 0;
-  if (!st.in_flight || st.rec.attempts != attempt) return;
+  CancelSlowWatch(*ex, step);
+  const StepDef& def = *st.def;
+  if (!st.in_flight || st.Fan() || def.type == StepType::kWait) return;
+  if (std::optional<SlowBasis> basis = SlowBasisOf(*ex, def)) {
+    ArmSlowWatchAt(*ex, step, RunningSince(st) + basis->threshold_ms);
+  }
+}
+
+void Engine::Impl::ArmSlowWatchAt(engine::ExecState& ex, int step, TimeMs when) {
+  // A deadline in the engine's heap, not a loop timer per running step (step_deadlines.h);
+  // on the monotonic clock, as an attempt timeout is.
+  const Clock& clock = loop_->clock();
+  deadlines_.Arm(ex, step, engine::DeadlineKind::kSlow, clock.MonotonicMs() + (when - clock.Now()));
+  ScheduleDeadlines();
+}
+
+void Engine::Impl::CancelSlowWatch(engine::ExecState& ex, int step) {
+  deadlines_.Disarm(ex, step, engine::DeadlineKind::kSlow);
+}
+
+void Engine::Impl::OnSlow(const ExecPtr& ex, int step) {
+  if (ex->finished) return;
+  StepState& st = ex->steps[step];
+  if (!st.in_flight) return;
+  // Judged by what the step's history says now: it may have grown slower since the watch
+  // was armed (then the watch moves on to the new bar), or faster (the attempt is past
+  // the new bar as well, which the event reports).
+  std::optional<SlowBasis> basis = SlowBasisOf(*ex, *st.def);
+  if (!basis) return;
+  const int64_t running_ms = loop_->Now() - RunningSince(st);
+  if (running_ms < basis->threshold_ms) {
+    return ArmSlowWatchAt(*ex, step, RunningSince(st) + basis->threshold_ms);
+  }
   TurnGuard turn(this);
   Json threshold;
-  if (basis.samples == 0) {
-    threshold = {{"expected_duration_ms", basis.threshold_ms}};
+  if (basis->samples == 0) {
+    threshold = {{"expected_duration_ms", basis->threshold_ms}};
   } else {
-    threshold = {{"p95_ms", basis.p95_ms}, {"samples", basis.samples}, {"factor", kSlowFactor}};
+    threshold = {{"p95_ms", basis->p95_ms}, {"samples", basis->samples}, {"factor", kSlowFactor}};
   }
-  threshold["threshold_ms"] = basis.threshold_ms;
-  threshold["running_ms"] = loop_->Now() - RunningSince(st);
+  threshold["threshold_ms"] = basis->threshold_ms;
+  threshold["running_ms"] = running_ms;
   ++stats_.steps_slow;
   // A report about the step, not progress of the execution: its stall clock runs on.
   const TimeMs last_activity = ex->last_activity;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
+
 namespace baton {
 namespace {
 
@@ -150,6 +152,92 @@ steps:
   ASSERT_EQ(slow.size(), 1u);
   EXPECT_EQ(slow[0].data["p95_ms"], 3'000);
   EXPECT_EQ(slow[0].data["threshold_ms"], 9'000);
+}
+
+// A runner whose attempts take the next of `durations` each (first in, first out).
+class ListedRunner final : public Runner {
+ public:
+  explicit ListedRunner(EventLoop* loop) : loop_(loop) {}
+  std::deque<int64_t> durations;
+  void Start(const RunRequest&, RunCallbacks cb) override {
+    const int64_t ms = durations.empty() ? 1 : durations.front();
+    if (!durations.empty()) durations.pop_front();
+    cb.Started();
+    loop_->ScheduleAfter(Duration(ms), [cb] { cb.Done(RunResult{}); });
+  }
+  void Cancel(const std::string&) override {}
+
+ private:
+  EventLoop* loop_;
+};
+
+// The bar is what the step's history says when the watch comes due, not when it was armed:
+// ten 5 s runs that end while a long one runs raise the p95 from 2 s to 5 s, so the long
+// run is not slow at 6 s (the old bar) but at 15 s, and the event says why.
+TEST(SlowSteps, AWatchComingDueAfterTheHistoryGrewSlowerMovesToTheNewBar) {
+  SimHarness h;
+  ListedRunner listed(h.loop.get());
+  h.engine->SetRunner(StepType::kCommand, &listed);  // (no local capacity: all run at once)
+  constexpr const char* kEtl = R"(
+name: etl
+steps:
+  - {id: load, type: command, command: etl.load}
+)";
+  for (int i = 0; i < 5; ++i) {
+    listed.durations = {2'000};
+    EXPECT_TRUE(SlowEvents(h, h.Run(kEtl)).empty());
+  }
+  listed.durations = {20'000};
+  const TimeMs began = h.clock.Now();
+  const std::string long_run = h.StartOnly(kEtl);
+  for (int i = 0; i < 10; ++i) listed.durations.push_back(5'000);
+  for (int i = 0; i < 10; ++i) h.StartOnly(kEtl);
+  h.loop->RunUntilIdle();
+  EXPECT_EQ(h.Execution(long_run).status, ExecutionStatus::kCompleted);
+  auto slow = SlowEvents(h, long_run);
+  ASSERT_EQ(slow.size(), 1u);
+  EXPECT_EQ(slow[0].data["p95_ms"], 5'000);
+  EXPECT_EQ(slow[0].data["samples"], 15);
+  EXPECT_EQ(slow[0].data["threshold_ms"], 15'000);
+  EXPECT_EQ(slow[0].data["running_ms"], 15'000);
+  EXPECT_EQ(slow[0].time, began + 15'000);
+  EXPECT_EQ(h.engine->Stats().steps_slow, 1u);
+}
+
+// Many attempts watched at once, each from its own start, through one deadline heap: the
+// slow ones are reported at their own bar, the others not at all, and an attempt that
+// ends takes its watch with it.
+TEST(SlowSteps, ManyWatchedAttemptsEachFireAtTheirOwnTime) {
+  SimHarness h;
+  ListedRunner listed(h.loop.get());
+  h.engine->SetRunner(StepType::kCommand, &listed);
+  constexpr const char* kJob = R"(
+name: job
+steps:
+  - {id: work, type: command, command: job.work, expected_duration: 10s}
+)";
+  std::vector<std::string> ids;
+  std::vector<TimeMs> began;
+  for (int i = 0; i < 200; ++i) {
+    listed.durations = {i % 2 ? 12'000 : 9'000};  // odd ones overrun their 10 s
+    began.push_back(h.clock.Now());
+    ids.push_back(h.StartOnly(kJob));
+    const TimeMs next = h.clock.Now() + 37;  // the next one starts 37 ms later
+    h.loop->RunUntilIdle(next);
+    h.clock.Advance(Duration(next - h.clock.Now()));
+  }
+  h.loop->RunUntilIdle();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    auto slow = SlowEvents(h, ids[i]);
+    if (i % 2 == 0) {
+      EXPECT_TRUE(slow.empty()) << i;
+      continue;
+    }
+    ASSERT_EQ(slow.size(), 1u) << i;
+    EXPECT_EQ(slow[0].time, began[i] + 10'000) << i;
+    EXPECT_EQ(slow[0].data["running_ms"], 10'000) << i;
+  }
+  EXPECT_EQ(h.engine->Stats().steps_slow, 100u);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// StepDeadlines: the attempt timeouts (a step's `timeout:`) and heartbeat deadlines (its
-// `heartbeat_timeout:`) of every running step, in one min-heap that the engine fires from
-// a single loop timer.
+// StepDeadlines: the attempt timeouts (a step's `timeout:`), heartbeat deadlines (its
+// `heartbeat_timeout:`) and slow-attempt watches (`step.slow`, slow_steps.cpp) of every
+// running step, in one min-heap that the engine fires from a single loop timer.
 //
 // Why not a loop timer per step: each one costs a TimerQueue slot and heap entry (64
 // bytes, in vectors that double) and a closure naming the execution (48 bytes on the
@@ -14,7 +14,8 @@
 // The step holds each entry's position while it is armed, which is what makes Disarm
 // O(log n): an attempt timeout's in StepState::timer (with timer_is_deadline set: a step's
 // retry timer and its attempt timeout are never armed together), a heartbeat deadline's in
-// StepState::heartbeat_deadline (with heartbeat_armed set).
+// StepState::heartbeat_deadline (with heartbeat_armed set), a slow watch's in
+// StepState::slow_watch (with slow_armed set).
 //
 // Times are the engine loop's monotonic readings (Clock::MonotonicMs), as the loop's own
 // timers are: the engine converts a step's wall-clock deadline once, when it arms it, so
@@ -33,7 +34,7 @@ namespace baton::engine {
 
 struct ExecState;
 
-enum class DeadlineKind : uint8_t { kAttemptTimeout, kHeartbeat };
+enum class DeadlineKind : uint8_t { kAttemptTimeout, kHeartbeat, kSlow };
 
 class StepDeadlines {
  public:
@@ -61,9 +62,9 @@ class StepDeadlines {
   struct Entry {
     int64_t when;
     ExecState* ex;
-    uint32_t step : 31;
-    uint32_t heartbeat : 1;  // DeadlineKind::kHeartbeat
-    uint32_t order;  // arming order, compared with wrap-around: ties fire first in, first out
+    uint32_t step : 30;
+    uint32_t kind : 2;  // a DeadlineKind
+    uint32_t order;     // arming order, compared with wrap-around: ties fire first in, first out
   };
   static bool Before(const Entry& a, const Entry& b) {
     return a.when != b.when ? a.when < b.when : static_cast<int32_t>(a.order - b.order) < 0;

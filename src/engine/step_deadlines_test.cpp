@@ -27,6 +27,8 @@ std::vector<std::unique_ptr<ExecState>> Executions(int n, int steps) {
 
 constexpr DeadlineKind kTimeout = DeadlineKind::kAttemptTimeout;
 constexpr DeadlineKind kHeartbeat = DeadlineKind::kHeartbeat;
+constexpr DeadlineKind kSlow = DeadlineKind::kSlow;
+constexpr int kKinds = 3;
 
 TEST(StepDeadlines, FiresEarliestFirstAndTiesInArmingOrder) {
   auto execs = Executions(2, 2);
@@ -36,23 +38,24 @@ TEST(StepDeadlines, FiresEarliestFirstAndTiesInArmingOrder) {
   d.Arm(*execs[0], 1, kHeartbeat, 10);
   d.Arm(*execs[1], 0, kTimeout, 20);
   d.Arm(*execs[0], 1, kTimeout, 10);
+  d.Arm(*execs[1], 1, kSlow, 25);
   EXPECT_EQ(d.NextTime(), 10);
   EXPECT_FALSE(d.PopDue(9));
   std::vector<std::tuple<ExecState*, int, DeadlineKind>> fired;
   while (auto due = d.PopDue(100)) fired.push_back({due->ex, due->step, due->kind});
   const std::vector<std::tuple<ExecState*, int, DeadlineKind>> want = {
-      {execs[1].get(), 1, kTimeout},
-      {execs[0].get(), 1, kHeartbeat},
-      {execs[0].get(), 1, kTimeout},
-      {execs[1].get(), 0, kTimeout},
-      {execs[0].get(), 0, kTimeout}};
+      {execs[1].get(), 1, kTimeout}, {execs[0].get(), 1, kHeartbeat},
+      {execs[0].get(), 1, kTimeout}, {execs[1].get(), 0, kTimeout},
+      {execs[1].get(), 1, kSlow},    {execs[0].get(), 0, kTimeout}};
   EXPECT_EQ(fired, want);
   for (const auto& ex : execs) {
     for (const StepState& st : ex->steps) {
       EXPECT_FALSE(st.timer_is_deadline);
       EXPECT_FALSE(st.heartbeat_armed);
+      EXPECT_FALSE(st.slow_armed);
       EXPECT_EQ(st.timer, 0u);
       EXPECT_EQ(st.heartbeat_deadline, 0u);
+      EXPECT_EQ(st.slow_watch, 0u);
     }
   }
 }
@@ -66,7 +69,8 @@ TEST(StepDeadlines, ArmingAgainReplacesAndDisarmAllLeavesNoneOfTheExecution) {
   EXPECT_EQ(d.NextTime(), 5);
   d.Arm(*execs[0], 2, kHeartbeat, 40);  // the other kind: beside it
   d.Arm(*execs[0], 2, kHeartbeat, 45);  // a progress report: moved, not added
-  EXPECT_EQ(d.size(), 2u);
+  d.Arm(*execs[0], 2, kSlow, 60);       // the third kind: beside both
+  EXPECT_EQ(d.size(), 3u);
   d.Disarm(*execs[0], 2, kTimeout);
   EXPECT_EQ(d.NextTime(), 45);
   d.Arm(*execs[0], 0, kTimeout, 7);
@@ -83,14 +87,14 @@ TEST(StepDeadlines, ArmingAgainReplacesAndDisarmAllLeavesNoneOfTheExecution) {
   EXPECT_TRUE(d.empty());
 }
 
-// Against an ordered map under random arms, re-arms, disarms and pops of both kinds: the
+// Against an ordered map under random arms, re-arms, disarms and pops of every kind: the
 // same firing order, size and next time throughout, and every step's record of its places
 // is right (a wrong one would remove another deadline).
 TEST(StepDeadlines, MatchesAnOrderedMapUnderRandomOperations) {
   constexpr int kExecs = 40, kSteps = 5;
   auto execs = Executions(kExecs, kSteps);
   StepDeadlines d;
-  // A deadline's number: (exec * kSteps + step) * 2 + kind.
+  // A deadline's number: (exec * kSteps + step) * kKinds + kind.
   std::map<std::pair<TimeMs, int>, int> model;  // (when, arming number) -> deadline number
   std::map<int, std::pair<TimeMs, int>> armed;  // deadline number -> its model key
   std::mt19937 rng(11);
@@ -98,10 +102,10 @@ TEST(StepDeadlines, MatchesAnOrderedMapUnderRandomOperations) {
   TimeMs now = 0;
   for (int n = 0; n < 20'000; ++n) {
     const int op = static_cast<int>(rng() % 10);
-    const int who = static_cast<int>(rng() % (kExecs * kSteps * 2));
-    ExecState& ex = *execs[static_cast<size_t>(who / 2 / kSteps)];
-    const int step = who / 2 % kSteps;
-    const DeadlineKind kind = who % 2 ? kHeartbeat : kTimeout;
+    const int who = static_cast<int>(rng() % (kExecs * kSteps * kKinds));
+    ExecState& ex = *execs[static_cast<size_t>(who / kKinds / kSteps)];
+    const int step = who / kKinds % kSteps;
+    const auto kind = static_cast<DeadlineKind>(who % kKinds);
     if (op < 5) {
       const TimeMs when = now + static_cast<TimeMs>(rng() % 50);
       d.Arm(ex, step, kind, when);
@@ -116,8 +120,8 @@ TEST(StepDeadlines, MatchesAnOrderedMapUnderRandomOperations) {
       }
     } else if (op < 8) {
       d.DisarmAll(ex);
-      for (int key = who / 2 / kSteps * kSteps * 2; key < (who / 2 / kSteps + 1) * kSteps * 2;
-           ++key) {
+      const int first = who / kKinds / kSteps * kSteps * kKinds;
+      for (int key = first; key < first + kSteps * kKinds; ++key) {
         if (auto was = armed.find(key); was != armed.end()) {
           model.erase(was->second);
           armed.erase(was);
@@ -128,8 +132,8 @@ TEST(StepDeadlines, MatchesAnOrderedMapUnderRandomOperations) {
       while (auto due = d.PopDue(now)) {
         const auto at = std::find_if(execs.begin(), execs.end(),
                                      [&](const auto& e) { return e.get() == due->ex; });
-        fired.push_back((static_cast<int>(at - execs.begin()) * kSteps + due->step) * 2 +
-                        (due->kind == kHeartbeat ? 1 : 0));
+        fired.push_back((static_cast<int>(at - execs.begin()) * kSteps + due->step) * kKinds +
+                        static_cast<int>(due->kind));
       }
       while (!model.empty() && model.begin()->first.first <= now) {
         expected.push_back(model.begin()->second);
@@ -145,8 +149,10 @@ TEST(StepDeadlines, MatchesAnOrderedMapUnderRandomOperations) {
     for (int e = 0; e < kExecs; ++e) {
       for (int s = 0; s < kSteps; ++s) {
         const StepState& st = execs[static_cast<size_t>(e)]->steps[static_cast<size_t>(s)];
-        ASSERT_EQ(st.timer_is_deadline, armed.count((e * kSteps + s) * 2) == 1);
-        ASSERT_EQ(st.heartbeat_armed, armed.count((e * kSteps + s) * 2 + 1) == 1);
+        const int key = (e * kSteps + s) * kKinds;
+        ASSERT_EQ(st.timer_is_deadline, armed.count(key + 0) == 1);
+        ASSERT_EQ(st.heartbeat_armed, armed.count(key + 1) == 1);
+        ASSERT_EQ(st.slow_armed, armed.count(key + 2) == 1);
       }
     }
   }
