@@ -189,7 +189,8 @@ class Engine::Impl {
   // passes its expected_duration, or three times the p95 of the step's recent successful
   // attempts (none until kMinSamples are known).
   void ArmSlowWatch(const ExecPtr& ex, int step);
-  void ArmSlowWatchAt(engine::ExecState& ex, int step, TimeMs when);
+  // Arms the step's watch for threshold_ms after its slow_since (set by ArmSlowWatch).
+  void ArmSlowWatchAfter(engine::ExecState& ex, int step, int64_t threshold_ms);
   void CancelSlowWatch(engine::ExecState& ex, int step);
   // What sets an attempt's threshold: step.slow's data is built from it only when the
   // attempt turns out slow (nearly none do), not for every attempt watched.

@@ -69,11 +69,13 @@ struct StepState {
   // timeout's place in the engine's StepDeadlines (never both: step_deadlines.h).
   TimerId timer = 0;
   // While heartbeat_armed: the place of the running attempt's heartbeat_timeout deadline in
-  // the engine's StepDeadlines.
-  TimerId heartbeat_deadline = 0;
-  // While slow_armed: the place of the running attempt's slow watch (when it counts as
-  // slow, slow_steps.cpp) in the engine's StepDeadlines.
-  TimerId slow_watch = 0;
+  // the engine's StepDeadlines. While slow_armed: the place of its slow watch (when it
+  // counts as slow, slow_steps.cpp) there. (Places in a heap, not loop timer ids: 32 bits.)
+  uint32_t heartbeat_deadline = 0;
+  uint32_t slow_watch = 0;
+  // While slow_armed: the monotonic reading (Clock::MonotonicMs) at which the watched run
+  // began, so that a step of the wall clock neither makes it slow early nor late.
+  int64_t slow_since = 0;
   // (The ints and the flags sit together: 224 bytes is a jemalloc size class.)
   int pending_deps = 0;            // upstream steps not yet terminal
   int engine_restarts = 0;         // attempts lost to engine restarts (not counted by retry)

@@ -68,15 +68,18 @@ void Engine::Impl::ArmSlowWatch(const ExecPtr& ex, int step) {
   const StepDef& def = *st.def;
   if (!st.in_flight || st.Fan() || def.type == StepType::kWait) return;
   if (std::optional<SlowBasis> basis = SlowBasisOf(*ex, def)) {
-    ArmSlowWatchAt(*ex, step, RunningSince(st) + basis->threshold_ms);
+    // Timed on the monotonic clock, as an attempt timeout is: a step of the wall clock
+    // neither makes the run slow early nor late (clock_jump_test.cpp). The run began now
+    // (its step.started, or its dispatch), which RunningSince says on the wall clock.
+    const Clock& clock = loop_->clock();
+    st.slow_since = clock.MonotonicMs() - (clock.Now() - RunningSince(st));
+    ArmSlowWatchAfter(*ex, step, basis->threshold_ms);
   }
 }
 
-void Engine::Impl::ArmSlowWatchAt(engine::ExecState& ex, int step, TimeMs when) {
-  // A deadline in the engine's heap, not a loop timer per running step (step_deadlines.h);
-  // on the monotonic clock, as an attempt timeout is.
-  const Clock& clock = loop_->clock();
-  deadlines_.Arm(ex, step, engine::DeadlineKind::kSlow, clock.MonotonicMs() + (when - clock.Now()));
+void Engine::Impl::ArmSlowWatchAfter(engine::ExecState& ex, int step, int64_t threshold_ms) {
+  // A deadline in the engine's heap, not a loop timer per running step (step_deadlines.h).
+  deadlines_.Arm(ex, step, engine::DeadlineKind::kSlow, ex.steps[step].slow_since + threshold_ms);
   ScheduleDeadlines();
 }
 
@@ -90,13 +93,11 @@ void Engine::Impl::OnSlow(const ExecPtr& ex, int step) {
   if (!st.in_flight) return;
   // Judged by what the step's history says now: it may have grown slower since the watch
   // was armed (then the watch moves on to the new bar), or faster (the attempt is past
-  // the new bar as well, which the event reports).
+  // the new bar as well, which the event reports; it is not reported any earlier).
   std::optional<SlowBasis> basis = SlowBasisOf(*ex, *st.def);
   if (!basis) return;
-  const int64_t running_ms = loop_->Now() - RunningSince(st);
-  if (running_ms < basis->threshold_ms) {
-    return ArmSlowWatchAt(*ex, step, RunningSince(st) + basis->threshold_ms);
-  }
+  const int64_t running_ms = loop_->clock().MonotonicMs() - st.slow_since;
+  if (running_ms < basis->threshold_ms) return ArmSlowWatchAfter(*ex, step, basis->threshold_ms);
   TurnGuard turn(this);
   Json threshold;
   if (basis->samples == 0) {

@@ -205,8 +205,7 @@ steps:
 }
 
 // Many attempts watched at once, each from its own start, through one deadline heap: the
-// slow ones are reported at their own bar, the others not at all, and an attempt that
-// ends takes its watch with it.
+// slow ones are reported at their own bar, the others not at all.
 TEST(SlowSteps, ManyWatchedAttemptsEachFireAtTheirOwnTime) {
   SimHarness h;
   ListedRunner listed(h.loop.get());
@@ -238,6 +237,32 @@ steps:
     EXPECT_EQ(slow[0].data["running_ms"], 10'000) << i;
   }
   EXPECT_EQ(h.engine->Stats().steps_slow, 100u);
+}
+
+// Regression (a review of the move to the deadline heap): the watch measured the run on
+// the wall clock when it came due, so a wall clock set back 2 h one second into a run
+// re-armed it 2 h later (never reported: the run ends at 60 s), and one set forward
+// reported "running 2 h". The run is timed on the monotonic clock, as timeouts are.
+TEST(SlowSteps, AStepOfTheWallClockNeitherDelaysNorHastensTheReport) {
+  for (const Duration jump : {Duration(-2 * 3'600'000), Duration(2 * 3'600'000)}) {
+    SimHarness h;
+    h.runner->script["train"] = {{60'000}};
+    const TimeMs began = h.clock.Now();
+    const std::string id = h.StartOnly(R"(
+name: train
+steps:
+  - {id: train, type: shell, run: train, expected_duration: 10s}
+)");
+    h.loop->RunUntilIdle(began + 1'000);
+    h.clock.Advance(Duration(began + 1'000 - h.clock.Now()));
+    h.clock.JumpWall(jump);
+    h.loop->RunUntilIdle();
+    EXPECT_EQ(h.Execution(id).status, ExecutionStatus::kCompleted);
+    auto slow = SlowEvents(h, id);
+    ASSERT_EQ(slow.size(), 1u) << jump.count();
+    EXPECT_EQ(slow[0].data["running_ms"], 10'000) << jump.count();
+    EXPECT_EQ(slow[0].time, began + 10'000 + jump.count()) << jump.count();
+  }
 }
 
 }  // namespace

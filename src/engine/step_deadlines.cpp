@@ -14,10 +14,10 @@ auto StepDeadlines::Placer() {
         st.timer = static_cast<TimerId>(i);
         break;
       case DeadlineKind::kHeartbeat:
-        st.heartbeat_deadline = static_cast<TimerId>(i);
+        st.heartbeat_deadline = static_cast<uint32_t>(i);
         break;
       case DeadlineKind::kSlow:
-        st.slow_watch = static_cast<TimerId>(i);
+        st.slow_watch = static_cast<uint32_t>(i);
         break;
     }
   };
