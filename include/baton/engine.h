@@ -362,6 +362,32 @@ class Engine {
   // what it asked for, e.g. a server answering a submit.
   void WhenDurable(std::function<void(const Status&)> done);
 
+  // One transaction for a message from outside and the engine's answer to it: a
+  // worker's frame with an ack and a result commits the assignment's last state with
+  // the step's completion, instead of in a transaction (and an fsync) of its own first.
+  // While a JoinedTurn lives, batches submitted through joining_committer() are held;
+  // when the outermost one ends, the runner reports delivered meanwhile are handled at
+  // once, in one turn (not in a task of their own), and that turn's batch carries the
+  // held records ahead of its own. Their done callbacks run once it committed, or with
+  // its error. Loop thread only; JoinedTurns nest.
+  class [[nodiscard]] JoinedTurn {
+   public:
+    explicit JoinedTurn(Engine* engine);
+    ~JoinedTurn();
+    JoinedTurn(const JoinedTurn&) = delete;
+    JoinedTurn& operator=(const JoinedTurn&) = delete;
+
+   private:
+    Engine* engine_;
+  };
+  JoinedTurn JoinTurn() { return JoinedTurn(this); }
+  // For a component on the loop whose records belong with the runner reports it makes
+  // (the worker coordinator); see JoinedTurn. Outside one, a batch goes straight to the
+  // engine's committer, after anything still held. A batch with events is never held
+  // (the engine's observers take its batch's events as its own): what is held is
+  // submitted first, then it. Loop thread only; lives as long as the engine.
+  Committer* joining_committer();
+
   // Events emitted from now on get positions above `last` (EventRecord::position): give
   // it the store's LastEventPosition() before Start or Recover whenever the store may
   // already hold events (SeedEventPositions below does). Never moves numbering back.

@@ -150,6 +150,11 @@ void Engine::Impl::EndTurn() {
     r.step_id = st.def->id;
   }
   dirty_steps_.clear();
+  // What a JoinedTurn held commits in this batch, ahead of the turn's own records.
+  std::shared_ptr<std::vector<std::function<void(const Status&)>>> held_dones;
+  if (!held_.empty()) {
+    held_dones = std::make_shared<std::vector<std::function<void(const Status&)>>>(TakeHeld());
+  }
   if (batch_.empty() && effects_.empty()) return;
 
   ++stats_.batches;
@@ -186,8 +191,11 @@ void Engine::Impl::EndTurn() {
   event_began_.clear();
   std::weak_ptr<bool> alive = alive_;
   const uint64_t number = ++batches_submitted_;
-  auto on_commit = [this, alive, effects, prepared, observed, execs, began,
-                    number](const Status& st) {
+  auto on_commit = [this, alive, effects, prepared, observed, execs, began, number,
+                    held_dones](const Status& st) {
+    if (held_dones) {
+      for (const auto& done : *held_dones) done(st);  // as their committer would: any thread
+    }
     loop_->Post([this, alive, effects, prepared, observed, execs, began, st, number] {
       if (alive.expired()) return;
       NotifyDurable(number, st);

@@ -460,6 +460,26 @@ class Engine::Impl {
   // Any thread; `report` runs on the loop, within a turn, while the engine lives.
   static void Deliver(const std::shared_ptr<RunnerInbox>& inbox, std::function<void()> report);
 
+  // JoinedTurn (joined_turn.cpp): batches of joining_committer() held for the turn that
+  // handles the reports their writer made.
+  class JoiningCommitter;
+  struct HeldBatch {
+    std::shared_ptr<const WriteBatch> shared;  // one of these two
+    std::unique_ptr<WriteBatch> owned;
+    std::function<void(const Status&)> done;
+  };
+  int joining_depth_ = 0;
+  std::vector<HeldBatch> held_;
+  std::unique_ptr<Committer> joining_committer_;  // made on first use
+  void BeginJoinedTurn();
+  void EndJoinedTurn();
+  // Handles, in the open turn, the reports waiting in the inbox (its posted drain then
+  // finds none).
+  void HandleReportsNow();
+  // EndTurn: moves the held records in front of batch_'s; their done callbacks.
+  std::vector<std::function<void(const Status&)>> TakeHeld();
+  void SubmitHeldDirectly();
+
   // WhenDurable(): batches are numbered as submitted; committers finish them in order.
   uint64_t batches_submitted_ = 0;
   uint64_t batches_durable_ = 0;  // committed, or failed: nothing more is coming for them

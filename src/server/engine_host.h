@@ -49,6 +49,9 @@ class EngineHost {
   CommitQueue::Stats commit_stats() const { return committer_->stats(); }
   // The group committer, for records written on the engine thread besides the engine's.
   Committer* committer() { return committer_.get(); }
+  // The same, for the worker coordinator: its records commit with the engine's answer
+  // to the frame that made them (Engine::JoinedTurn).
+  Committer* joining_committer() { return engine_->joining_committer(); }
   // The http step runner (its egress guard applies to notifications too).
   Runner* http_runner() { return http_.get(); }
   // The shell step runner (the coordinator's local worker runs it).

@@ -383,7 +383,7 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   // Command steps go to remote workers. What workers held when the previous process
   // stopped is loaded before recovery, which re-attaches their steps.
   impl->coordinator = std::make_unique<workers::Coordinator>(
-      impl->engine->loop(), impl->engine->committer(), options.coordinator);
+      impl->engine->loop(), impl->engine->joining_committer(), options.coordinator);
   if (Status s = impl->coordinator->Load(impl->store.get()); !s.ok()) return s;
   if (OfferBoard* board = impl->store->offers(); board != nullptr) {
     // Several instances: a step no worker connected here can take is offered to the

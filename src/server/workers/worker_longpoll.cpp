@@ -8,10 +8,12 @@
 // Every mailbox lives on the engine thread, like the coordinator that sends into it.
 #include "server/api.h"
 #include "server/metrics.h"
+#include "server/workers/frame_turn.h"
 #include "workers/coordinator.h"
 
 #include <deque>
 #include <map>
+#include <optional>
 
 namespace baton::server {
 namespace {
@@ -155,7 +157,10 @@ Status Deregister(ApiContext& ctx, Mailboxes& mailboxes, const std::string& id) 
 Json HandleBatch(ApiContext& ctx, Mailboxes& mailboxes, const std::string& id,
                  const std::vector<protocol::WorkerMessage>& messages) {
   Json results = Json::array();
-  auto group = ctx.coordinator->GroupWrites();  // one batch for the body's writes
+  // One batch for the body's writes; a small body's commit with the engine's answer.
+  std::optional<Engine::JoinedTurn> turn;
+  JoinSmallBody(turn, *ctx.engine->engine(), messages.size());
+  auto group = ctx.coordinator->GroupWrites();
   for (const protocol::WorkerMessage& message : messages) {
     const bool heartbeat = std::holds_alternative<protocol::Heartbeat>(message);
     const bool leaving = std::holds_alternative<protocol::Deregister>(message);
@@ -202,8 +207,9 @@ void AddWorkerLongPollRoutes(Router& router, ApiContext& ctx) {
       if (!m.ok()) return respond(ErrorResponse(m.status()));
       CountReceived(ctx, 1);
       ctx.engine->Post([&ctx, mailboxes, respond, ok, ns = call.principal.ns, id = call.Param("id"),
-                        message = std::move(*m)](Engine&) {
+                        message = std::move(*m)](Engine& engine) {
         if (!Registered(ctx, id, ns)) return respond(NotRegistered(id));
+        auto turn = engine.JoinTurn();  // a result commits with the step's completion
         Status s = ctx.coordinator->OnMessage(id, message);
         if (!s.ok()) return respond(Refusal(s, AssignmentOf(message)));
         respond(JsonResponse(200, ok));

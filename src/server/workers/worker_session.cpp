@@ -5,6 +5,7 @@
 #include "server/http_types.h"
 #include "server/metrics.h"
 #include "server/upgrade.h"
+#include "server/workers/frame_turn.h"
 #include "workers/coordinator.h"
 
 #include <boost/asio/dispatch.hpp>
@@ -17,6 +18,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -170,11 +172,14 @@ class WorkerSession : public std::enable_shared_from_this<WorkerSession> {
     auto executor = ws_.get_executor();
     workers::Coordinator* coordinator = ctx_->coordinator;
     ctx_->engine->Post([weak, executor, coordinator, ns = ns_, worker = worker_id_,
-                        channel = channel_, messages = std::move(messages)](Engine&) {
+                        channel = channel_, messages = std::move(messages)](Engine& engine) {
       std::vector<protocol::ServerMessage> answers;
       bool close = false;
       // One batch for the frame's writes: an ack and a result of the same command in
-      // one frame write its assignment once.
+      // one frame write its assignment once; a small frame's commit with the engine's
+      // answer to them.
+      std::optional<Engine::JoinedTurn> turn;
+      JoinSmallBody(turn, engine, messages.size());
       auto group = coordinator->GroupWrites();
       for (const protocol::WorkerMessage& message : messages) {
         if (close) break;  // nothing after a deregistration or a refused registration
