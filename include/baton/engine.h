@@ -361,6 +361,12 @@ class Engine {
   // was refused by the store (its error): the point where a caller may acknowledge
   // what it asked for, e.g. a server answering a submit.
   void WhenDurable(std::function<void(const Status&)> done);
+  // The same, for an answer that needs nothing more from the engine (a server's reply,
+  // made beforehand): `done` runs on the thread that learns the outcome, the committer's
+  // writer, one thread hop before the loop would hear of it. It must not use the engine,
+  // and must be quick and thread-safe. Should every batch have finished already, it runs
+  // as WhenDurable's would, on the loop. Loop thread.
+  void WhenDurableOffLoop(std::function<void(const Status&)> done);
 
   // One transaction for a message from outside and the engine's answer to it: a
   // worker's frame with an ack and a result commits the assignment's last state with

@@ -196,6 +196,7 @@ void Engine::Impl::EndTurn() {
     if (held_dones) {
       for (const auto& done : *held_dones) done(st);  // as their committer would: any thread
     }
+    NotifyDurableOffLoop(number, st);
     loop_->Post([this, alive, effects, prepared, observed, execs, began, st, number] {
       if (alive.expired()) return;
       NotifyDurable(number, st);
@@ -293,6 +294,19 @@ void Engine::Impl::NotifyDurable(uint64_t batch_number, const Status& status) {
     durable_waiters_.pop_front();
     done(status);
   }
+}
+
+void Engine::Impl::NotifyDurableOffLoop(uint64_t batch_number, const Status& status) {
+  std::vector<std::function<void(const Status&)>> due;
+  {
+    std::lock_guard lock(off_loop_mu_);
+    off_loop_finished_ = batch_number;
+    while (!off_loop_waiters_.empty() && off_loop_waiters_.front().first <= batch_number) {
+      due.push_back(std::move(off_loop_waiters_.front().second));
+      off_loop_waiters_.pop_front();
+    }
+  }
+  for (const auto& done : due) done(status);
 }
 
 ExecutionProgress Engine::Impl::ProgressOf(const ExecState& ex) const {

@@ -66,6 +66,18 @@ void Engine::WhenDurable(std::function<void(const Status&)> done) {
   }
   impl.durable_waiters_.emplace_back(impl.batches_submitted_, std::move(done));
 }
+void Engine::WhenDurableOffLoop(std::function<void(const Status&)> done) {
+  Impl& impl = *impl_;
+  {
+    std::lock_guard lock(impl.off_loop_mu_);
+    if (impl.off_loop_finished_ < impl.batches_submitted_) {
+      impl.off_loop_waiters_.emplace_back(impl.batches_submitted_, std::move(done));
+      return;
+    }
+  }
+  // Finished before the caller got here (its outcome is the loop's to tell).
+  WhenDurable(std::move(done));
+}
 void Engine::AdoptCache(std::vector<CacheEntryRecord> entries) {
   impl_->AdoptCache(std::move(entries));
 }

@@ -485,6 +485,11 @@ class Engine::Impl {
   uint64_t batches_durable_ = 0;  // committed, or failed: nothing more is coming for them
   std::deque<std::pair<uint64_t, std::function<void(const Status&)>>> durable_waiters_;
   void NotifyDurable(uint64_t batch_number, const Status& status);
+  // WhenDurableOffLoop(): waiters the committer's thread runs as a batch finishes.
+  std::mutex off_loop_mu_;
+  uint64_t off_loop_finished_ = 0;  // the last batch whose commit ended; under the mutex
+  std::deque<std::pair<uint64_t, std::function<void(const Status&)>>> off_loop_waiters_;
+  void NotifyDurableOffLoop(uint64_t batch_number, const Status& status);  // any thread
 };
 
 // An error's code and message with what varies between occurrences of the same failure

@@ -1,5 +1,5 @@
-// Engine::WhenDurable: a caller (the server answering a submit) learns when what it
-// asked for is committed, and never before.
+// Engine::WhenDurable and WhenDurableOffLoop: a caller (the server answering a submit)
+// learns when what it asked for is committed, and never before.
 #include <baton/engine.h>
 #include <baton/event_loop.h>
 
@@ -65,6 +65,54 @@ TEST(WhenDurable, WithNothingPendingAnswersAtOnceAndReportsStoreErrors) {
   f.committer.ReleaseOne(Status(errc::kStore, "disk full"));
   f.loop.RunReady();
   EXPECT_EQ(answers, (std::vector<std::string>{"ok", errc::kStore}));
+}
+
+// WhenDurableOffLoop: the same moment, told by the thread that learns it (here the test's,
+// inside ReleaseOne), before the loop runs anything about the commit.
+TEST(WhenDurableOffLoop, RunsWhenTheCommitEndsBeforeTheLoopHearsOfIt) {
+  Fixture f;
+  StartRequest req;
+  req.workflow = MustParse(kWorkflow);
+  std::vector<std::string> told;
+  f.loop.Post([&] {
+    ASSERT_TRUE(f.engine.Start(req).ok());
+    f.engine.WhenDurableOffLoop([&](const Status& s) { told.push_back("off:" + s.ToString()); });
+    f.engine.WhenDurable([&](const Status& s) { told.push_back("loop:" + s.ToString()); });
+  });
+  f.loop.RunReady();
+  EXPECT_TRUE(told.empty());
+  ASSERT_EQ(f.committer.held(), 1u);
+  f.committer.ReleaseOne();
+  EXPECT_EQ(told, (std::vector<std::string>{"off:ok"}));
+  f.loop.RunReady();
+  EXPECT_EQ(told, (std::vector<std::string>{"off:ok", "loop:ok"}));
+}
+
+TEST(WhenDurableOffLoop, GetsTheStoresErrorAndWaitsForTheLastBatchOnly) {
+  Fixture f;
+  StartRequest req;
+  req.workflow = MustParse(kWorkflow);
+  std::vector<std::string> told;
+  f.loop.Post([&] {
+    ASSERT_TRUE(f.engine.Start(req).ok());
+    f.engine.WhenDurableOffLoop([&](const Status& s) { told.push_back("first:" + s.code()); });
+    ASSERT_TRUE(f.engine.Start(req).ok());
+    f.engine.WhenDurableOffLoop([&](const Status& s) { told.push_back("second:" + s.code()); });
+  });
+  f.loop.RunReady();
+  ASSERT_EQ(f.committer.held(), 2u);
+  f.committer.ReleaseOne();
+  EXPECT_EQ(told, (std::vector<std::string>{"first:"}));
+  f.committer.ReleaseOne(Status(errc::kStore, "disk full"));
+  EXPECT_EQ(told, (std::vector<std::string>{"first:", std::string("second:") + errc::kStore}));
+}
+
+TEST(WhenDurableOffLoop, WithNothingPendingRunsOnTheLoop) {
+  Fixture f;
+  bool told = false;
+  f.loop.Post([&] { f.engine.WhenDurableOffLoop([&](const Status& s) { told = s.ok(); }); });
+  f.loop.RunReady();
+  EXPECT_TRUE(told);
 }
 
 }  // namespace

@@ -38,17 +38,23 @@ Result<ExecutionRecord> Visible(ApiContext& ctx, const Call& call) {
   return e;
 }
 
-void RespondWithExecution(ApiContext& ctx, const std::string& id, int status,
-                          const Responder& respond, bool created_flag = false, bool created = false,
-                          std::optional<ExecutionRecord> known = std::nullopt) {
+HttpResponse ExecutionAnswer(ApiContext& ctx, const std::string& id, int status,
+                             bool created_flag = false, bool created = false,
+                             std::optional<ExecutionRecord> known = std::nullopt) {
   Result<ExecutionRecord> e =
       known ? Result<ExecutionRecord>(std::move(*known)) : ctx.store->GetExecution(id);
-  if (!e.ok()) return respond(ErrorResponse(e.status()));
+  if (!e.ok()) return ErrorResponse(e.status());
   Json body = ExecutionSummaryJson(*e);
   if (created_flag) body["created"] = created;
   HttpResponse r = JsonResponse(status, body);
   r.headers.emplace_back("Location", "/api/v1/executions/" + id);
-  respond(std::move(r));
+  return r;
+}
+
+void RespondWithExecution(ApiContext& ctx, const std::string& id, int status,
+                          const Responder& respond, bool created_flag = false, bool created = false,
+                          std::optional<ExecutionRecord> known = std::nullopt) {
+  respond(ExecutionAnswer(ctx, id, status, created_flag, created, std::move(known)));
 }
 
 // The workflows one request has read, by (name, version asked): a batch of 1,000 items of
@@ -148,14 +154,22 @@ void Submit(ApiContext& ctx, const Call& call, const Responder& respond) {
   auto prepared = PrepareSubmit(ctx, call, *body, &reads);
   if (auto* refused = std::get_if<HttpResponse>(&prepared)) return respond(std::move(*refused));
   std::get<SubmitRequest>(prepared).want_record = true;
-  ctx.submitter->Submit(std::move(std::get<SubmitRequest>(prepared)),
-                        [&ctx, respond](Result<SubmitOutcome> out) {
-                          if (!out.ok()) return respond(ErrorResponse(out.status()));
-                          // The start's own record when there is one (moved, not copied): no store
-                          // read on the engine thread, which runs this.
-                          RespondWithExecution(ctx, out->execution_id, out->created ? 201 : 200,
-                                               respond, true, out->created, std::move(out->record));
-                        });
+  ctx.submitter->SubmitEarly(
+      std::move(std::get<SubmitRequest>(prepared)),
+      [&ctx, respond](Result<SubmitOutcome> out) {
+        if (!out.ok()) return respond(ErrorResponse(out.status()));
+        RespondWithExecution(ctx, out->execution_id, out->created ? 201 : 200, respond, true,
+                             out->created, std::move(out->record));
+      },
+      // A new start: the answer is made from the start's own record (moved, not copied; no
+      // store read) while the store writes it, and sent from the writer's thread.
+      [&ctx, respond](SubmitOutcome started) -> Submitter::Deliver {
+        auto ready = std::make_shared<HttpResponse>(
+            ExecutionAnswer(ctx, started.execution_id, 201, true, true, std::move(started.record)));
+        return [ready, respond](const Status& durable) {
+          respond(durable.ok() ? std::move(*ready) : ErrorResponse(durable));
+        };
+      });
 }
 
 // Up to kMaxBatch submissions in one request, as BullMQ's addBulk and graphile-worker's

@@ -70,7 +70,13 @@ Status KeyReused(const std::string& key, const std::string& id, const std::strin
 }  // namespace
 
 void Submitter::Submit(SubmitRequest request, std::function<void(Result<SubmitOutcome>)> done) {
-  host_->Post([this, request = std::move(request), done = std::move(done)](Engine& engine) {
+  SubmitEarly(std::move(request), std::move(done), nullptr);
+}
+
+void Submitter::SubmitEarly(SubmitRequest request, std::function<void(Result<SubmitOutcome>)> done,
+                            std::function<Deliver(SubmitOutcome)> prepare) {
+  host_->Post([this, request = std::move(request), done = std::move(done),
+               prepare = std::move(prepare)](Engine& engine) {
     const auto key = std::make_pair(request.ns, request.idempotency_key);
     if (!request.idempotency_key.empty()) {
       // Checked here, on the one engine thread, so two racing submits cannot both start:
@@ -117,6 +123,15 @@ void Submitter::Submit(SubmitRequest request, std::function<void(Result<SubmitOu
     // (A noop-only workflow has already finished in that batch.)
     std::optional<ExecutionRecord> record;
     if (request.want_record) record = engine.Record(*id);
+    if (prepare && record) {
+      // The answer is made now, from the record the start is writing, and goes out from
+      // the writer's thread once that is durable.
+      engine.WhenDurableOffLoop(prepare(SubmitOutcome{*id, true, std::move(record)}));
+      if (!key.second.empty()) {
+        engine.WhenDurable([this, key](const Status&) { in_flight_.erase(key); });
+      }
+      return;
+    }
     engine.WhenDurable([this, done, key, id = *id, record = std::move(record)](const Status& st) {
       if (!key.second.empty()) in_flight_.erase(key);
       if (!st.ok()) return done(st);

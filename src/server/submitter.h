@@ -55,6 +55,16 @@ class Submitter {
   Submitter(EngineHost* host, WorkflowCache* workflows) : host_(host), workflows_(workflows) {}
 
   void Submit(SubmitRequest request, std::function<void(Result<SubmitOutcome>)> done);
+  // As Submit, for a caller whose answer to a new start needs nothing more from the
+  // engine than the record (`want_record`): `prepare` makes it from the outcome on the
+  // engine thread as soon as the start is submitted
+  // (while the store writes it) and returns what delivers it, which runs once the start
+  // is durable, or with the store's error, on the thread that learns that first
+  // (Engine::WhenDurableOffLoop): one thread hop sooner. It must be thread-safe. Every
+  // other outcome (a refusal, a repeated idempotency key) goes to `done` as in Submit.
+  using Deliver = std::function<void(const Status&)>;
+  void SubmitEarly(SubmitRequest request, std::function<void(Result<SubmitOutcome>)> done,
+                   std::function<Deliver(SubmitOutcome)> prepare);
   // Submits a stored workflow (version 0 = the latest) with `input` checked against its
   // declared inputs. NOT_FOUND without the workflow, VALIDATION for bad input (both
   // through `done`, on the calling thread). Reads the store on the calling thread.
