@@ -364,8 +364,9 @@ class Engine {
   // The same, for an answer that needs nothing more from the engine (a server's reply,
   // made beforehand): `done` runs on the thread that learns the outcome, the committer's
   // writer, one thread hop before the loop would hear of it. It must not use the engine,
-  // and must be quick and thread-safe. Should every batch have finished already, it runs
-  // as WhenDurable's would, on the loop. Loop thread.
+  // and must be quick, thread-safe and not throw (the loop hears of the commit after
+  // it). Should every batch have finished already, it runs as WhenDurable's would, on
+  // the loop. Loop thread.
   void WhenDurableOffLoop(std::function<void(const Status&)> done);
 
   // One transaction for a message from outside and the engine's answer to it: a
@@ -373,9 +374,9 @@ class Engine {
   // the step's completion, instead of in a transaction (and an fsync) of its own first.
   // While a JoinedTurn lives, batches submitted through joining_committer() are held;
   // when the outermost one ends, the runner reports delivered meanwhile are handled at
-  // once, in one turn (not in a task of their own), and that turn's batch carries the
-  // held records ahead of its own. Their done callbacks run once it committed, or with
-  // its error. Loop thread only; JoinedTurns nest.
+  // once, in one turn (not in a task of their own, so before tasks queued since), and
+  // that turn's batch carries the held records after its own. Their done callbacks run
+  // once it committed, or with its error. Loop thread only; JoinedTurns nest.
   class [[nodiscard]] JoinedTurn {
    public:
     explicit JoinedTurn(Engine* engine);
@@ -388,10 +389,12 @@ class Engine {
   };
   JoinedTurn JoinTurn() { return JoinedTurn(this); }
   // For a component on the loop whose records belong with the runner reports it makes
-  // (the worker coordinator); see JoinedTurn. Outside one, a batch goes straight to the
-  // engine's committer, after anything still held. A batch with events is never held
-  // (the engine's observers take its batch's events as its own): what is held is
-  // submitted first, then it. Loop thread only; lives as long as the engine.
+  // (the worker coordinator); see JoinedTurn. A batch is held while one is open, and
+  // behind anything still held until the turn that closes the outermost one takes it;
+  // otherwise it goes straight to the engine's committer. A batch with events is never
+  // held (the engine's observers take its batch's events as its own): what is held is
+  // submitted first, then it; so is everything held at a Flush(). Loop thread only;
+  // lives as long as the engine.
   Committer* joining_committer();
 
   // Events emitted from now on get positions above `last` (EventRecord::position): give

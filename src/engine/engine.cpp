@@ -150,12 +150,13 @@ void Engine::Impl::EndTurn() {
     r.step_id = st.def->id;
   }
   dirty_steps_.clear();
-  // What a JoinedTurn held commits in this batch, ahead of the turn's own records.
+  // What a JoinedTurn held commits in this batch, after the turn's own records (and is
+  // submitted even when the rest is empty: its writers wait for their callbacks).
   std::shared_ptr<std::vector<std::function<void(const Status&)>>> held_dones;
   if (!held_.empty()) {
     held_dones = std::make_shared<std::vector<std::function<void(const Status&)>>>(TakeHeld());
   }
-  if (batch_.empty() && effects_.empty()) return;
+  if (batch_.empty() && effects_.empty() && !held_dones) return;
 
   ++stats_.batches;
   auto effects = std::make_shared<std::vector<std::function<void()>>>(std::move(effects_));

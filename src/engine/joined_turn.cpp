@@ -14,20 +14,19 @@ namespace baton {
 namespace {
 
 template <class T>
-void Prepend(std::vector<T>& into, std::vector<T>&& from) {
+void Append(std::vector<T>& into, std::vector<T>&& from) {
   if (from.empty()) return;
   if (into.empty()) {
     into = std::move(from);
     return;
   }
-  from.insert(from.end(), std::make_move_iterator(into.begin()),
-              std::make_move_iterator(into.end()));
-  into = std::move(from);
+  into.insert(into.end(), std::make_move_iterator(from.begin()),
+              std::make_move_iterator(from.end()));
 }
 
 template <class T>
-void PrependCopy(std::vector<T>& into, const std::vector<T>& from) {
-  if (!from.empty()) into.insert(into.begin(), from.begin(), from.end());
+void AppendCopy(std::vector<T>& into, const std::vector<T>& from) {
+  into.insert(into.end(), from.begin(), from.end());
 }
 
 // Every kind of record a held batch may carry (never events: see JoiningCommitter).
@@ -70,7 +69,11 @@ class Engine::Impl::JoiningCommitter final : public Committer {
     if (!Holds(*batch)) return impl_->committer_->SubmitOwned(std::move(batch), std::move(done));
     impl_->held_.push_back(HeldBatch{nullptr, std::move(batch), std::move(done)});
   }
-  void Flush() override { impl_->committer_->Flush(); }
+  // Held batches are submitted first: after Flush, everything submitted has committed.
+  void Flush() override {
+    impl_->SubmitHeldDirectly();
+    impl_->committer_->Flush();
+  }
   CommitQueue::Stats stats() const override { return impl_->committer_->stats(); }
   void ClearFailure() override { impl_->committer_->ClearFailure(); }
 
@@ -110,18 +113,16 @@ std::vector<std::function<void(const Status&)>> Engine::Impl::TakeHeld() {
   std::vector<HeldBatch> held = std::move(held_);
   held_.clear();
   std::vector<std::function<void(const Status&)>> dones;
-  // Last first: each is put in front of what is there, so they end up in submission
-  // order, ahead of the turn's own records.
-  for (auto it = held.rbegin(); it != held.rend(); ++it) {
-    if (it->owned) {
-      ForEachKind(batch_, std::move(*it->owned),
-                  [](auto& into, auto&& from) { Prepend(into, std::move(from)); });
-    } else {
-      ForEachKind(batch_, *it->shared,
-                  [](auto& into, const auto& from) { PrependCopy(into, from); });
-    }
-  }
+  // After the turn's own records, in submission order. The held writers' rows are never
+  // the engine's, except an assignment a runner's Prepare() put in this batch, which
+  // the coordinator can only have written after that: its state must come last.
   for (HeldBatch& h : held) {
+    if (h.owned) {
+      ForEachKind(batch_, std::move(*h.owned),
+                  [](auto& into, auto&& from) { Append(into, std::move(from)); });
+    } else {
+      ForEachKind(batch_, *h.shared, [](auto& into, const auto& from) { AppendCopy(into, from); });
+    }
     if (h.done) dones.push_back(std::move(h.done));
   }
   return dones;

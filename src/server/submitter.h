@@ -60,7 +60,8 @@ class Submitter {
   // engine thread as soon as the start is submitted
   // (while the store writes it) and returns what delivers it, which runs once the start
   // is durable, or with the store's error, on the thread that learns that first
-  // (Engine::WhenDurableOffLoop): one thread hop sooner. It must be thread-safe. Every
+  // (Engine::WhenDurableOffLoop): one thread hop sooner; on the loop should the commit
+  // have ended before. It must be thread-safe and must not throw. Every
   // other outcome (a refusal, a repeated idempotency key) goes to `done` as in Submit.
   using Deliver = std::function<void(const Status&)>;
   void SubmitEarly(SubmitRequest request, std::function<void(Result<SubmitOutcome>)> done,

@@ -1,6 +1,7 @@
 // Engine::JoinedTurn with the coordinator writing through the engine's joining committer:
-// a worker's ack and result in one body commit the assignment's last state in the same
-// transaction as the step's completion. Before, the coordinator's batch went to the
+// a worker's ack and result in one small body (the transports join bodies of up to 4
+// messages) commit the assignment's last state in the same transaction as the step's
+// completion. Before, the coordinator's batch went to the
 // committer on its own and the completion followed a task later: two transactions, and a
 // crash between them stored a completed assignment beside a step still running (the
 // command was dispatched again on restart).
@@ -182,6 +183,35 @@ TEST(JoinedTurn, ABatchWithEventsIsNotHeldAndGoesAfterWhatIs) {
   ASSERT_EQ(f.committer.held(), 2u);
   EXPECT_EQ(f.committer.batch(0).workers.size(), 1u);
   EXPECT_EQ(f.committer.batch(1).events.size(), 1u);
+}
+
+TEST(JoinedTurn, AHeldEmptyBatchStillGetsItsCallback) {
+  // The turn makes nothing either: its batch is submitted anyway, for the held writer.
+  Fixture f;
+  bool done = false;
+  f.loop.Post([&] {
+    Engine::JoinedTurn turn(&f.engine);
+    f.engine.joining_committer()->SubmitOwned(std::make_unique<WriteBatch>(),
+                                              [&](const Status& s) { done = s.ok(); });
+  });
+  f.loop.RunReady();
+  ASSERT_EQ(f.committer.held(), 1u);
+  f.committer.ReleaseOne();
+  EXPECT_TRUE(done);
+}
+
+TEST(JoinedTurn, AFlushInsideOneSubmitsWhatIsHeld) {
+  Fixture f;
+  f.loop.Post([&] {
+    Engine::JoinedTurn turn(&f.engine);
+    Committer* joining = f.engine.joining_committer();
+    joining->SubmitOwned(WorkerRow("w2"), {});
+    EXPECT_EQ(f.committer.held(), 0u);
+    joining->Flush();
+    EXPECT_EQ(f.committer.held(), 1u);
+  });
+  f.loop.RunReady();
+  EXPECT_EQ(f.committer.held(), 1u);  // nothing more: the turn had nothing to add
 }
 
 TEST(JoinedTurn, NothingSubmittedOutsideOneIsHeld) {
