@@ -1,5 +1,6 @@
 #include "server/metrics.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace baton::server {
@@ -113,6 +114,11 @@ void ServerMetrics::SetBreakers(std::vector<BreakerRecord> breakers) {
 void ServerMetrics::CountRequest(int status) {
   std::lock_guard lock(mu_);
   ++requests_[status / 100];
+}
+
+void ServerMetrics::NoteEngineAlive(TimeMs now) {
+  std::lock_guard lock(mu_);
+  engine_report_at_ = std::max(engine_report_at_, now);
 }
 
 TimeMs ServerMetrics::last_engine_report() const {

@@ -53,6 +53,10 @@ class ServerMetrics final : public ExecutionObserver {
   std::string Render() const;
   // When the engine last reported (health: a stuck loop stops reporting).
   TimeMs last_engine_report() const;
+  // The engine answered at `now` without a report (it has just started): /health counts
+  // from here until the first report, instead of from 0 (which read as "not responding"
+  // to a request that came before the first periodic report).
+  void NoteEngineAlive(TimeMs now);
   uint64_t store_errors() const;
   // The last store error while the most recent batch was refused; nullopt once a batch
   // commits again (health: "degraded").

@@ -24,6 +24,19 @@ long long Gauge(const std::string& text, const std::string& status) {
 
 // The live gauge is the engine's count (Engine::LiveCounts, tested with the engine): read
 // at each scrape, every status listed; terminal events count as finished here.
+// /health counts the engine's silence from its last report. Before the first one, from
+// when the server saw it alive at its start, not from 0.
+TEST(ServerMetrics, TheEngineIsAliveFromItsStartUntilItsFirstReport) {
+  ServerMetrics m;
+  EXPECT_EQ(m.last_engine_report(), 0);
+  m.NoteEngineAlive(1'000);
+  EXPECT_EQ(m.last_engine_report(), 1'000);
+  m.SetEngineStats({}, {}, 1'500);
+  EXPECT_EQ(m.last_engine_report(), 1'500);
+  m.NoteEngineAlive(1'200);  // never back
+  EXPECT_EQ(m.last_engine_report(), 1'500);
+}
+
 TEST(ServerMetrics, TheLiveGaugeReadsTheEnginesCountsAtEachScrape) {
   ServerMetrics m;
   std::string text = m.Render();  // no source yet: listed, zero

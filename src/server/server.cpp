@@ -636,6 +636,10 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
                                  coordinator->WaitingCount());
   });
 
+  // Start() has just come back from the engine's thread, after recovery: alive as of
+  // now, should /health be asked before the first periodic report above has run.
+  metrics->NoteEngineAlive(host->clock().Now());
+
   std::unique_ptr<Server> server(new Server(std::move(impl)));
   const std::string creds =
       options.credentials_path.empty() ? DefaultCredentialsPath() : options.credentials_path;
