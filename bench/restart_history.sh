@@ -53,7 +53,7 @@ sleep 1
 before=$(bench_rss)
 bench_server_crash_restart --rate-limit 0
 # Counted beside the running server (a reader does not checkpoint the log it writes).
-events=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT COUNT(*) FROM events").fetchone()[0])' "$dir/baton.db")
+events=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT COALESCE(SUM(span), 0) FROM events").fetchone()[0])' "$dir/baton.db")
 echo "{\"executions\": $EXECUTIONS, \"steps_done_each\": $STEPS, \"events\": $events," \
   "\"rss_before_kill\": $before, \"restart_to_serving_ms\": $restart_ms," \
   "\"rss_after_restart\": $rss_restarted, \"rss_2s_after_restart\": $rss_settled}"

@@ -128,13 +128,16 @@ Result<std::vector<AttemptRecord>> SqliteStore::GetFailedAttempts(const std::str
 Result<std::vector<EventRecord>> SqliteStore::GetEvents(const std::string& execution_id,
                                                         int64_t after_seq, size_t limit) {
   std::lock_guard lock(mu_);
-  return Query<EventRecord>(
-      std::string(kSelectEvents) + " WHERE execution_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
-      "events", [&](Stmt& q) {
+  // A row's seq is its last event's: the rows with seq > after_seq hold every event
+  // after it (the first of them may hold some before it too).
+  return QueryEvents(
+      kSelectEventRows + " WHERE execution_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+      [&](Stmt& q) {
         q.Bind(1, execution_id);
         q.Bind(2, after_seq);
         q.Bind(3, SqlLimit(limit));
-      });
+      },
+      after_seq, /*after_position=*/0, limit);
 }
 
 Result<std::vector<EventRecord>> SqliteStore::ListEvents(const EventQuery& q) {
@@ -160,16 +163,19 @@ Result<std::vector<EventRecord>> SqliteStore::ListEvents(const EventQuery& q) {
     // One execution: its primary-key range, sorted. (The unary + keeps the planner off
     // the position index, which would walk every execution's events after `after`.)
     std::lock_guard lock(mu_);
-    return Query<EventRecord>(
-        std::string(kSelectEvents) + " WHERE execution_id = ?6 AND +position > ?1" + whose +
+    return QueryEvents(
+        kSelectEventRows + " WHERE execution_id = ?6 AND +position > ?1" + whose +
             " ORDER BY +position LIMIT ?3",
-        "events", [&](Stmt& st) { bind(st, from, nullptr, SqlLimit(q.limit)); });
+        [&](Stmt& st) { bind(st, from, nullptr, SqlLimit(q.limit)); }, /*after_seq=*/0, from,
+        q.limit);
   }
   // Any execution: the position index from `after` on, in windows of kScanWindow
   // entries, the lock released between them -- a selective filter over a long log
   // must not hold every commit back for the whole scan.
-  const std::string sql = std::string(kSelectEvents) + " WHERE position > ?1 AND position <= ?2" +
-                          whose + " ORDER BY position LIMIT ?3";
+  // A row's position is its last event's, and the events of a row have contiguous
+  // positions: rows in position order are events in position order.
+  const std::string sql = kSelectEventRows + " WHERE position > ?1 AND position <= ?2" + whose +
+                          " ORDER BY position LIMIT ?3";
   std::vector<EventRecord> out;
   for (int64_t after = from;;) {
     std::lock_guard lock(mu_);
@@ -177,7 +183,9 @@ Result<std::vector<EventRecord>> SqliteStore::ListEvents(const EventQuery& q) {
     if (!upto.ok()) return upto.status();
     const int64_t want =
         q.limit == 0 ? -1 : static_cast<int64_t>(q.limit) - static_cast<int64_t>(out.size());
-    auto rows = Query<EventRecord>(sql, "events", [&](Stmt& st) { bind(st, after, &*upto, want); });
+    const size_t wanted = want < 0 ? 0 : static_cast<size_t>(want);
+    auto rows = QueryEvents(
+        sql, [&](Stmt& st) { bind(st, after, &*upto, want); }, /*after_seq=*/0, after, wanted);
     if (!rows.ok()) return rows.status();
     if (out.empty()) {
       out = std::move(rows.value());

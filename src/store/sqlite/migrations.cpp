@@ -391,6 +391,13 @@ CREATE INDEX assignments_active ON assignments (created_at, dispatch_id)
 DROP INDEX assignments_id;
 CREATE INDEX assignments_moved_id ON assignments (id) WHERE id != dispatch_id;
 )sql",
+    // 17 (kPackedEventsVersion): a run of events of one execution in one row
+    // (event_rows.h): the row's columns are the run's last event, `span` counts its
+    // events and `earlier` holds the others.
+    R"sql(
+ALTER TABLE events ADD COLUMN span INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE events ADD COLUMN earlier TEXT;
+)sql",
 };
 
 int64_t NowMs() {

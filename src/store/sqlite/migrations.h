@@ -38,6 +38,8 @@ inline constexpr int kPoolsVersion = 14;
 inline constexpr int kActiveAssignmentsOrVersion = 15;
 // The migration that indexes an assignment's worker-facing id only once it was moved.
 inline constexpr int kMovedAssignmentIdVersion = 16;
+// The migration that stores a run of events of one execution in one row.
+inline constexpr int kPackedEventsVersion = 17;
 
 // Applies every migration newer than the database's version, each in its own
 // transaction. Fails (errc::kStore) when the database is newer than this build.

@@ -23,7 +23,6 @@ const std::string kUpsertExecutionState =
     rows::NarrowUpsertSql(rows::TableOf<ExecutionRecord>(), '?');
 const std::string kUpsertStep = Upsert<StepRecord>();
 const std::string kUpsertAttempt = Upsert<AttemptRecord>();
-const std::string kInsertEvent = Upsert<EventRecord>();
 const std::string kUpsertDeadLetter = Upsert<DeadLetterRecord>();
 const std::string kUpsertToken = Upsert<TokenRecord>();
 const std::string kUpsertSchedule = Upsert<ScheduleRecord>();
@@ -44,7 +43,6 @@ const std::string kSelectWorkflows = Select<WorkflowRecord>();
 const std::string kSelectExecutions = Select<ExecutionRecord>();
 const std::string kSelectSteps = Select<StepRecord>();
 const std::string kSelectAttempts = Select<AttemptRecord>();
-const std::string kSelectEvents = Select<EventRecord>();
 const std::string kSelectDeadLetters = Select<DeadLetterRecord>();
 const std::string kSelectTokens = Select<TokenRecord>();
 const std::string kSelectSchedules = Select<ScheduleRecord>();

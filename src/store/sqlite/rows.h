@@ -16,8 +16,9 @@
 namespace baton::sqlite {
 
 // Upserts replace every field (ON CONFLICT DO UPDATE keeps the rowid, so first-insertion
-// order survives updates); events and reassignments are plain inserts, so a duplicate key
-// is an error. A dead letter without an id (NULL) is numbered by AUTOINCREMENT.
+// order survives updates); reassignments are plain inserts, so a duplicate key is an
+// error. Events have their own rows (event_rows.h). A dead letter without an id (NULL) is numbered
+// by AUTOINCREMENT.
 extern const std::string kUpsertWorkflow;
 extern const std::string kUpsertExecution;
 // The usual update of an execution changes its state, not what it is filed under
@@ -25,7 +26,6 @@ extern const std::string kUpsertExecution;
 extern const std::string kUpsertExecutionState;
 extern const std::string kUpsertStep;
 extern const std::string kUpsertAttempt;
-extern const std::string kInsertEvent;
 extern const std::string kUpsertDeadLetter;
 extern const std::string kUpsertToken;
 extern const std::string kUpsertSchedule;
@@ -50,7 +50,6 @@ extern const std::string kSelectWorkflows;
 extern const std::string kSelectExecutions;
 extern const std::string kSelectSteps;
 extern const std::string kSelectAttempts;
-extern const std::string kSelectEvents;
 extern const std::string kSelectDeadLetters;
 extern const std::string kSelectTokens;
 extern const std::string kSelectSchedules;

@@ -4,6 +4,7 @@
 #include <baton/sqlite_store.h>
 
 #include "common/crash_point.h"
+#include "store/sqlite/event_rows.h"
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/wal_write_buffer.h"
 
@@ -42,7 +43,8 @@ Status SqliteStore::Commit(std::span<const WriteBatch* const> batches) {
                           sqlite::kUpsertExecutionState.c_str(),
                           sqlite::kUpsertStep.c_str(),
                           sqlite::kUpsertAttempt.c_str(),
-                          sqlite::kInsertEvent.c_str(),
+                          sqlite::kInsertEventRow.c_str(),
+                          sqlite::kFirstSeqOfEventRowFrom.c_str(),
                           sqlite::kUpsertDeadLetter.c_str(),
                           sqlite::kUpsertToken.c_str(),
                           sqlite::kUpsertSchedule.c_str(),
@@ -66,8 +68,8 @@ Status SqliteStore::Commit(std::span<const WriteBatch* const> batches) {
     }
     commit_stmts_ = prepared;
   }
-  auto [begin, commit, wf, ex, exs, st, at, ev, dl, tk, sc, hk, tg, dv, wk, as, ass, rs, sg, br, ce,
-        ct, cd, pl] = commit_stmts_;
+  auto [begin, commit, wf, ex, exs, st, at, ev, evf, dl, tk, sc, hk, tg, dv, wk, as, ass, rs, sg,
+        br, ce, ct, cd, pl] = commit_stmts_;
   const bool coalesce = batches.size() > 1;
   if (coalesce) {
     workflows_.Clear();
@@ -92,10 +94,11 @@ Status SqliteStore::Commit(std::span<const WriteBatch* const> batches) {
         !(s = WriteAll(*exs, *ex, b->executions, coalesce ? &executions_ : nullptr)).ok() ||
         !(s = WriteAll(*st, b->steps, coalesce ? &steps_ : nullptr)).ok() ||
         !(s = WriteAll(*at, b->attempts, coalesce ? &attempts_ : nullptr)).ok() ||
-        !(s = AppendAll(*ev, b->events)).ok() || !(s = AppendAll(*dl, b->dead_letters)).ok() ||
-        !(s = AppendAll(*tk, b->tokens)).ok() || !(s = AppendAll(*sc, b->schedules)).ok() ||
-        !(s = AppendAll(*hk, b->hooks)).ok() || !(s = AppendAll(*tg, b->triggers)).ok() ||
-        !(s = AppendAll(*dv, b->deliveries)).ok() || !(s = AppendAll(*wk, b->workers)).ok() ||
+        !(s = WriteEvents(*ev, *evf, b->events)).ok() ||
+        !(s = AppendAll(*dl, b->dead_letters)).ok() || !(s = AppendAll(*tk, b->tokens)).ok() ||
+        !(s = AppendAll(*sc, b->schedules)).ok() || !(s = AppendAll(*hk, b->hooks)).ok() ||
+        !(s = AppendAll(*tg, b->triggers)).ok() || !(s = AppendAll(*dv, b->deliveries)).ok() ||
+        !(s = AppendAll(*wk, b->workers)).ok() ||
         !(s = WriteAll(*ass, *as, b->assignments, coalesce ? &assignments_ : nullptr)).ok() ||
         !(s = AppendAll(*rs, b->reassignments)).ok() || !(s = AppendAll(*sg, b->signals)).ok() ||
         !(s = AppendAll(*br, b->breakers)).ok() || !(s = AppendAll(*ce, b->cache_entries)).ok() ||

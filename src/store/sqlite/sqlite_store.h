@@ -17,6 +17,7 @@
 #include <baton/store.h>
 
 #include "store/sqlite/coalesce.h"
+#include "store/sqlite/event_rows.h"
 #include "store/sqlite/owner_lock.h"
 #include "store/sqlite/rows.h"
 #include "store/sqlite/statement.h"
@@ -175,6 +176,27 @@ class SqliteStore final : public Store {
     return out;
   }
 
+  // Events from rows of a kSelectEventRows query (event_rows.h), oldest first: those
+  // after `after_seq` and `after_position`, at most `limit` (0: all). Each row holds at
+  // least one event past both, so a query limited to `limit` rows yields enough.
+  template <class BindFn>
+  Result<std::vector<EventRecord>> QueryEvents(const std::string& sql, BindFn bind,
+                                               int64_t after_seq, int64_t after_position,
+                                               size_t limit) {
+    Stmt* q = nullptr;
+    if (Status s = Cached(reader(), sql, &q); !s.ok()) return s;
+    ResetOnExit reset(*q);
+    bind(*q);
+    std::vector<EventRecord> out;
+    int rc;
+    while ((rc = q->Step()) == SQLITE_ROW) {
+      if (!ReadEventRow(*q, after_seq, after_position, &out)) return Corrupt("events");
+    }
+    if (rc != SQLITE_DONE) return Error(db(), "reading events");
+    if (limit != 0 && out.size() > limit) out.resize(limit);
+    return out;
+  }
+
   // The position kScanWindow index entries after `after` (kNoEnd: fewer remain).
   static constexpr int64_t kScanWindow = 4096;
   static constexpr int64_t kNoEnd = std::numeric_limits<int64_t>::max();
@@ -239,7 +261,7 @@ class SqliteStore final : public Store {
   Connection writer_;
   Connection reader_;
   // The statements of Commit(), in its order; null until the first commit.
-  static constexpr size_t kCommitStatements = 24;
+  static constexpr size_t kCommitStatements = 25;
   std::array<Stmt*, kCommitStatements> commit_stmts_{};
   LastWriteWins<WorkflowRecord> workflows_;
   LastWriteWins<ExecutionRecord> executions_;
