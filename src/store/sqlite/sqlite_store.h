@@ -159,20 +159,32 @@ class SqliteStore final : public Store {
     return Status::Ok();
   }
 
-  template <class T, class BindFn>
-  Result<std::vector<T>> Query(const std::string& sql, const char* table, BindFn bind) {
+  // Runs `sql` on the reader, bound by `bind`, and hands each row to `read` (false: the
+  // row is not valid, and the table is named corrupt).
+  template <class BindFn, class ReadFn>
+  Status ForEachRow(const std::string& sql, const char* table, BindFn bind, ReadFn read) {
     Stmt* q = nullptr;
     if (Status s = Cached(reader(), sql, &q); !s.ok()) return s;
     ResetOnExit reset(*q);
     bind(*q);
-    std::vector<T> out;
     int rc;
     while ((rc = q->Step()) == SQLITE_ROW) {
-      T row;
-      if (!Read(*q, &row)) return Corrupt(table);
-      out.push_back(std::move(row));
+      if (!read(*q)) return Corrupt(table);
     }
     if (rc != SQLITE_DONE) return Error(db(), std::string("reading ") + table);
+    return Status::Ok();
+  }
+
+  template <class T, class BindFn>
+  Result<std::vector<T>> Query(const std::string& sql, const char* table, BindFn bind) {
+    std::vector<T> out;
+    Status s = ForEachRow(sql, table, bind, [&](const Stmt& q) {
+      T row;
+      if (!Read(q, &row)) return false;
+      out.push_back(std::move(row));
+      return true;
+    });
+    if (!s.ok()) return s;
     return out;
   }
 
@@ -183,16 +195,11 @@ class SqliteStore final : public Store {
   Result<std::vector<EventRecord>> QueryEvents(const std::string& sql, BindFn bind,
                                                int64_t after_seq, int64_t after_position,
                                                size_t limit) {
-    Stmt* q = nullptr;
-    if (Status s = Cached(reader(), sql, &q); !s.ok()) return s;
-    ResetOnExit reset(*q);
-    bind(*q);
     std::vector<EventRecord> out;
-    int rc;
-    while ((rc = q->Step()) == SQLITE_ROW) {
-      if (!ReadEventRow(*q, after_seq, after_position, &out)) return Corrupt("events");
-    }
-    if (rc != SQLITE_DONE) return Error(db(), "reading events");
+    Status s = ForEachRow(sql, "events", bind, [&](const Stmt& q) {
+      return ReadEventRow(q, after_seq, after_position, &out);
+    });
+    if (!s.ok()) return s;
     if (limit != 0 && out.size() > limit) out.resize(limit);
     return out;
   }
