@@ -3,6 +3,7 @@
 #include "common/json_text.h"
 #include "store/sqlite/rows.h"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -12,6 +13,8 @@ namespace {
 
 constexpr int kSpanColumn = 8;
 constexpr int kEarlierColumn = 9;
+// More events in one row than any build writes: a corrupt row.
+constexpr int64_t kMaxSpanRead = 1 << 20;
 
 std::string InsertEventRowSql() {
   std::string sql = rows::InsertSql(rows::TableOf<EventRecord>(), '?');
@@ -27,10 +30,37 @@ std::string SelectEventRowsSql() {
   return sql;
 }
 
-// Whether `next` continues the run that ends with `last`.
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+
+// Plain ASCII: JSON text carries it byte for byte. (Invalid UTF-8 would come back
+// replaced, where the row's own columns keep the bytes.)
+bool Ascii(std::string_view s) {
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+}
+
+// Whether `next` continues the run that ends with `last` (which then goes into
+// `earlier`). Positions are 0 throughout a run or positive and contiguous.
 bool FollowsOn(const EventRecord& last, const EventRecord& next) {
-  if (next.execution_id != last.execution_id || next.seq != last.seq + 1) return false;
-  return last.position == 0 ? next.position == 0 : next.position == last.position + 1;
+  if (next.execution_id != last.execution_id || last.seq == kMax || next.seq != last.seq + 1) {
+    return false;
+  }
+  if (!Ascii(last.type) || !Ascii(last.step_id)) return false;
+  if (last.position == 0) return next.position == 0;
+  return last.position > 0 && last.position < kMax && next.position == last.position + 1;
+}
+
+// An integer of `j` within [lo, hi] (nlohmann reads non-negative numbers as unsigned).
+bool IntIn(const Json& j, int64_t lo, int64_t hi, int64_t* out) {
+  if (j.is_number_unsigned()) {
+    const auto u = j.get<uint64_t>();
+    if (u > static_cast<uint64_t>(hi)) return false;
+    *out = static_cast<int64_t>(u);
+    return *out >= lo;
+  }
+  if (!j.is_number_integer()) return false;
+  *out = j.get<int64_t>();
+  return *out >= lo && *out <= hi;
 }
 
 // Appends one entry of `earlier`, [type, step_id, attempt, time, data], as text: a DOM
@@ -93,8 +123,11 @@ bool ReadEarlier(std::string_view text, const EventRecord& last, int64_t span,
   if (!entries.is_array() || static_cast<int64_t>(entries.size()) != span - 1) return false;
   for (int64_t i = 0; i < span - 1; ++i) {
     Json& entry = entries[static_cast<size_t>(i)];
+    int64_t attempt = 0, time = 0;
     if (!entry.is_array() || entry.size() != 5 || !entry[0].is_string() || !entry[1].is_string() ||
-        !entry[2].is_number_integer() || !entry[3].is_number_integer()) {
+        !IntIn(entry[2], std::numeric_limits<int>::min(), std::numeric_limits<int>::max(),
+               &attempt) ||
+        !IntIn(entry[3], std::numeric_limits<int64_t>::min(), kMax, &time)) {
       return false;
     }
     const int64_t back = span - 1 - i;
@@ -105,10 +138,8 @@ bool ReadEarlier(std::string_view text, const EventRecord& last, int64_t span,
     e.execution_id = last.execution_id;
     e.type = entry[0].get<std::string>();
     e.step_id = entry[1].get<std::string>();
-    const int64_t attempt = entry[2].get<int64_t>();
-    if (attempt < 0 || attempt > std::numeric_limits<int>::max()) return false;
     e.attempt = static_cast<int>(attempt);
-    e.time = entry[3].get<int64_t>();
+    e.time = time;
     e.data = std::move(entry[4]);
     out->push_back(std::move(e));
   }
@@ -152,7 +183,14 @@ bool ReadEventRow(const Stmt& q, int64_t after_seq, int64_t after_position,
   EventRecord last;
   if (!Read(q, &last)) return false;
   const int64_t span = q.Int(kSpanColumn);
-  if (span < 1 || span > last.seq) return false;
+  if (span < 1 || span > kMaxSpanRead) return false;
+  if (span > 1) {
+    // A run's seqs and positions (0, or positive and contiguous) stay in range.
+    if (last.seq < std::numeric_limits<int64_t>::min() + span || last.position < 0 ||
+        (last.position > 0 && last.position - (span - 1) < 1)) {
+      return false;
+    }
+  }
   if (span > 1 &&
       !ReadEarlier(q.TextView(kEarlierColumn), last, span, out, after_seq, after_position)) {
     return false;

@@ -5,21 +5,25 @@
 // execution.completed, one after the other. One row per event made each of them a
 // statement and two b-tree inserts (the table and events_position); for short jobs the
 // events were half of every commit's rows. So a run of events of one execution whose
-// seqs and positions follow on (both +1, or positions all 0) is stored as one row
-// (migration 17, kPackedEventsVersion):
+// seqs follow on and whose positions are all 0 or positive and contiguous is stored as
+// one row (migration 17, kPackedEventsVersion):
 //
 // - the row's columns hold the run's *last* event, so its key (execution_id, seq) and
 //   its position are those of the last event: MAX(seq), MAX(position) and "rows with
-//   seq (or position) > N, in order" keep working on the existing indexes, and runs
-//   never interleave, because their events' positions are contiguous;
+//   seq (or position) > N, in order" keep working on the existing indexes. Runs never
+//   interleave: their positions are contiguous, and positions are unique
+//   (EventRecord::position);
 // - `span` is the number of events in the row (1 for rows written before);
 // - `earlier` is NULL, or a JSON array of the run's other events, oldest first, each
 //   [type, step_id, attempt, time, data]; event i of n has seq = seq - (n - 1 - i), and
 //   position likewise (0 stays 0).
 //
-// A row stays small enough to fit in its b-tree page (kMaxEarlierBytes), so a run that
-// carries large event data is split into several rows. The PostgreSQL store and the
-// memory store keep one record per event; what the Store interface returns is the same.
+// A run ends at kMaxEventsPerRow events, where `earlier` would pass kMaxEarlierBytes (so
+// that a row of small events keeps to its b-tree page; a last event with large data
+// overflows it, as a row of one event did before), and before an event whose type or
+// step id is not ASCII (JSON text would not keep invalid UTF-8 byte for byte; the row's
+// own columns do). The PostgreSQL store and the memory store keep one record per event;
+// what the Store interface returns is the same.
 #pragma once
 
 #include <baton/status.h>

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -124,6 +125,34 @@ TEST_F(EventRows, LargeDataSplitsARunIntoRowsThatFitTheirPage) {
   EXPECT_EQ(RawQuery(path_, "SELECT MAX(LENGTH(earlier)) <= 768 FROM events"), "1");
   EXPECT_EQ(ToJson(*store_->GetEvents("e", 0, 0)), ToJson(b.events));
   EXPECT_EQ(ToJson(Listed(17, 5)), ToJson(Slice(b.events, 17, 5)));
+}
+
+// Values the engine does not write but the Store API takes come back as the other stores
+// return them: negative attempts, seq 0, negative positions, invalid UTF-8, huge seqs.
+// (Found by review: each of these read back changed, or made the log unreadable.)
+TEST_F(EventRows, UnusualValuesComeBackUnchanged) {
+  WriteBatch b;
+  b.events = {At("e", 0, 0), At("e", 1, 0), At("e", 2, 0)};
+  b.events[0].attempt = -1;         // in `earlier`
+  b.events[1].step_id = "bad\xff";  // invalid UTF-8: ends its run, kept in the row
+  b.events[1].type = "t\xfe";
+  b.events.push_back(At("f", 1, -2));  // negative positions never join a run
+  b.events.push_back(At("f", 2, -1));
+  b.events.push_back(At("f", 3, 0));
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  b.events.push_back(At("g", max - 1, 0));
+  b.events.push_back(At("g", max, 0));
+  b.events.back().time = max;
+  ASSERT_TRUE(store_->Commit(b).ok());
+  EXPECT_EQ(Rows("e"), "2");
+  EXPECT_EQ(Rows("f"), "3");
+  EXPECT_EQ(Rows("g"), "1");
+  auto e = store_->GetEvents("e", -1, 0);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(ToJson(*e), ToJson(Slice(b.events, 0, 3)));
+  EXPECT_EQ(e->at(1).step_id, "bad\xff");
+  EXPECT_EQ(ToJson(*store_->GetEvents("f", 0, 0)), ToJson(Slice(b.events, 3, 3)));
+  EXPECT_EQ(ToJson(*store_->GetEvents("g", 0, 0)), ToJson(Slice(b.events, 6, 2)));
 }
 
 // The primary key holds only each row's last seq: a seq stored inside a row must still
