@@ -140,9 +140,14 @@ TEST_F(EventRows, UnusualValuesComeBackUnchanged) {
   b.events.push_back(At("f", 2, -1));
   b.events.push_back(At("f", 3, 0));
   const int64_t max = std::numeric_limits<int64_t>::max();
-  b.events.push_back(At("g", max - 1, 0));
-  b.events.push_back(At("g", max, 0));
-  b.events.back().time = max;
+  for (int64_t seq : {max - 1, max}) {  // not through Event(): its time is 1000 + seq
+    EventRecord e;
+    e.execution_id = "g";
+    e.seq = seq;
+    e.type = "step.ready";
+    e.time = seq;
+    b.events.push_back(e);
+  }
   ASSERT_TRUE(store_->Commit(b).ok());
   EXPECT_EQ(Rows("e"), "2");
   EXPECT_EQ(Rows("f"), "3");
