@@ -33,17 +33,18 @@ void Listener::Close() {
 }
 
 void Listener::Accept() {
-  acceptor_.async_accept(net::make_strand(ioc_), [self = shared_from_this()](
-                                                     boost::system::error_code ec, tcp::socket s) {
-    if (ec == net::error::operation_aborted || !self->acceptor_.is_open()) return;
-    if (!ec) {
-      s.set_option(tcp::no_delay(true), ec);
-      const bool reject =
-          self->shared_->connections.load() >= self->shared_->limits.max_connections;
-      StartHttpSession(std::move(s), self->shared_, reject);
-    }
-    self->Accept();  // on errors too (EMFILE passes; the next accept may work)
-  });
+  acceptor_.async_accept(
+      net::make_strand(io_.next()),
+      [self = shared_from_this()](boost::system::error_code ec, tcp::socket s) {
+        if (ec == net::error::operation_aborted || !self->acceptor_.is_open()) return;
+        if (!ec) {
+          s.set_option(tcp::no_delay(true), ec);
+          const bool reject =
+              self->shared_->connections.load() >= self->shared_->limits.max_connections;
+          StartHttpSession(std::move(s), self->shared_, reject);
+        }
+        self->Accept();  // on errors too (EMFILE passes; the next accept may work)
+      });
 }
 
 }  // namespace baton::server

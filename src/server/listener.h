@@ -1,8 +1,10 @@
-// Accepts TCP connections and starts an HttpSession for each, on its own strand.
+// Accepts TCP connections and starts an HttpSession for each, on its own strand of the
+// next I/O thread's context (io_pool.h).
 // Past ServerLimits::max_connections, new connections get one 503 and are closed.
 #pragma once
 
 #include "server/http_session.h"
+#include "server/io_pool.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -13,8 +15,9 @@ namespace baton::server {
 
 class Listener : public std::enable_shared_from_this<Listener> {
  public:
-  Listener(boost::asio::io_context& ioc, std::shared_ptr<SessionShared> shared)
-      : ioc_(ioc), acceptor_(ioc), shared_(std::move(shared)) {}
+  // The acceptor runs on io.first(); each connection on io.next(). `io` outlives this.
+  Listener(IoPool& io, std::shared_ptr<SessionShared> shared)
+      : io_(io), acceptor_(io.first()), shared_(std::move(shared)) {}
   // Binds and listens; INVALID_ARGUMENT for a bad address, IO_ERROR when it is taken.
   Status Open(const boost::asio::ip::tcp::endpoint& endpoint);
   void Start();  // the accept loop
@@ -23,7 +26,7 @@ class Listener : public std::enable_shared_from_this<Listener> {
 
  private:
   void Accept();
-  boost::asio::io_context& ioc_;
+  IoPool& io_;
   boost::asio::ip::tcp::acceptor acceptor_;
   std::shared_ptr<SessionShared> shared_;
 };

@@ -3,7 +3,6 @@
 #include <baton/postgres_store.h>
 #include <baton/sqlite_store.h>
 
-#include "common/thread_name.h"
 
 #include "runners/refusing_runner.h"
 #include "server/api.h"
@@ -12,6 +11,7 @@
 #include "server/feed_tail.h"
 #include "server/instance_exchange.h"
 #include "server/lease_keeper.h"
+#include "server/io_pool.h"
 #include "server/listener.h"
 #include "server/metrics.h"
 #include "server/submitter.h"
@@ -23,7 +23,6 @@
 #include "store/fault_injection.h"
 #include "workers/coordinator.h"
 
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
 
 #include <sys/stat.h>
@@ -33,7 +32,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 #include <unordered_map>
 
 namespace baton::server {
@@ -171,7 +169,7 @@ struct Server::Impl {
   ApiContext ctx;
   std::unique_ptr<RateLimiter> limiter;
   std::unique_ptr<Router> router;
-  net::io_context ioc;
+  std::unique_ptr<IoPool> io;  // the HTTP threads (options.io_threads)
   std::shared_ptr<Listener> listener;
   std::string host;
 };
@@ -499,7 +497,8 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   shared->workers->coordinator = impl->coordinator.get();
   shared->workers->wire = impl->metrics.worker_wire();
   shared->workers->max_queued = options.limits.max_worker_queue;
-  impl->listener = std::make_shared<Listener>(impl->ioc, shared);
+  impl->io = std::make_unique<IoPool>(options.io_threads);
+  impl->listener = std::make_shared<Listener>(*impl->io, shared);
   if (Status s = impl->listener->Open(*endpoint); !s.ok()) return s;
 
   // Deliveries still pending from before the restart, read before recovery can add
@@ -665,16 +664,7 @@ std::string Server::url() const {
 
 void Server::Run() {
   impl_->listener->Start();
-  std::vector<std::thread> threads;
-  const int n = std::max(1, impl_->options.io_threads);
-  for (int i = 1; i < n; ++i) {
-    threads.emplace_back([this] {
-      SetThreadName("baton-io");
-      impl_->ioc.run();
-    });
-  }
-  impl_->ioc.run();
-  for (auto& t : threads) t.join();
+  impl_->io->Run();
   if (impl_->keeper) impl_->keeper->Stop();
   if (impl_->exchange) impl_->exchange->Stop();
   impl_->engine->Stop();
@@ -687,7 +677,7 @@ void Server::Handle(std::shared_ptr<const HttpRequest> request, Responder respon
 
 void Server::Stop() {
   impl_->listener->Close();
-  impl_->ioc.stop();
+  impl_->io->Stop();
 }
 
 }  // namespace baton::server
