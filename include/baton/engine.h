@@ -81,8 +81,22 @@ struct LiveExecutions {
 };
 
 // Watches execution without touching the scheduler: the CLI's live view, the server's
-// live feed, metrics. Called on the engine thread after the event is committed; must be
-// quick and must not call back into the engine synchronously.
+// live feed, metrics. Called after the event is committed, on the thread its
+// ObserverThread says; must be quick and must not call back into the engine
+// synchronously.
+// Where an observer hears of events (Engine::AddObserver).
+enum class ObserverThread {
+  // The engine thread, once the engine has heard the batch is durable. The observer may
+  // be single-threaded; OnStoreError comes on this thread too.
+  kEngine,
+  // The thread that learns the batch is durable (the store's writer), before the engine
+  // hears of it: one thread hop sooner, for the live feed. Each execution's events still
+  // come in order, each once, and only when the batch committed. The observer must be
+  // thread-safe and cheap (it delays the next commit), and it gets no OnStoreError. The
+  // progress is the execution's as of the end of the turn that wrote the event.
+  kCommit,
+};
+
 class ExecutionObserver {
  public:
   virtual ~ExecutionObserver() = default;
@@ -255,7 +269,7 @@ class Engine {
   void SetRunner(StepType type, Runner* runner);
   // Observers hear of events committed after they are added (add them before Start: a
   // batch submitted while there were none is not kept for them).
-  void AddObserver(ExecutionObserver* observer);
+  void AddObserver(ExecutionObserver* observer, ObserverThread thread = ObserverThread::kEngine);
 
   // Begins an execution; returns its id. The start is committed before any step runs.
   Result<std::string> Start(StartRequest request);

@@ -185,20 +185,40 @@ void Engine::Impl::EndTurn() {
   // with none, the store may take its records instead of copying them.
   std::shared_ptr<const WriteBatch> observed;
   std::shared_ptr<const std::vector<TimeMs>> began;  // with observed: each event's
-  if (!observers_.empty()) {
+  // With commit-thread observers, each event's progress as of now: that thread cannot
+  // read the executions, which this one goes on changing.
+  std::shared_ptr<const std::vector<ExecutionProgress>> progress_now;
+  if (!commit_observers_.empty() && !batch->events.empty()) {
+    auto now = std::make_shared<std::vector<ExecutionProgress>>();
+    now->reserve(batch->events.size());
+    size_t k = 0;
+    for (size_t i = 0; i < batch->events.size(); ++i) {
+      while ((*execs)[k]->rec.id != batch->events[i].execution_id) ++k;
+      now->push_back(ProgressOf(*(*execs)[k]));
+      now->back().attempt_began = event_began_[i];
+    }
+    progress_now = std::move(now);
+  }
+  if (!observers_.empty() || progress_now) {
     observed = std::move(batch);
     began = std::make_shared<const std::vector<TimeMs>>(std::move(event_began_));
   }
   event_began_.clear();
   std::weak_ptr<bool> alive = alive_;
   const uint64_t number = ++batches_submitted_;
-  auto on_commit = [this, alive, effects, prepared, observed, execs, began, number,
+  auto on_commit = [this, alive, effects, prepared, observed, execs, began, progress_now, number,
                     held_dones](const Status& st) {
     if (held_dones) {
       for (const auto& done : *held_dones) done(st);  // as their committer would: any thread
     }
     NotifyDurableOffLoop(number, st);
-    loop_->Post([this, alive, effects, prepared, observed, execs, began, st, number] {
+    if (progress_now && st.ok()) {
+      for (size_t i = 0; i < observed->events.size(); ++i) {
+        for (auto* o : commit_observers_) o->OnEvent(observed->events[i], (*progress_now)[i]);
+      }
+    }
+    loop_->Post([this, alive, effects, prepared, execs, began, st, number,
+                 observed = observers_.empty() ? nullptr : observed] {
       if (alive.expired()) return;
       NotifyDurable(number, st);
       if (!st.ok()) {

@@ -13,8 +13,9 @@ Engine::~Engine() = default;
 void Engine::SetRunner(StepType type, Runner* runner) {
   impl_->runners_[type] = runner;
 }
-void Engine::AddObserver(ExecutionObserver* observer) {
-  impl_->observers_.push_back(observer);
+void Engine::AddObserver(ExecutionObserver* observer, ObserverThread thread) {
+  (thread == ObserverThread::kCommit ? impl_->commit_observers_ : impl_->observers_)
+      .push_back(observer);
 }
 Result<std::string> Engine::Start(StartRequest request) {
   return impl_->Start(std::move(request));

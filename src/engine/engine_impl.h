@@ -395,6 +395,8 @@ class Engine::Impl {
   std::unique_ptr<Runner> noop_runner_;
   std::unique_ptr<Runner> wait_runner_;
   std::vector<ExecutionObserver*> observers_;
+  // ObserverThread::kCommit: called by the committer's thread; read-only once started.
+  std::vector<ExecutionObserver*> commit_observers_;
   // Found by the execution's own id (rec.id, never changed once it is here): a copy of the
   // id per live execution was a heap block each, and a view of it half the node.
   struct ExecutionId {

@@ -26,8 +26,8 @@ void EngineHost::SetRunner(StepType type, Runner* runner) {
   engine_->SetRunner(type, runner);
 }
 
-void EngineHost::AddObserver(ExecutionObserver* observer) {
-  engine_->AddObserver(observer);
+void EngineHost::AddObserver(ExecutionObserver* observer, ObserverThread thread) {
+  engine_->AddObserver(observer, thread);
 }
 
 Result<size_t> EngineHost::Start(bool recover) {

@@ -25,8 +25,8 @@ class EngineHost {
              RealClock clock = {});
   ~EngineHost();  // Stop()s
 
-  // Before Start() only; called on the engine thread afterwards.
-  void AddObserver(ExecutionObserver* observer);
+  // Before Start() only; called afterwards on the thread `thread` names.
+  void AddObserver(ExecutionObserver* observer, ObserverThread thread = ObserverThread::kEngine);
   // Before Start() only: the runner of a step type (command steps: the coordinator's).
   void SetRunner(StepType type, Runner* runner);
   // The engine itself, for components on the engine thread (never from another thread).

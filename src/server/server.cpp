@@ -3,15 +3,14 @@
 #include <baton/postgres_store.h>
 #include <baton/sqlite_store.h>
 
-
 #include "runners/refusing_runner.h"
 #include "server/api.h"
 #include "server/dashboard/activity.h"
 #include "server/dlq_replayer.h"
 #include "server/feed_tail.h"
 #include "server/instance_exchange.h"
-#include "server/lease_keeper.h"
 #include "server/io_pool.h"
+#include "server/lease_keeper.h"
 #include "server/listener.h"
 #include "server/metrics.h"
 #include "server/submitter.h"
@@ -375,7 +374,9 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
     impl->feed_tail = std::make_unique<FeedTail>(feed, &impl->hub);
     impl->engine->AddObserver(impl->feed_tail.get());
   } else {
-    impl->engine->AddObserver(&impl->hub);
+    // The feed hears of events on the writer's thread, as the submit's answer does: a
+    // client waiting for execution.completed gets it without a hop through the engine.
+    impl->engine->AddObserver(&impl->hub, ObserverThread::kCommit);
   }
   impl->submitter = std::make_unique<Submitter>(impl->engine.get(), &impl->workflows);
   // Command steps go to remote workers. What workers held when the previous process
