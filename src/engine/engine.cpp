@@ -182,13 +182,13 @@ void Engine::Impl::EndTurn() {
   }
   event_execs_.clear();
   // Observers read the events again after the commit, so with any the batch is shared;
-  // with none, the store may take its records instead of copying them.
+  // with none, the store may take its records instead of copying them. Each event's
+  // progress is the execution's as of now, the end of the turn that wrote it: the
+  // commit-thread observers cannot read the executions, which this thread goes on
+  // changing, and all observers get the same.
   std::shared_ptr<const WriteBatch> observed;
-  std::shared_ptr<const std::vector<TimeMs>> began;  // with observed: each event's
-  // With commit-thread observers, each event's progress as of now: that thread cannot
-  // read the executions, which this one goes on changing.
-  std::shared_ptr<const std::vector<ExecutionProgress>> progress_now;
-  if (!commit_observers_.empty() && !batch->events.empty()) {
+  std::shared_ptr<const std::vector<ExecutionProgress>> progress;  // with observed
+  if ((!observers_.empty() || !commit_observers_.empty()) && !batch->events.empty()) {
     auto now = std::make_shared<std::vector<ExecutionProgress>>();
     now->reserve(batch->events.size());
     size_t k = 0;
@@ -197,28 +197,25 @@ void Engine::Impl::EndTurn() {
       now->push_back(ProgressOf(*(*execs)[k]));
       now->back().attempt_began = event_began_[i];
     }
-    progress_now = std::move(now);
-  }
-  if (!observers_.empty() || progress_now) {
+    progress = std::move(now);
     observed = std::move(batch);
-    began = std::make_shared<const std::vector<TimeMs>>(std::move(event_began_));
   }
   event_began_.clear();
   std::weak_ptr<bool> alive = alive_;
   const uint64_t number = ++batches_submitted_;
-  auto on_commit = [this, alive, effects, prepared, observed, execs, began, progress_now, number,
+  auto on_commit = [this, alive, effects, prepared, observed, execs, progress, number,
                     held_dones](const Status& st) {
     if (held_dones) {
       for (const auto& done : *held_dones) done(st);  // as their committer would: any thread
     }
     NotifyDurableOffLoop(number, st);
-    if (progress_now && st.ok()) {
+    if (observed && st.ok()) {
       for (size_t i = 0; i < observed->events.size(); ++i) {
-        for (auto* o : commit_observers_) o->OnEvent(observed->events[i], (*progress_now)[i]);
+        for (auto* o : commit_observers_) o->OnEvent(observed->events[i], (*progress)[i]);
       }
     }
-    loop_->Post([this, alive, effects, prepared, execs, began, st, number,
-                 observed = observers_.empty() ? nullptr : observed] {
+    loop_->Post([this, alive, effects, prepared, execs, st, number,
+                 observed = observers_.empty() ? nullptr : observed, progress] {
       if (alive.expired()) return;
       NotifyDurable(number, st);
       if (!st.ok()) {
@@ -265,13 +262,8 @@ void Engine::Impl::EndTurn() {
       TurnGuard turn(this);
       for (auto& effect : *effects) effect();
       if (observed) {
-        size_t k = 0;
         for (size_t i = 0; i < observed->events.size(); ++i) {
-          const EventRecord& ev = observed->events[i];
-          while ((*execs)[k]->rec.id != ev.execution_id) ++k;
-          ExecutionProgress p = ProgressOf(*(*execs)[k]);
-          p.attempt_began = (*began)[i];
-          for (auto* o : observers_) o->OnEvent(ev, p);
+          for (auto* o : observers_) o->OnEvent(observed->events[i], (*progress)[i]);
         }
       }
       // Finished executions leave memory once the last batch with their events is
