@@ -209,11 +209,6 @@ void Engine::Impl::EndTurn() {
       for (const auto& done : *held_dones) done(st);  // as their committer would: any thread
     }
     NotifyDurableOffLoop(number, st);
-    if (observed && st.ok()) {
-      for (size_t i = 0; i < observed->events.size(); ++i) {
-        for (auto* o : commit_observers_) o->OnEvent(observed->events[i], (*progress)[i]);
-      }
-    }
     loop_->Post([this, alive, effects, prepared, execs, st, number,
                  observed = observers_.empty() ? nullptr : observed, progress] {
       if (alive.expired()) return;
@@ -279,6 +274,13 @@ void Engine::Impl::EndTurn() {
         }
       }
     });
+    // After the loop is told, so that the engine goes on while this thread feeds the
+    // commit-thread observers (and then, most often, frees the batch, not the engine).
+    if (observed && st.ok()) {
+      for (size_t i = 0; i < observed->events.size(); ++i) {
+        for (auto* o : commit_observers_) o->OnEvent(observed->events[i], (*progress)[i]);
+      }
+    }
   };
   if (observed) {
     committer_->Submit(std::move(observed), std::move(on_commit));
