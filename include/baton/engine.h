@@ -89,9 +89,11 @@ enum class ObserverThread {
   // The engine thread, once the engine has heard the batch is durable. The observer may
   // be single-threaded; OnStoreError comes on this thread too.
   kEngine,
-  // The thread that learns the batch is durable (the store's writer), before the engine
-  // hears of it: one thread hop sooner, for the live feed. Each execution's events still
-  // come in order, each once, and only when the batch committed. The observer must be
+  // The thread that learns the batch is durable (the store's writer), right after it has
+  // told the engine's loop and without waiting for the loop to run: one thread hop
+  // sooner, for the live feed. Which of the two observers hears of an event first is not
+  // fixed. Each execution's events still come in order, each once, and only when the
+  // batch committed. The observer must be
   // thread-safe and cheap (it delays the next commit), and it gets no OnStoreError. The
   // progress is the execution's as of the end of the turn that wrote the event.
   kCommit,

@@ -1,6 +1,7 @@
 // ObserverThread::kCommit: an observer (the server's live feed) hears of a batch's events
-// from the thread that learns the batch is durable, before the engine's loop does, and
-// never of a batch the store refused.
+// from the thread that learns the batch is durable, without waiting for the engine's loop
+// to run (here the loop runs only when the test says), and never of a batch the store
+// refused.
 #include <baton/engine.h>
 #include <baton/event_loop.h>
 
@@ -59,7 +60,7 @@ TEST(CommitObserver, HearsTheBatchBeforeTheLoopAndInOrder) {
     f.committer.ReleaseOne();
     f.loop.RunReady();
   }
-  // Both heard the same events in the same order, the commit thread's first each time.
+  // Both heard the same events in the same order; the loop ran only after each release.
   EXPECT_EQ(on_commit.heard, on_loop.heard);
   ASSERT_FALSE(order.empty());
   EXPECT_EQ(order.front(), "commit");
