@@ -161,6 +161,28 @@ TEST_F(ServerWorkers, ACommandStepRunsOnALongPollingWorker) {
   EXPECT_EQ(stored["workerId"], "gpu-1");
 }
 
+// A result stands for its ack (docs/worker-protocol.md): a worker that answers at once
+// sends the result alone, and the step's history still says when it started.
+TEST_F(ServerWorkers, AResultWithoutAnAckStartsTheStepBeforeCompletingIt) {
+  Start();
+  PollWorker w = Worker("gpu-1");
+  ASSERT_TRUE(w.Register().ok());
+  const std::string id = Submit();
+  const std::string assignment = w.NextCommand()["assignmentId"];
+  ASSERT_TRUE(w.Succeed(assignment, {{"path", "/models/llama"}}).ok());
+  Json e = WaitForStatus(id, "completed");
+  EXPECT_EQ(e["output"]["path"], "/models/llama");
+  const Json events = Get("/api/v1/executions/" + id + "/events");
+  std::vector<std::string> types;
+  for (const Json& ev : events.value("events", Json::array())) {
+    if (ev.value("step_id", "") == "download") types.push_back(ev.value("type", ""));
+  }
+  EXPECT_EQ(types, (std::vector<std::string>{"step.ready", "step.dispatched", "step.started",
+                                             "step.completed"}))
+      << events.dump();
+  EXPECT_EQ(Get("/api/v1/assignments/" + assignment)["status"], "completed");
+}
+
 // A busy long-polling worker says several things in one request: POST .../batch.
 TEST_F(ServerWorkers, ALongPollingWorkerSendsSeveralMessagesInOneRequest) {
   Start();

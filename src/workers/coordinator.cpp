@@ -243,6 +243,15 @@ Status Coordinator::OnMessage(const std::string& worker_id, const protocol::Work
     }
     d->callbacks.Progress(p->progress, std::move(data));
   } else if (const auto* r = std::get_if<protocol::CommandResult>(&m)) {
+    if (d->status == DispatchStatus::kDispatched) {
+      // A result stands for its ack (docs/worker-protocol.md): a worker whose answer is
+      // ready before its ack went out sends the result alone. The step still starts, so
+      // its history has step.started; the dispatch latency counts this first answer (an
+      // upper bound of when the ack would have come). Finish writes the assignment.
+      d->status = DispatchStatus::kAccepted;
+      RecordLatency(*d);
+      d->callbacks.Started();
+    }
     RunResult result;
     result.output = r->output;
     const bool ok = r->status == protocol::ResultStatus::kSuccess;

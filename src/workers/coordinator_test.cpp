@@ -205,6 +205,32 @@ TEST(Coordinator, ASuccessfulResultCompletesWithItsOutput) {
   EXPECT_TRUE(f.coordinator->registry().Find("a")->held.empty());
 }
 
+// A result that comes without an ack stands for it (docs/worker-protocol.md): the step
+// starts, once, before it completes, and the answer counts as the dispatch's latency.
+TEST(Coordinator, AResultWithoutAnAckStartsTheStepBeforeCompletingIt) {
+  CoordinatorFixture f;
+  f.Connect("a");
+  const std::string id = f.Start("ex1");
+  ASSERT_TRUE(f.Succeed("a", id, {{"ok", true}}).ok());
+  EXPECT_EQ(f.outcomes[id].started, 1);
+  const RunResult r = f.Done(id);
+  EXPECT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(r.output, (Json{{"ok", true}}));
+  EXPECT_EQ(f.Stored(id).status, "completed");
+  EXPECT_EQ(f.coordinator->stats().latency_total, 1u);
+}
+
+// After an ack the result starts nothing again.
+TEST(Coordinator, AResultAfterAnAckStartsTheStepOnlyOnce) {
+  CoordinatorFixture f;
+  f.Connect("a");
+  const std::string id = f.StartAccepted("ex1");
+  ASSERT_TRUE(f.Succeed("a", id, {}).ok());
+  EXPECT_EQ(f.outcomes[id].started, 1);
+  EXPECT_EQ(f.coordinator->stats().latency_total, 1u);
+  EXPECT_TRUE(f.Done(id).status.ok());
+}
+
 // One frame carrying the ack, progress and result of a command: one batch, in which the
 // assignment is written once, in its last state.
 TEST(Coordinator, AGroupOfMessagesWritesEachAssignmentOnceInOneBatch) {
