@@ -103,6 +103,10 @@ TEST_F(ServerApi, FullLifecycleWithOutputsAttemptsLayersAndEvents) {
 TEST_F(ServerApi, WorkflowVersionsAndSnapshots) {
   ApiClient admin = server_->Admin();
   CreateWorkflow(kChain, admin);
+  // A submit without a version starts the latest (the server remembers it: each change
+  // of the workflow must make it read the catalog again).
+  const std::string first = Submit(admin, {{"workflow", "chain"}});
+  EXPECT_EQ(WaitForStatus(admin, first, "completed")["version"], 1);
   // The same definition again is not a new version.
   auto same = admin.Send("POST", "/api/v1/workflows", kChain, "application/yaml");
   ASSERT_TRUE(same.ok());
@@ -116,6 +120,8 @@ TEST_F(ServerApi, WorkflowVersionsAndSnapshots) {
   ASSERT_TRUE(versions.ok());
   EXPECT_EQ((*versions)["versions"].size(), 2u);
   EXPECT_EQ((*admin.Call("GET", "/api/v1/workflows/chain?version=1"))["version"], 1);
+  const std::string latest = Submit(admin, {{"workflow", "chain"}});
+  EXPECT_EQ(WaitForStatus(admin, latest, "completed")["version"], 2);
 
   std::string id = Submit(admin, {{"workflow", "chain"}, {"version", 1}});
   WaitForStatus(admin, id, "completed");
@@ -129,6 +135,10 @@ TEST_F(ServerApi, WorkflowVersionsAndSnapshots) {
   EXPECT_EQ((*e)["version"], 1);
   EXPECT_EQ(admin.Call("POST", "/api/v1/executions", {{"workflow", "chain"}}).status().code(),
             "NOT_FOUND");
+  // Created again: version 1 anew, and submits find it.
+  CreateWorkflow(kChain, admin);
+  const std::string again = Submit(admin, {{"workflow", "chain"}});
+  EXPECT_EQ(WaitForStatus(admin, again, "completed")["version"], 1);
 }
 
 TEST_F(ServerApi, RepeatedIdempotencyKeyReturnsTheFirstExecution) {

@@ -59,7 +59,7 @@ void RespondWithExecution(ApiContext& ctx, const std::string& id, int status,
 
 // The workflows one request has read, by (name, version asked): a batch of 1,000 items of
 // one workflow reads its record once, not once per item.
-using WorkflowReads = std::map<std::pair<std::string, int>, WorkflowRecord>;
+using WorkflowReads = std::map<std::pair<std::string, int>, std::shared_ptr<const WorkflowRecord>>;
 
 // What one submission asks for, checked: the request, or the response that refuses it.
 // `where` prefixes the fields the response names ("executions[3]." within a batch).
@@ -113,14 +113,14 @@ std::variant<SubmitRequest, HttpResponse> PrepareSubmit(ApiContext& ctx, const C
   const auto read_key = std::make_pair(wf.get<std::string>(), version);
   auto read = reads->find(read_key);
   if (read == reads->end()) {
-    auto rec = ctx.store->GetWorkflow(req.ns, wf.get<std::string>(), version);
+    auto rec = ctx.workflows->Record(*ctx.store, req.ns, wf.get<std::string>(), version);
     if (!rec.ok()) {
       return ErrorResponse(Status(rec.status().code(), where + rec.status().message()),
                            {{"field", where + "workflow"}});
     }
     read = reads->emplace(read_key, std::move(rec).value()).first;
   }
-  auto def = ctx.workflows->Get(read->second);
+  auto def = ctx.workflows->Get(*read->second);
   if (!def.ok()) return ErrorResponse(def.status(), {{"field", where + "workflow"}});
   // `args`: ["key=value", ...] as typed on a command line, converted to the declared types.
   std::vector<std::pair<std::string, std::string>> args;

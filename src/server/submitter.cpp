@@ -33,14 +33,19 @@ Result<std::shared_ptr<const WorkflowDef>> LoadStoredWorkflow(CatalogStore* stor
                                                               const std::string& ns,
                                                               const std::string& name, int version,
                                                               WorkflowCache* cache) {
-  auto wf = store->GetWorkflow(ns, name, version);
-  if (!wf.ok()) {
-    if (wf.status().code() != errc::kNotFound) return wf.status();
+  auto missing = [&](const Status& s) -> Status {
+    if (s.code() != errc::kNotFound) return s;
     return Status(errc::kNotFound, "no workflow '" + name + "'" +
                                        (version ? " version " + std::to_string(version) : "") +
                                        " in namespace '" + ns + "'");
+  };
+  if (cache != nullptr) {
+    auto record = cache->Record(*store, ns, name, version);
+    if (!record.ok()) return missing(record.status());
+    return cache->Get(**record);
   }
-  if (cache != nullptr) return cache->Get(*wf);
+  auto wf = store->GetWorkflow(ns, name, version);
+  if (!wf.ok()) return missing(wf.status());
   auto def = WorkflowFromSnapshot(wf->definition, "workflow " + wf->name);
   if (!def.ok()) return def.status();
   def->version = wf->version;

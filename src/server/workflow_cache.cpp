@@ -2,6 +2,19 @@
 
 namespace baton::server {
 
+namespace {
+
+// Every version's entry of workflow `name` (keys are ns, name, version: adjacent).
+template <class Map>
+void EraseVersions(Map& kept, const std::string& ns, const std::string& name) {
+  auto it = kept.lower_bound({ns, name, 0});
+  while (it != kept.end() && std::get<0>(it->first) == ns && std::get<1>(it->first) == name) {
+    it = kept.erase(it);
+  }
+}
+
+}  // namespace
+
 Result<std::shared_ptr<const WorkflowDef>> WorkflowCache::Get(const WorkflowRecord& record) {
   Key key{record.ns, record.name, record.version};
   {
@@ -23,12 +36,43 @@ Result<std::shared_ptr<const WorkflowDef>> WorkflowCache::Get(const WorkflowReco
   return shared;
 }
 
+Result<std::shared_ptr<const WorkflowRecord>> WorkflowCache::Record(CatalogStore& store,
+                                                                    const std::string& ns,
+                                                                    const std::string& name,
+                                                                    int version) {
+  Key key{ns, name, version};
+  uint64_t generation = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (remember_records_) {
+      if (auto it = records_.find(key); it != records_.end()) return it->second;
+    }
+    generation = generation_;
+  }
+  // Read outside the lock; kept only if no Forget() came meanwhile (it may have been for
+  // a change this read did not see).
+  auto read = store.GetWorkflow(ns, name, version);
+  if (!read.ok()) return read.status();
+  auto shared = std::make_shared<const WorkflowRecord>(std::move(read).value());
+  std::lock_guard lock(mu_);
+  if (remember_records_ && generation == generation_) {
+    if (records_.size() >= capacity_) records_.clear();
+    records_[std::move(key)] = shared;
+  }
+  return shared;
+}
+
+void WorkflowCache::RememberRecords(bool on) {
+  std::lock_guard lock(mu_);
+  remember_records_ = on;
+  if (!on) records_.clear();
+}
+
 void WorkflowCache::Forget(const std::string& ns, const std::string& name) {
   std::lock_guard lock(mu_);
-  auto it = entries_.lower_bound(Key{ns, name, 0});
-  while (it != entries_.end() && std::get<0>(it->first) == ns && std::get<1>(it->first) == name) {
-    it = entries_.erase(it);
-  }
+  ++generation_;
+  EraseVersions(entries_, ns, name);
+  EraseVersions(records_, ns, name);
 }
 
 size_t WorkflowCache::size() const {

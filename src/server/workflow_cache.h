@@ -1,9 +1,16 @@
-// Parsed workflow definitions of the catalog, shared by every submit that starts them.
+// Workflow definitions of the catalog, shared by every submit that starts them.
 //
 // A stored definition is immutable once written (a change is a new version), so the
 // parse of (namespace, name, version) is kept and reused; the record's created_at is
-// part of the key, so a workflow deleted and created again is parsed anew. Bounded:
-// past `capacity` entries the cache starts over.
+// part of the key, so a workflow deleted and created again is parsed anew.
+//
+// With RememberRecords(true) the records themselves are kept too, the latest version's
+// included, so that a submit reads neither the database nor the definition's JSON: for a
+// server that is the catalog's only writer (SQLite), whose every change of a workflow
+// calls Forget(). Several instances on one PostgreSQL database change the catalog behind
+// each other's backs, so they read it each time.
+//
+// Bounded: past `capacity` entries of either kind that kind starts over.
 //
 // Threading: thread-safe.
 #pragma once
@@ -27,7 +34,13 @@ class WorkflowCache {
   // The definition of `record`, parsed on the first call for it. A definition that no
   // longer parses (stored by an older build) is an error each time, never cached.
   Result<std::shared_ptr<const WorkflowDef>> Get(const WorkflowRecord& record);
-  // Drops every version of the workflow (it was deleted).
+  // The stored record of workflow `name` at `version` (0: the latest), read from
+  // `store` unless remembered. Errors are the store's (kNotFound ...), never remembered.
+  Result<std::shared_ptr<const WorkflowRecord>> Record(CatalogStore& store, const std::string& ns,
+                                                       const std::string& name, int version);
+  void RememberRecords(bool on);
+  // Drops what is kept of the workflow: it was deleted, or a version was added. Call it
+  // after the change is in the store: a Record() read that began before is then not kept.
   void Forget(const std::string& ns, const std::string& name);
 
   size_t size() const;
@@ -43,6 +56,9 @@ class WorkflowCache {
   mutable std::mutex mu_;
   std::map<Key, Entry> entries_;
   uint64_t parses_ = 0;
+  bool remember_records_ = false;
+  std::map<Key, std::shared_ptr<const WorkflowRecord>> records_;  // version 0: the latest
+  uint64_t generation_ = 0;  // counts Forget() calls: a read older than one is not kept
 };
 
 }  // namespace baton::server

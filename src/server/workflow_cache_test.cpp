@@ -1,6 +1,10 @@
 #include "server/workflow_cache.h"
 
+#include <baton/memory_store.h>
+
 #include <gtest/gtest.h>
+
+#include <functional>
 
 namespace baton::server {
 namespace {
@@ -49,6 +53,88 @@ TEST(WorkflowCache, StaysWithinItsCapacityAndCachesNoError) {
   broken.definition["steps"][0]["type"] = "no-such-type";
   EXPECT_FALSE(cache.Get(broken).ok());
   EXPECT_FALSE(cache.Get(broken).ok());
+}
+
+// Counts the catalog's reads; `during_read` runs inside one, as a concurrent change would.
+class CountingStore final : public StoreWrapper {
+ public:
+  explicit CountingStore(std::unique_ptr<Store> target)
+      : StoreWrapper(target.get()), own_(std::move(target)) {}
+  Result<WorkflowRecord> GetWorkflow(const std::string& ns, const std::string& name,
+                                     int version) override {
+    ++reads;
+    auto r = StoreWrapper::GetWorkflow(ns, name, version);
+    if (during_read) std::exchange(during_read, nullptr)();
+    return r;
+  }
+  int reads = 0;
+  std::function<void()> during_read;
+
+ private:
+  std::unique_ptr<Store> own_;
+};
+
+void Put(Store& store, const WorkflowRecord& r) {
+  WriteBatch b;
+  b.workflows.push_back(r);
+  ASSERT_TRUE(store.Commit(b).ok());
+}
+
+TEST(WorkflowCache, RemembersRecordsOnlyWhenAsked) {
+  CountingStore store(NewMemoryStore());
+  Put(store, Record("deploy", 1, 100));
+  WorkflowCache cache;
+  ASSERT_TRUE(cache.Record(store, "team", "deploy", 0).ok());
+  ASSERT_TRUE(cache.Record(store, "team", "deploy", 0).ok());
+  EXPECT_EQ(store.reads, 2);
+  cache.RememberRecords(true);
+  auto latest = cache.Record(store, "team", "deploy", 0);
+  ASSERT_TRUE(latest.ok()) << latest.status().ToString();
+  EXPECT_EQ((*latest)->version, 1);
+  ASSERT_TRUE(cache.Record(store, "team", "deploy", 0).ok());
+  ASSERT_TRUE(cache.Record(store, "team", "deploy", 1).ok());
+  ASSERT_TRUE(cache.Record(store, "team", "deploy", 1).ok());
+  EXPECT_EQ(store.reads, 4);  // once for the latest, once for version 1
+  // What is not there is read each time.
+  EXPECT_EQ(cache.Record(store, "team", "nope", 0).status().code(), errc::kNotFound);
+  EXPECT_EQ(cache.Record(store, "team", "nope", 0).status().code(), errc::kNotFound);
+  EXPECT_EQ(store.reads, 6);
+}
+
+TEST(WorkflowCache, ANewVersionIsSeenOnceForgetIsCalled) {
+  CountingStore store(NewMemoryStore());
+  Put(store, Record("deploy", 1, 100));
+  WorkflowCache cache;
+  cache.RememberRecords(true);
+  ASSERT_EQ((*cache.Record(store, "team", "deploy", 0))->version, 1);
+  Put(store, Record("deploy", 2, 200, "b"));
+  cache.Forget("team", "deploy");  // what the workflows API does after each change
+  auto latest = cache.Record(store, "team", "deploy", 0);
+  ASSERT_TRUE(latest.ok());
+  EXPECT_EQ((*latest)->version, 2);
+  auto def = cache.Get(**latest);
+  ASSERT_TRUE(def.ok());
+  EXPECT_EQ((*def)->steps[0].id, "b");
+}
+
+// A read that a change overtook (Forget() came while it ran) is answered but not kept:
+// it may hold the version before the change.
+TEST(WorkflowCache, AReadOvertakenByAChangeIsNotKept) {
+  CountingStore store(NewMemoryStore());
+  Put(store, Record("deploy", 1, 100));
+  WorkflowCache cache;
+  cache.RememberRecords(true);
+  store.during_read = [&] {
+    Put(store, Record("deploy", 2, 200));
+    cache.Forget("team", "deploy");
+  };
+  auto stale = cache.Record(store, "team", "deploy", 0);
+  ASSERT_TRUE(stale.ok());
+  EXPECT_EQ((*stale)->version, 1);
+  auto fresh = cache.Record(store, "team", "deploy", 0);
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_EQ((*fresh)->version, 2);
+  EXPECT_EQ(store.reads, 2);
 }
 
 }  // namespace

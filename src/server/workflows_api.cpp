@@ -66,7 +66,10 @@ void Create(ApiContext& ctx, const Call& call, const Responder& respond) {
   rec.created_at = ctx.engine->clock().Now();
   WriteBatch b;
   b.workflows.push_back(rec);
-  if (Status s = ctx.store->Commit(b); !s.ok()) return respond(ErrorResponse(s));
+  // Forgotten whatever the outcome: a write that failed late may still be in the store.
+  const Status committed = ctx.store->Commit(b);
+  ctx.workflows->Forget(ns, rec.name);
+  if (!committed.ok()) return respond(ErrorResponse(committed));
   Json body = WorkflowJson(rec, false);
   body["created"] = true;
   HttpResponse r = JsonResponse(201, body);
@@ -118,8 +121,8 @@ void AddWorkflowRoutes(Router& router, ApiContext& ctx) {
              [&ctx](const Call& call, Responder respond) {
                std::lock_guard lock(ctx.workflow_versions);
                Status s = ctx.store->DeleteWorkflow(call.principal.ns, call.Param("name"));
-               if (!s.ok()) return respond(ErrorResponse(s));
                ctx.workflows->Forget(call.principal.ns, call.Param("name"));
+               if (!s.ok()) return respond(ErrorResponse(s));
                respond(NoContent());
              });
 }
