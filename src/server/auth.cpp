@@ -30,6 +30,13 @@ Status Unauthorized() {
   return Status("UNAUTHORIZED", "a valid bearer token is required (Authorization: Bearer bt_...)");
 }
 
+// Fetched once: with EVP_sha256() every EVP_Digest looks the algorithm up again in
+// OpenSSL 3's provider tables (a lock and a property query), on each request's token.
+const EVP_MD* Sha256() {
+  static EVP_MD* const fetched = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  return fetched != nullptr ? fetched : EVP_sha256();
+}
+
 }  // namespace
 
 const char* ToString(Scope s) {
@@ -71,14 +78,14 @@ bool Principal::MayAdminister(const std::string& other) const {
 std::string Sha256Hex(std::string_view data) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
   unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), md.data(), &len, EVP_sha256(), nullptr);
+  EVP_Digest(data.data(), data.size(), md.data(), &len, Sha256(), nullptr);
   return Hex(md.data(), len);
 }
 
 std::string HmacSha256Hex(std::string_view key, std::string_view data) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
   unsigned int len = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+  HMAC(Sha256(), key.data(), static_cast<int>(key.size()),
        reinterpret_cast<const unsigned char*>(data.data()), data.size(), md.data(), &len);
   return Hex(md.data(), len);
 }
