@@ -57,9 +57,9 @@ void RespondWithExecution(ApiContext& ctx, const std::string& id, int status,
   respond(ExecutionAnswer(ctx, id, status, created_flag, created, std::move(known)));
 }
 
-// The workflows one request has read, by (name, version asked): a batch of 1,000 items of
-// one workflow reads its record once, not once per item.
-using WorkflowReads = std::map<std::pair<std::string, int>, std::shared_ptr<const WorkflowRecord>>;
+// The workflows one request has loaded, by (name, version asked): a batch of 1,000 items
+// of one workflow looks it up once, not once per item.
+using WorkflowReads = std::map<std::pair<std::string, int>, std::shared_ptr<const WorkflowDef>>;
 
 // What one submission asks for, checked: the request, or the response that refuses it.
 // `where` prefixes the fields the response names ("executions[3]." within a batch).
@@ -113,15 +113,14 @@ std::variant<SubmitRequest, HttpResponse> PrepareSubmit(ApiContext& ctx, const C
   const auto read_key = std::make_pair(wf.get<std::string>(), version);
   auto read = reads->find(read_key);
   if (read == reads->end()) {
-    auto rec = ctx.workflows->Record(*ctx.store, req.ns, wf.get<std::string>(), version);
-    if (!rec.ok()) {
-      return ErrorResponse(Status(rec.status().code(), where + rec.status().message()),
+    auto loaded = ctx.workflows->Load(*ctx.store, req.ns, wf.get<std::string>(), version);
+    if (!loaded.ok()) {
+      return ErrorResponse(Status(loaded.status().code(), where + loaded.status().message()),
                            {{"field", where + "workflow"}});
     }
-    read = reads->emplace(read_key, std::move(rec).value()).first;
+    read = reads->emplace(read_key, std::move(loaded).value()).first;
   }
-  auto def = ctx.workflows->Get(*read->second);
-  if (!def.ok()) return ErrorResponse(def.status(), {{"field", where + "workflow"}});
+  std::shared_ptr<const WorkflowDef> def = read->second;
   // `args`: ["key=value", ...] as typed on a command line, converted to the declared types.
   std::vector<std::pair<std::string, std::string>> args;
   if (body.contains("args")) {
@@ -137,13 +136,13 @@ std::variant<SubmitRequest, HttpResponse> PrepareSubmit(ApiContext& ctx, const C
       args.emplace_back(text.substr(0, eq), text.substr(eq + 1));
     }
   }
-  auto resolved = ResolveInputs(**def, input, args);
+  auto resolved = ResolveInputs(*def, input, args);
   if (!resolved.ok()) {
     return ErrorResponse(400, errc::kValidation, where + resolved.status().message(),
                          {{"field", where + "input"}});
   }
   req.input = std::move(resolved.value());
-  req.workflow = std::move(def.value());
+  req.workflow = std::move(def);
   return req;
 }
 

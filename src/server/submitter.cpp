@@ -40,9 +40,9 @@ Result<std::shared_ptr<const WorkflowDef>> LoadStoredWorkflow(CatalogStore* stor
                                        " in namespace '" + ns + "'");
   };
   if (cache != nullptr) {
-    auto record = cache->Record(*store, ns, name, version);
-    if (!record.ok()) return missing(record.status());
-    return cache->Get(**record);
+    auto def = cache->Load(*store, ns, name, version);
+    if (!def.ok()) return missing(def.status());
+    return def;
   }
   auto wf = store->GetWorkflow(ns, name, version);
   if (!wf.ok()) return missing(wf.status());

@@ -36,30 +36,36 @@ Result<std::shared_ptr<const WorkflowDef>> WorkflowCache::Get(const WorkflowReco
   return shared;
 }
 
-Result<std::shared_ptr<const WorkflowRecord>> WorkflowCache::Record(CatalogStore& store,
-                                                                    const std::string& ns,
-                                                                    const std::string& name,
-                                                                    int version) {
+Result<std::shared_ptr<const WorkflowDef>> WorkflowCache::Load(CatalogStore& store,
+                                                               const std::string& ns,
+                                                               const std::string& name,
+                                                               int version) {
   Key key{ns, name, version};
   uint64_t generation = 0;
   {
     std::lock_guard lock(mu_);
     if (remember_records_) {
-      if (auto it = records_.find(key); it != records_.end()) return it->second;
+      if (auto known = records_.find(key); known != records_.end()) {
+        auto parsed = entries_.find(Key{ns, name, known->second.version});
+        if (parsed != entries_.end() && parsed->second.created_at == known->second.created_at) {
+          return parsed->second.def;
+        }
+      }
     }
     generation = generation_;
   }
-  // Read outside the lock; kept only if no Forget() came meanwhile (it may have been for
-  // a change this read did not see).
-  auto read = store.GetWorkflow(ns, name, version);
-  if (!read.ok()) return read.status();
-  auto shared = std::make_shared<const WorkflowRecord>(std::move(read).value());
+  // Read outside the lock; remembered only if no Forget() came meanwhile (it may have
+  // been for a change this read did not see).
+  auto record = store.GetWorkflow(ns, name, version);
+  if (!record.ok()) return record.status();
+  auto def = Get(*record);
+  if (!def.ok()) return def;
   std::lock_guard lock(mu_);
   if (remember_records_ && generation == generation_) {
     if (records_.size() >= capacity_) records_.clear();
-    records_[std::move(key)] = shared;
+    records_[std::move(key)] = Identity{record->version, record->created_at};
   }
-  return shared;
+  return def;
 }
 
 void WorkflowCache::RememberRecords(bool on) {

@@ -4,11 +4,12 @@
 // parse of (namespace, name, version) is kept and reused; the record's created_at is
 // part of the key, so a workflow deleted and created again is parsed anew.
 //
-// With RememberRecords(true) the records themselves are kept too, the latest version's
-// included, so that a submit reads neither the database nor the definition's JSON: for a
-// server that is the catalog's only writer (SQLite), whose every change of a workflow
-// calls Forget(). Several instances on one PostgreSQL database change the catalog behind
-// each other's backs, so they read it each time.
+// With RememberRecords(true), Load() also remembers which stored version a name (and
+// "the latest") stands for, so that a submit reads neither the database nor the
+// definition's JSON: for a server that is the catalog's only writer (SQLite), whose every
+// change of a workflow calls Forget(). Only the identity is remembered (version and
+// created_at), never a second copy of a definition. Several instances on one PostgreSQL
+// database change the catalog behind each other's backs, so they read it each time.
 //
 // Bounded: past `capacity` entries of either kind that kind starts over.
 //
@@ -34,10 +35,11 @@ class WorkflowCache {
   // The definition of `record`, parsed on the first call for it. A definition that no
   // longer parses (stored by an older build) is an error each time, never cached.
   Result<std::shared_ptr<const WorkflowDef>> Get(const WorkflowRecord& record);
-  // The stored record of workflow `name` at `version` (0: the latest), read from
-  // `store` unless remembered. Errors are the store's (kNotFound ...), never remembered.
-  Result<std::shared_ptr<const WorkflowRecord>> Record(CatalogStore& store, const std::string& ns,
-                                                       const std::string& name, int version);
+  // The definition of workflow `name` at `version` (0: the latest): Get() of its stored
+  // record, read from `store` unless remembered. Errors are the store's (kNotFound ...)
+  // or the parse's, never remembered.
+  Result<std::shared_ptr<const WorkflowDef>> Load(CatalogStore& store, const std::string& ns,
+                                                  const std::string& name, int version);
   void RememberRecords(bool on);
   // Drops what is kept of the workflow: it was deleted, or a version was added. Call it
   // after the change is in the store: a Record() read that began before is then not kept.
@@ -57,8 +59,12 @@ class WorkflowCache {
   std::map<Key, Entry> entries_;
   uint64_t parses_ = 0;
   bool remember_records_ = false;
-  std::map<Key, std::shared_ptr<const WorkflowRecord>> records_;  // version 0: the latest
-  uint64_t generation_ = 0;  // counts Forget() calls: a read older than one is not kept
+  struct Identity {
+    int version = 0;
+    TimeMs created_at = 0;
+  };
+  std::map<Key, Identity> records_;  // (ns, name, version asked; 0: the latest)
+  uint64_t generation_ = 0;          // counts Forget() calls: a read older than one is not kept
 };
 
 }  // namespace baton::server

@@ -84,20 +84,21 @@ TEST(WorkflowCache, RemembersRecordsOnlyWhenAsked) {
   CountingStore store(NewMemoryStore());
   Put(store, Record("deploy", 1, 100));
   WorkflowCache cache;
-  ASSERT_TRUE(cache.Record(store, "team", "deploy", 0).ok());
-  ASSERT_TRUE(cache.Record(store, "team", "deploy", 0).ok());
+  ASSERT_TRUE(cache.Load(store, "team", "deploy", 0).ok());
+  ASSERT_TRUE(cache.Load(store, "team", "deploy", 0).ok());
   EXPECT_EQ(store.reads, 2);
   cache.RememberRecords(true);
-  auto latest = cache.Record(store, "team", "deploy", 0);
+  auto latest = cache.Load(store, "team", "deploy", 0);
   ASSERT_TRUE(latest.ok()) << latest.status().ToString();
   EXPECT_EQ((*latest)->version, 1);
-  ASSERT_TRUE(cache.Record(store, "team", "deploy", 0).ok());
-  ASSERT_TRUE(cache.Record(store, "team", "deploy", 1).ok());
-  ASSERT_TRUE(cache.Record(store, "team", "deploy", 1).ok());
+  EXPECT_EQ(cache.parses(), 1u);  // the parse the first two loads made, found again
+  ASSERT_TRUE(cache.Load(store, "team", "deploy", 0).ok());
+  ASSERT_TRUE(cache.Load(store, "team", "deploy", 1).ok());
+  ASSERT_TRUE(cache.Load(store, "team", "deploy", 1).ok());
   EXPECT_EQ(store.reads, 4);  // once for the latest, once for version 1
   // What is not there is read each time.
-  EXPECT_EQ(cache.Record(store, "team", "nope", 0).status().code(), errc::kNotFound);
-  EXPECT_EQ(cache.Record(store, "team", "nope", 0).status().code(), errc::kNotFound);
+  EXPECT_EQ(cache.Load(store, "team", "nope", 0).status().code(), errc::kNotFound);
+  EXPECT_EQ(cache.Load(store, "team", "nope", 0).status().code(), errc::kNotFound);
   EXPECT_EQ(store.reads, 6);
 }
 
@@ -106,15 +107,29 @@ TEST(WorkflowCache, ANewVersionIsSeenOnceForgetIsCalled) {
   Put(store, Record("deploy", 1, 100));
   WorkflowCache cache;
   cache.RememberRecords(true);
-  ASSERT_EQ((*cache.Record(store, "team", "deploy", 0))->version, 1);
+  ASSERT_EQ((*cache.Load(store, "team", "deploy", 0))->version, 1);
   Put(store, Record("deploy", 2, 200, "b"));
   cache.Forget("team", "deploy");  // what the workflows API does after each change
-  auto latest = cache.Record(store, "team", "deploy", 0);
+  auto latest = cache.Load(store, "team", "deploy", 0);
   ASSERT_TRUE(latest.ok());
   EXPECT_EQ((*latest)->version, 2);
-  auto def = cache.Get(**latest);
-  ASSERT_TRUE(def.ok());
-  EXPECT_EQ((*def)->steps[0].id, "b");
+  EXPECT_EQ((*latest)->steps[0].id, "b");
+}
+
+// Only a version's identity is remembered, not its definition: once the parse is gone
+// (the cache started over at its capacity) the store is read again.
+TEST(WorkflowCache, AParseDroppedAtCapacityIsReadAgain) {
+  CountingStore store(NewMemoryStore());
+  Put(store, Record("deploy", 1, 100));
+  Put(store, Record("other", 1, 100));
+  WorkflowCache cache(1);
+  cache.RememberRecords(true);
+  ASSERT_TRUE(cache.Load(store, "team", "deploy", 0).ok());
+  ASSERT_TRUE(cache.Load(store, "team", "other", 0).ok());  // the cache starts over
+  auto again = cache.Load(store, "team", "deploy", 0);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ((*again)->name, "deploy");
+  EXPECT_EQ(store.reads, 3);
 }
 
 // A read that a change overtook (Forget() came while it ran) is answered but not kept:
@@ -128,10 +143,10 @@ TEST(WorkflowCache, AReadOvertakenByAChangeIsNotKept) {
     Put(store, Record("deploy", 2, 200));
     cache.Forget("team", "deploy");
   };
-  auto stale = cache.Record(store, "team", "deploy", 0);
+  auto stale = cache.Load(store, "team", "deploy", 0);
   ASSERT_TRUE(stale.ok());
   EXPECT_EQ((*stale)->version, 1);
-  auto fresh = cache.Record(store, "team", "deploy", 0);
+  auto fresh = cache.Load(store, "team", "deploy", 0);
   ASSERT_TRUE(fresh.ok());
   EXPECT_EQ((*fresh)->version, 2);
   EXPECT_EQ(store.reads, 2);
