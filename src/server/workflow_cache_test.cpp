@@ -80,6 +80,17 @@ void Put(Store& store, const WorkflowRecord& r) {
   ASSERT_TRUE(store.Commit(b).ok());
 }
 
+// A cache that remembers records, over a store holding `deploy` version 1.
+class RememberingCache : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Put(store, Record("deploy", 1, 100));
+    cache.RememberRecords(true);
+  }
+  CountingStore store{NewMemoryStore()};
+  WorkflowCache cache;
+};
+
 TEST(WorkflowCache, RemembersRecordsOnlyWhenAsked) {
   CountingStore store(NewMemoryStore());
   Put(store, Record("deploy", 1, 100));
@@ -102,11 +113,7 @@ TEST(WorkflowCache, RemembersRecordsOnlyWhenAsked) {
   EXPECT_EQ(store.reads, 6);
 }
 
-TEST(WorkflowCache, ANewVersionIsSeenOnceForgetIsCalled) {
-  CountingStore store(NewMemoryStore());
-  Put(store, Record("deploy", 1, 100));
-  WorkflowCache cache;
-  cache.RememberRecords(true);
+TEST_F(RememberingCache, ANewVersionIsSeenOnceForgetIsCalled) {
   ASSERT_EQ((*cache.Load(store, "team", "deploy", 0))->version, 1);
   Put(store, Record("deploy", 2, 200, "b"));
   cache.Forget("team", "deploy");  // what the workflows API does after each change
@@ -118,15 +125,13 @@ TEST(WorkflowCache, ANewVersionIsSeenOnceForgetIsCalled) {
 
 // Only a version's identity is remembered, not its definition: once the parse is gone
 // (the cache started over at its capacity) the store is read again.
-TEST(WorkflowCache, AParseDroppedAtCapacityIsReadAgain) {
-  CountingStore store(NewMemoryStore());
-  Put(store, Record("deploy", 1, 100));
+TEST_F(RememberingCache, AParseDroppedAtCapacityIsReadAgain) {
   Put(store, Record("other", 1, 100));
-  WorkflowCache cache(1);
-  cache.RememberRecords(true);
-  ASSERT_TRUE(cache.Load(store, "team", "deploy", 0).ok());
-  ASSERT_TRUE(cache.Load(store, "team", "other", 0).ok());  // the cache starts over
-  auto again = cache.Load(store, "team", "deploy", 0);
+  WorkflowCache small(1);
+  small.RememberRecords(true);
+  ASSERT_TRUE(small.Load(store, "team", "deploy", 0).ok());
+  ASSERT_TRUE(small.Load(store, "team", "other", 0).ok());  // the cache starts over
+  auto again = small.Load(store, "team", "deploy", 0);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ((*again)->name, "deploy");
   EXPECT_EQ(store.reads, 3);
@@ -134,11 +139,7 @@ TEST(WorkflowCache, AParseDroppedAtCapacityIsReadAgain) {
 
 // A read that a change overtook (Forget() came while it ran) is answered but not kept:
 // it may hold the version before the change.
-TEST(WorkflowCache, AReadOvertakenByAChangeIsNotKept) {
-  CountingStore store(NewMemoryStore());
-  Put(store, Record("deploy", 1, 100));
-  WorkflowCache cache;
-  cache.RememberRecords(true);
+TEST_F(RememberingCache, AReadOvertakenByAChangeIsNotKept) {
   store.during_read = [&] {
     Put(store, Record("deploy", 2, 200));
     cache.Forget("team", "deploy");
