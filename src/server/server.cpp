@@ -154,8 +154,8 @@ Status BuildEngine(Server::Impl& impl, const HttpRunnerOptions& http, EngineOpti
 // worker, through the same coordinator. Also the deliverer of notifications and triggers.
 Status BuildCoordinator(Server::Impl& impl, const EngineOptions& engine_options) {
   const ServerOptions& options = impl.options;
-  // Command steps go to remote workers. What workers held when the previous process
-  // stopped is loaded before recovery, which re-attaches their steps.
+  // What workers held when the previous process stopped is loaded before recovery,
+  // which re-attaches their steps.
   impl.coordinator = std::make_unique<workers::Coordinator>(
       impl.engine->loop(), impl.engine->joining_committer(), options.coordinator);
   if (Status s = impl.coordinator->Load(impl.store.get()); !s.ok()) return s;
