@@ -144,8 +144,9 @@ Status BuildEngine(Server::Impl& impl, const HttpRunnerOptions& http, EngineOpti
     // client waiting for execution.completed gets it without a hop through the engine.
     impl.engine->AddObserver(&impl.hub, ObserverThread::kCommit);
   }
-  // The only writer of its catalog remembers workflow records (workflow_cache.h).
-  impl.workflows.RememberRecords(impl.store->leases() == nullptr);
+  // The only writer of its catalog remembers which version a name stands for
+  // (workflow_cache.h).
+  impl.workflows.RememberVersions(impl.store->leases() == nullptr);
   impl.submitter = std::make_unique<Submitter>(impl.engine.get(), &impl.workflows);
   return Status::Ok();
 }

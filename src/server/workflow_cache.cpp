@@ -44,8 +44,8 @@ Result<std::shared_ptr<const WorkflowDef>> WorkflowCache::Load(CatalogStore& sto
   uint64_t generation = 0;
   {
     std::lock_guard lock(mu_);
-    if (remember_records_) {
-      if (auto known = records_.find(key); known != records_.end()) {
+    if (remember_versions_) {
+      if (auto known = versions_.find(key); known != versions_.end()) {
         auto parsed = entries_.find(Key{ns, name, known->second.version});
         if (parsed != entries_.end() && parsed->second.created_at == known->second.created_at) {
           return parsed->second.def;
@@ -61,24 +61,24 @@ Result<std::shared_ptr<const WorkflowDef>> WorkflowCache::Load(CatalogStore& sto
   auto def = Get(*record);
   if (!def.ok()) return def;
   std::lock_guard lock(mu_);
-  if (remember_records_ && generation == generation_) {
-    if (records_.size() >= capacity_) records_.clear();
-    records_[std::move(key)] = Identity{record->version, record->created_at};
+  if (remember_versions_ && generation == generation_) {
+    if (versions_.size() >= capacity_) versions_.clear();
+    versions_[std::move(key)] = Identity{record->version, record->created_at};
   }
   return def;
 }
 
-void WorkflowCache::RememberRecords(bool on) {
+void WorkflowCache::RememberVersions(bool on) {
   std::lock_guard lock(mu_);
-  remember_records_ = on;
-  if (!on) records_.clear();
+  remember_versions_ = on;
+  if (!on) versions_.clear();
 }
 
 void WorkflowCache::Forget(const std::string& ns, const std::string& name) {
   std::lock_guard lock(mu_);
   ++generation_;
   EraseVersions(entries_, ns, name);
-  EraseVersions(records_, ns, name);
+  EraseVersions(versions_, ns, name);
 }
 
 size_t WorkflowCache::size() const {

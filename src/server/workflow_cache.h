@@ -4,7 +4,7 @@
 // parse of (namespace, name, version) is kept and reused; the record's created_at is
 // part of the key, so a workflow deleted and created again is parsed anew.
 //
-// With RememberRecords(true), Load() also remembers which stored version a name (and
+// With RememberVersions(true), Load() also remembers which stored version a name (and
 // "the latest") stands for, so that a submit reads neither the database nor the
 // definition's JSON: for a server that is the catalog's only writer (SQLite), whose every
 // change of a workflow calls Forget(). Only the identity is remembered (version and
@@ -40,9 +40,9 @@ class WorkflowCache {
   // or the parse's, never remembered.
   Result<std::shared_ptr<const WorkflowDef>> Load(CatalogStore& store, const std::string& ns,
                                                   const std::string& name, int version);
-  void RememberRecords(bool on);
+  void RememberVersions(bool on);
   // Drops what is kept of the workflow: it was deleted, or a version was added. Call it
-  // after the change is in the store: a Record() read that began before is then not kept.
+  // after the change is in the store: a Load() read that began before is then not kept.
   void Forget(const std::string& ns, const std::string& name);
 
   size_t size() const;
@@ -58,13 +58,13 @@ class WorkflowCache {
   mutable std::mutex mu_;
   std::map<Key, Entry> entries_;
   uint64_t parses_ = 0;
-  bool remember_records_ = false;
+  bool remember_versions_ = false;
   struct Identity {
     int version = 0;
     TimeMs created_at = 0;
   };
-  std::map<Key, Identity> records_;  // (ns, name, version asked; 0: the latest)
-  uint64_t generation_ = 0;          // counts Forget() calls: a read older than one is not kept
+  std::map<Key, Identity> versions_;  // (ns, name, version asked; 0: the latest)
+  uint64_t generation_ = 0;           // counts Forget() calls: a read older than one is not kept
 };
 
 }  // namespace baton::server

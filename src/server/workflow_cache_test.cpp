@@ -85,20 +85,20 @@ class RememberingCache : public ::testing::Test {
  protected:
   void SetUp() override {
     Put(store, Record("deploy", 1, 100));
-    cache.RememberRecords(true);
+    cache.RememberVersions(true);
   }
   CountingStore store{NewMemoryStore()};
   WorkflowCache cache;
 };
 
-TEST(WorkflowCache, RemembersRecordsOnlyWhenAsked) {
+TEST(WorkflowCache, RemembersVersionsOnlyWhenAsked) {
   CountingStore store(NewMemoryStore());
   Put(store, Record("deploy", 1, 100));
   WorkflowCache cache;
   ASSERT_TRUE(cache.Load(store, "team", "deploy", 0).ok());
   ASSERT_TRUE(cache.Load(store, "team", "deploy", 0).ok());
   EXPECT_EQ(store.reads, 2);
-  cache.RememberRecords(true);
+  cache.RememberVersions(true);
   auto latest = cache.Load(store, "team", "deploy", 0);
   ASSERT_TRUE(latest.ok()) << latest.status().ToString();
   EXPECT_EQ((*latest)->version, 1);
@@ -128,7 +128,7 @@ TEST_F(RememberingCache, ANewVersionIsSeenOnceForgetIsCalled) {
 TEST_F(RememberingCache, AParseDroppedAtCapacityIsReadAgain) {
   Put(store, Record("other", 1, 100));
   WorkflowCache small(1);
-  small.RememberRecords(true);
+  small.RememberVersions(true);
   ASSERT_TRUE(small.Load(store, "team", "deploy", 0).ok());
   ASSERT_TRUE(small.Load(store, "team", "other", 0).ok());  // the cache starts over
   auto again = small.Load(store, "team", "deploy", 0);
