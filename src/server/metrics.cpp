@@ -278,7 +278,8 @@ std::string ServerMetrics::Render() const {
   help("baton_assignments_waiting", "gauge", "Command steps waiting for a worker that fits.");
   o << "baton_assignments_waiting " << waiting_assignments_ << '\n';
   help("baton_dispatch_latency_seconds", "histogram",
-       "A command step's start (its dispatch durable) to its worker's accepted ack.");
+       "A command step's start (its dispatch durable) to its worker's accepted ack "
+       "(or its result, when that came without an ack).");
   uint64_t cumulative = 0;
   for (size_t i = 0; i < std::size(workers::CoordinatorStats::kLatencyBucketsUs); ++i) {
     cumulative += coordinator_.latency_counts[i];
