@@ -9,9 +9,11 @@
 // queue), and their `done` callbacks run in submission order.
 // Atomicity: a group is all or nothing; when its Commit fails, every batch of the group
 // gets the same error, and none of them is stored.
-// Threading: Submit(), Flush() and stats() are thread-safe. Callbacks run on the writer
-// thread; they must not throw and must not call Flush() (it would wait for itself), but
-// may Submit(). The Store must outlive the queue.
+// Threading: Submit(), CommitHere(), Flush() and stats() are thread-safe. Callbacks run on
+// the thread that committed their group: the writer, or a CommitHere() caller. They must
+// not throw and must not call Flush() or CommitHere() (they would wait for themselves),
+// but may Submit(). One group commits at a time, so order holds whoever commits it. The
+// Store must outlive the queue.
 #pragma once
 
 #include <baton/clock.h>
@@ -58,6 +60,14 @@ class CommitQueue {
   // ran. Not from a callback.
   void Flush();
 
+  // Commits what is queued on the calling thread, when no commit is in progress and at
+  // most `max_batches` batches wait; returns whether it did. For a thread about to go idle
+  // anyway (the engine's loop with nothing left to run): the writer it would otherwise
+  // wake may wait for a core behind another process for a whole time slice, while this
+  // thread already has one. The writer is still woken by Submit() and takes the batches
+  // if it gets there first. Not from a callback.
+  bool CommitHere(size_t max_batches);
+
   // A failed transaction makes the queue refuse every later batch with the same kind of
   // error, without writing it: a batch must never be stored when one submitted before
   // it was refused (an execution's event log would have a gap, a step a completion
@@ -90,6 +100,9 @@ class CommitQueue {
   };
 
   void Run();
+  // Takes the group at the queue's front and commits it; mu_ held by `lock` on entry and
+  // exit (released meanwhile). committing_ is set throughout.
+  void CommitGroup(std::unique_lock<std::mutex>& lock, size_t max_group);
   static Stats RowsOf(const std::vector<const WriteBatch*>& batches);  // only the row counts
   void CountRows(const Stats& rows);                                   // under mu_
 
@@ -102,6 +115,10 @@ class CommitQueue {
   uint64_t submitted_ = 0;  // batches ever submitted
   uint64_t completed_ = 0;  // batches whose callback ran
   bool stopping_ = false;
+  bool committing_ = false;  // a group is being committed (by the writer or CommitHere)
+  // The group being committed and its batches: only its committer touches them.
+  std::vector<Item> group_;
+  std::vector<const WriteBatch*> ptrs_;
   bool refusing_ = false;        // a transaction failed and ClearFailure() has not come
   uint64_t refuse_through_ = 0;  // batches up to this seq are refused (see ClearFailure)
   std::string failure_;          // the first error of the failure being refused after

@@ -42,6 +42,10 @@ class Committer {
   }
   // Blocks until everything submitted has committed.
   virtual void Flush() = 0;
+  // For the loop's thread when it is about to go idle: commits a little queued work on
+  // the calling thread instead of waiting for the committer's own thread to wake (see
+  // CommitQueue::CommitHere). Returns whether it committed. Default: nothing to do.
+  virtual bool CommitHere() { return false; }
   // Totals for metrics (zero for committers that do not group). Thread-safe.
   virtual CommitQueue::Stats stats() const { return {}; }
   // After a refused batch a committer refuses every later one until this is called (see
@@ -89,7 +93,8 @@ enum class ObserverThread {
   // The engine thread, once the engine has heard the batch is durable. The observer may
   // be single-threaded; OnStoreError comes on this thread too.
   kEngine,
-  // The thread that learns the batch is durable (the store's writer), right after it has
+  // The thread that learns the batch is durable (the store's writer, or the engine's own
+  // when its idle loop committed the batch: Committer::CommitHere), right after it has
   // told the engine's loop and without waiting for the loop to run: one thread hop
   // sooner, for the live feed. Which of the two observers hears of an event first is not
   // fixed. Each execution's events still come in order, each once, and only when the
@@ -378,11 +383,11 @@ class Engine {
   // what it asked for, e.g. a server answering a submit.
   void WhenDurable(std::function<void(const Status&)> done);
   // The same, for an answer that needs nothing more from the engine (a server's reply,
-  // made beforehand): `done` runs on the thread that learns the outcome, the committer's
-  // writer, one thread hop before the loop would hear of it. It must not use the engine,
-  // and must be quick, thread-safe and not throw (the loop hears of the commit after
-  // it). Should every batch have finished already, it runs as WhenDurable's would, on
-  // the loop. Loop thread.
+  // made beforehand): `done` runs on the thread that learns the outcome (the committer's
+  // writer, or the loop's own when it committed), one thread hop before the loop would
+  // hear of it. It must not use the engine, and must be quick, thread-safe and not throw
+  // (the loop hears of the commit after it). Should every batch have finished already, it
+  // runs as WhenDurable's would, on the loop. Loop thread.
   void WhenDurableOffLoop(std::function<void(const Status&)> done);
 
   // One transaction for a message from outside and the engine's answer to it: a

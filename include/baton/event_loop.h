@@ -76,9 +76,13 @@ class RealEventLoop final : public EventLoop {
   // Runs until Stop(). Stop() is thread-safe; tasks posted before it still run.
   void Run();
   void Stop();
+  // Called on the loop's thread each time it has run every posted task and is about to
+  // wait; it may post tasks (the loop then runs them instead of waiting). Before Run().
+  void SetIdleHook(std::function<void()> hook) { idle_hook_ = std::move(hook); }
 
  private:
   RealClock clock_;
+  std::function<void()> idle_hook_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> posted_;

@@ -84,6 +84,11 @@ void RealEventLoop::Run() {
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mu_);
+      if (posted_.empty() && !stopping_ && idle_hook_) {
+        lock.unlock();
+        idle_hook_();
+        lock.lock();
+      }
       if (posted_.empty() && !stopping_) {
         if (timers_.empty()) {
           cv_.wait(lock, [&] { return !posted_.empty() || stopping_; });

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <random>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -159,4 +160,21 @@ TEST(SimEventLoop, TimersWaitOnTheMonotonicClockNotTheWallClock) {
 }
 
 }  // namespace
+// The idle hook runs once the posted tasks are done, before the loop waits; a task it
+// posts runs instead of the wait.
+TEST(RealEventLoop, IdleHookRunsBeforeWaitingAndMayPost) {
+  RealEventLoop loop;
+  std::vector<std::string> seen;  // the loop's thread only
+  int idles = 0;
+  loop.SetIdleHook([&] {
+    seen.push_back("idle");
+    if (++idles == 1) loop.Post([&] { seen.push_back("posted by the hook"); });
+    if (idles == 2) loop.Stop();
+  });
+  loop.Post([&] { seen.push_back("task"); });
+  std::thread t([&] { loop.Run(); });
+  t.join();
+  EXPECT_EQ(seen, (std::vector<std::string>{"task", "idle", "posted by the hook", "idle"}));
+}
+
 }  // namespace baton

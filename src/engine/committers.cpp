@@ -44,6 +44,9 @@ class GroupCommitter final : public Committer {
     queue_.Submit(std::move(batch), std::move(done));
   }
   void Flush() override { queue_.Flush(); }
+  // A few batches: a turn or two of an idle engine. A larger backlog is a busy one's,
+  // whose loop should go back to its tasks while the writer commits.
+  bool CommitHere() override { return queue_.CommitHere(4); }
   CommitQueue::Stats stats() const override { return queue_.stats(); }
   void ClearFailure() override { queue_.ClearFailure(); }
 

@@ -85,62 +85,77 @@ void CommitQueue::CountRows(const Stats& rows) {
 
 void CommitQueue::Run() {
   const size_t max_group = std::max<size_t>(options_.max_group, 1);
-  std::vector<Item> group;
-  std::vector<const WriteBatch*> ptrs;
   std::unique_lock lock(mu_);
   for (;;) {
-    work_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stopping and drained
+    work_cv_.wait(lock, [&] { return !committing_ && (stopping_ || !queue_.empty()); });
+    if (queue_.empty()) return;  // stopping and drained (no commit is in progress)
     // The window trades latency for bigger groups: it only pays when producers are
     // many and the fsync is what limits throughput.
     if (options_.window.count() > 0 && queue_.size() < max_group && !stopping_) {
       work_cv_.wait_for(lock, options_.window,
                         [&] { return stopping_ || queue_.size() >= max_group; });
+      if (committing_ || queue_.empty()) continue;  // a CommitHere() took them meanwhile
     }
-    // Batches behind a refused one are refused too (see ClearFailure): a group is all
-    // refused or all attempted.
-    const bool refuse = refusing_ || queue_.front().seq <= refuse_through_;
-    size_t n = 0;
-    group.clear();
-    while (n < max_group && !queue_.empty() &&
-           (refuse == (refusing_ || queue_.front().seq <= refuse_through_))) {
-      group.push_back(std::move(queue_.front()));
-      queue_.pop_front();
-      ++n;
-    }
-    const std::string earlier = failure_;
-    lock.unlock();
-
-    // Producers keep queueing while this commit (and its fsync) runs; that backlog is
-    // what the next group picks up.
-    ptrs.clear();
-    for (const Item& item : group) ptrs.push_back(item.batch.get());
-    const Stats rows = RowsOf(ptrs);
-    const auto start = std::chrono::steady_clock::now();
-    const Status status =
-        refuse ? Status(errc::kStore, "not written: an earlier batch was refused (" + earlier + ")")
-               : store_->Commit(ptrs);
-    if (!status.ok() && !refuse) {
-      std::lock_guard failed(mu_);
-      refusing_ = true;
-      failure_ = status.message();
-    }
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    for (Item& item : group) {
-      if (item.done) item.done(status);
-    }
-    group.clear();  // free the batches before taking the lock again
-
-    lock.lock();
-    if (!refuse && status.ok()) CountRows(rows);
-    if (!refuse) stats_.commits += 1;
-    stats_.batches += n;
-    stats_.max_group_seen = std::max<uint64_t>(stats_.max_group_seen, n);
-    stats_.total_commit_ms += ms;
-    completed_ += n;
-    done_cv_.notify_all();
+    CommitGroup(lock, max_group);
   }
+}
+
+bool CommitQueue::CommitHere(size_t max_batches) {
+  std::unique_lock lock(mu_);
+  if (committing_ || queue_.empty() || queue_.size() > max_batches) return false;
+  CommitGroup(lock, max_batches);
+  return true;
+}
+
+void CommitQueue::CommitGroup(std::unique_lock<std::mutex>& lock, size_t max_group) {
+  committing_ = true;
+  // Batches behind a refused one are refused too (see ClearFailure): a group is all
+  // refused or all attempted.
+  const bool refuse = refusing_ || queue_.front().seq <= refuse_through_;
+  std::vector<Item>& group = group_;  // kept between commits: its capacity stays
+  while (group.size() < max_group && !queue_.empty() &&
+         (refuse == (refusing_ || queue_.front().seq <= refuse_through_))) {
+    group.push_back(std::move(queue_.front()));
+    queue_.pop_front();
+  }
+  const size_t n = group.size();
+  const std::string earlier = failure_;
+  lock.unlock();
+
+  // Producers keep queueing while this commit (and its fsync) runs; that backlog is
+  // what the next group picks up.
+  std::vector<const WriteBatch*>& ptrs = ptrs_;
+  ptrs.clear();
+  for (const Item& item : group) ptrs.push_back(item.batch.get());
+  const Stats rows = RowsOf(ptrs);
+  const auto start = std::chrono::steady_clock::now();
+  const Status status =
+      refuse ? Status(errc::kStore, "not written: an earlier batch was refused (" + earlier + ")")
+             : store_->Commit(ptrs);
+  if (!status.ok() && !refuse) {
+    std::lock_guard failed(mu_);
+    refusing_ = true;
+    failure_ = status.message();
+  }
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  for (Item& item : group) {
+    if (item.done) item.done(status);
+  }
+  group.clear();  // free the batches before taking the lock again
+
+  lock.lock();
+  if (!refuse && status.ok()) CountRows(rows);
+  if (!refuse) stats_.commits += 1;
+  stats_.batches += n;
+  stats_.max_group_seen = std::max<uint64_t>(stats_.max_group_seen, n);
+  stats_.total_commit_ms += ms;
+  completed_ += n;
+  committing_ = false;
+  done_cv_.notify_all();
+  // The writer waits for this commit to end whatever its thread: when queued work is
+  // left, it takes it from here.
+  if (!queue_.empty() || stopping_) work_cv_.notify_one();
 }
 
 }  // namespace baton

@@ -242,5 +242,58 @@ TEST(CommitQueue, CallbackMaySubmit) {
   EXPECT_TRUE(second_done.load());
 }
 
+TEST(CommitQueue, CommitHereLeavesAGroupInFlightToTheWriter) {
+  auto inner = NewMemoryStore();
+  GatedStore store(inner.get());
+  CommitQueue queue(&store);
+  std::mutex mu;
+  std::vector<int> done;
+  auto record = [&](int n) {
+    return [&, n](const Status& s) {
+      std::lock_guard lock(mu);
+      done.push_back(s.ok() ? n : -n);
+    };
+  };
+  queue.Submit(OneEvent("a", 1), record(1));
+  store.WaitUntilHeld();  // the writer is inside the first commit
+  queue.Submit(OneEvent("b", 1), record(2));
+  EXPECT_FALSE(queue.CommitHere(4));  // one commit at a time: the writer takes it next
+  store.Release();
+  queue.Flush();
+  EXPECT_EQ(done, (std::vector<int>{1, 2}));
+  EXPECT_EQ(store.group_sizes(), (std::vector<size_t>{1, 1}));
+  EXPECT_FALSE(queue.CommitHere(4));  // nothing queued
+}
+
+// A thread calling CommitHere between its submissions races the writer for them: each
+// batch is committed once, whoever takes it, and the callbacks keep submission order.
+TEST(CommitQueue, CommitHereAndTheWriterKeepSubmissionOrder) {
+  auto store = NewMemoryStore();
+  CommitQueue queue(store.get());
+  constexpr int kBatches = 3000;
+  std::mutex mu;
+  std::vector<int> completed;
+  int here = 0;  // callbacks run by the submitting thread (its CommitHere won)
+  const auto self = std::this_thread::get_id();
+  for (int i = 0; i < kBatches; ++i) {
+    queue.Submit(OneEvent("e" + std::to_string(i % 7), i / 7 + 1), [&, i](const Status& s) {
+      std::lock_guard lock(mu);
+      completed.push_back(s.ok() ? i : -1);
+      if (std::this_thread::get_id() == self) ++here;
+    });
+    if (i % 3 != 0) queue.CommitHere(4);
+  }
+  queue.Flush();
+  ASSERT_EQ(completed.size(), static_cast<size_t>(kBatches));
+  for (int i = 0; i < kBatches; ++i) ASSERT_EQ(completed[i], i);
+  EXPECT_EQ(queue.stats().batches, static_cast<uint64_t>(kBatches));
+  for (int e = 0; e < 7; ++e) {
+    auto events = store->GetEvents("e" + std::to_string(e), 0, 0);
+    ASSERT_TRUE(events.ok());
+    EXPECT_EQ(events->size(), static_cast<size_t>((kBatches - e + 6) / 7));
+  }
+  ::testing::Test::RecordProperty("committed_by_the_caller", here);
+}
+
 }  // namespace
 }  // namespace baton
