@@ -11,9 +11,9 @@
 // gets the same error, and none of them is stored.
 // Threading: Submit(), CommitHere(), Flush() and stats() are thread-safe. Callbacks run on
 // the thread that committed their group: the writer, or a CommitHere() caller. They must
-// not throw and must not call Flush() or CommitHere() (they would wait for themselves),
-// but may Submit(). One group commits at a time, so order holds whoever commits it. The
-// Store must outlive the queue.
+// not throw and must not call Flush() (it would wait for itself), but may Submit(); a
+// CommitHere() from a callback does nothing (a group is being committed). One group
+// commits at a time, so order holds whoever commits it. The Store must outlive the queue.
 #pragma once
 
 #include <baton/clock.h>
@@ -49,7 +49,7 @@ class CommitQueue {
   CommitQueue(const CommitQueue&) = delete;
   CommitQueue& operator=(const CommitQueue&) = delete;
 
-  // Queues `batch`. `done` (may be empty) runs on the writer thread once the
+  // Queues `batch`. `done` (may be empty) runs on the committing thread once the
   // transaction holding the batch committed (ok) or failed (its error).
   void Submit(WriteBatch batch, std::function<void(const Status&)> done);
   // The same, for a batch the caller keeps reading after the commit (the engine tells

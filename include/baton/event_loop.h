@@ -76,8 +76,9 @@ class RealEventLoop final : public EventLoop {
   // Runs until Stop(). Stop() is thread-safe; tasks posted before it still run.
   void Run();
   void Stop();
-  // Called on the loop's thread each time it has run every posted task and is about to
-  // wait; it may post tasks (the loop then runs them instead of waiting). Before Run().
+  // Called on the loop's thread each time it has run every posted task and would wait
+  // (for a task or a timer, or not at all when a timer is due), never once stopping; it
+  // may post tasks (the loop then runs them instead of waiting). Before Run().
   void SetIdleHook(std::function<void()> hook) { idle_hook_ = std::move(hook); }
 
  private:

@@ -276,6 +276,7 @@ void Engine::Impl::EndTurn() {
     });
     // After the loop is told, so that the engine goes on while this thread feeds the
     // commit-thread observers (and then, most often, frees the batch, not the engine).
+    // When the loop itself committed (idle: Committer::CommitHere), it feeds them first.
     if (observed && st.ok()) {
       for (size_t i = 0; i < observed->events.size(); ++i) {
         for (auto* o : commit_observers_) o->OnEvent(observed->events[i], (*progress)[i]);

@@ -395,7 +395,9 @@ class Engine::Impl {
   std::unique_ptr<Runner> noop_runner_;
   std::unique_ptr<Runner> wait_runner_;
   std::vector<ExecutionObserver*> observers_;
-  // ObserverThread::kCommit: called by the committer's thread; read-only once started.
+  // ObserverThread::kCommit: called by the thread that committed the batch (the
+  // committer's, or the loop's own when idle: Committer::CommitHere); read-only once
+  // started.
   std::vector<ExecutionObserver*> commit_observers_;
   // Found by the execution's own id (rec.id, never changed once it is here): a copy of the
   // id per live execution was a heap block each, and a view of it half the node.
@@ -487,7 +489,7 @@ class Engine::Impl {
   uint64_t batches_durable_ = 0;  // committed, or failed: nothing more is coming for them
   std::deque<std::pair<uint64_t, std::function<void(const Status&)>>> durable_waiters_;
   void NotifyDurable(uint64_t batch_number, const Status& status);
-  // WhenDurableOffLoop(): waiters the committer's thread runs as a batch finishes.
+  // WhenDurableOffLoop(): waiters the committing thread runs as a batch finishes.
   std::mutex off_loop_mu_;
   uint64_t off_loop_finished_ = 0;  // the last batch whose commit ended; under the mutex
   std::deque<std::pair<uint64_t, std::function<void(const Status&)>>> off_loop_waiters_;

@@ -14,15 +14,18 @@ EngineHost::EngineHost(Store* store, EngineOptions options, const HttpRunnerOpti
   // Several instances on one database hold pool slots in it (null otherwise).
   options.shared_pools = store_->shared_pools();
   engine_ = std::make_unique<Engine>(&loop_, committer_.get(), options);
-  // An idle engine commits its last turn itself rather than wake the writer: on a busy
-  // machine the writer can wait a whole time slice for a core (CommitQueue::CommitHere).
-  loop_.SetIdleHook([committer = committer_.get()] { committer->CommitHere(); });
   engine_->SetRunner(StepType::kShell, shell_.get());
   engine_->SetRunner(StepType::kHttp, http_.get());
 }
 
 EngineHost::~EngineHost() {
   Stop();
+}
+
+void EngineHost::CommitWhenIdle() {
+  // Rather than wake the writer and sleep: on a busy machine the writer can wait a whole
+  // time slice for a core (CommitQueue::CommitHere).
+  loop_.SetIdleHook([committer = committer_.get()] { committer->CommitHere(); });
 }
 
 void EngineHost::SetRunner(StepType type, Runner* runner) {

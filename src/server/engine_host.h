@@ -27,6 +27,12 @@ class EngineHost {
 
   // Before Start() only; called afterwards on the thread `thread` names.
   void AddObserver(ExecutionObserver* observer, ObserverThread thread = ObserverThread::kEngine);
+  // Before Start() only: the engine's loop, once it has run every task it was given,
+  // commits the last few batches itself instead of waking the committer's thread
+  // (Committer::CommitHere). Meanwhile a task posted to the loop waits for that commit,
+  // so only for a store whose commits are local and short (SQLite), not one a commit of
+  // which may wait on a network (PostgreSQL).
+  void CommitWhenIdle();
   // Before Start() only: the runner of a step type (command steps: the coordinator's).
   void SetRunner(StepType type, Runner* runner);
   // The engine itself, for components on the engine thread (never from another thread).

@@ -7,8 +7,9 @@
 // does not have, and what it lost can be read back from the store after the last
 // position it kept (the WebSocket session does).
 //
-// Threading: everything is thread-safe. OnEvent runs on the store writer's thread (one
-// server: ObserverThread::kCommit) or the feed tail's (several instances); Publish and
+// Threading: everything is thread-safe. OnEvent runs on the thread that committed the
+// events (one server: ObserverThread::kCommit, the store writer's or the engine's) or the
+// feed tail's (several instances); Publish and
 // Subscribe/Unsubscribe from any thread.
 // Deliveries call the subscriber's `wake` (which must be quick: it posts to the
 // subscriber's own strand), and the subscriber drains its queue with Take().

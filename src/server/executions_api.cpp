@@ -161,8 +161,8 @@ void Submit(ApiContext& ctx, const Call& call, const Responder& respond) {
                              out->created, std::move(out->record));
       },
       // A new start: the answer is made from the start's own record (moved, not copied; no
-      // store read) while the store writes it, and sent from the writer's thread (from the
-      // loop, should the commit have ended first).
+      // store read) while the store writes it, and sent from the thread that committed it
+      // (from the loop, should the commit have ended first).
       [&ctx, respond](SubmitOutcome started) -> Submitter::Deliver {
         auto ready = std::make_shared<HttpResponse>(
             ExecutionAnswer(ctx, started.execution_id, 201, true, true, std::move(started.record)));

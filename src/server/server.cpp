@@ -134,6 +134,7 @@ Status BuildEngine(Server::Impl& impl, const HttpRunnerOptions& http, EngineOpti
     return LoadStoredWorkflow(store, ns, name, version, cache);
   };
   impl.engine = std::make_unique<EngineHost>(impl.store.get(), engine_options, http, impl.clock);
+  if (impl.options.postgres_url.empty()) impl.engine->CommitWhenIdle();
   impl.engine->AddObserver(&impl.metrics);
   impl.engine->AddObserver(&impl.activity);
   if (SharedFeed* feed = impl.store->feed(); feed != nullptr) {

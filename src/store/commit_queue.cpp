@@ -103,7 +103,7 @@ void CommitQueue::Run() {
 bool CommitQueue::CommitHere(size_t max_batches) {
   std::unique_lock lock(mu_);
   if (committing_ || queue_.empty() || queue_.size() > max_batches) return false;
-  CommitGroup(lock, max_batches);
+  CommitGroup(lock, std::min(max_batches, std::max<size_t>(options_.max_group, 1)));
   return true;
 }
 
