@@ -65,7 +65,7 @@ class CommitQueue {
   // anyway (the engine's loop with nothing left to run): the writer it would otherwise
   // wake may wait for a core behind another process for a whole time slice, while this
   // thread already has one. The writer is still woken by Submit() and takes the batches
-  // if it gets there first. Not from a callback.
+  // if it gets there first. From a callback it does nothing (its group is committing).
   bool CommitHere(size_t max_batches);
 
   // A failed transaction makes the queue refuse every later batch with the same kind of

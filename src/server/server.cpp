@@ -141,7 +141,7 @@ Status BuildEngine(Server::Impl& impl, const HttpRunnerOptions& http, EngineOpti
     impl.feed_tail = std::make_unique<FeedTail>(feed, &impl.hub);
     impl.engine->AddObserver(impl.feed_tail.get());
   } else {
-    // The feed hears of events on the writer's thread, as the submit's answer does: a
+    // The feed hears of events on the committing thread, as the submit's answer does: a
     // client waiting for execution.completed gets it without a hop through the engine.
     impl.engine->AddObserver(&impl.hub, ObserverThread::kCommit);
   }

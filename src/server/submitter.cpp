@@ -130,7 +130,7 @@ void Submitter::SubmitEarly(SubmitRequest request, std::function<void(Result<Sub
     if (request.want_record) record = engine.Record(*id);
     if (prepare && record) {
       // The answer is made now, from the record the start is writing, and goes out from
-      // the writer's thread once that is durable.
+      // the thread that committed it once that is durable.
       engine.WhenDurableOffLoop(prepare(SubmitOutcome{*id, true, std::move(record)}));
       if (!key.second.empty()) {
         engine.WhenDurable([this, key](const Status&) { in_flight_.erase(key); });

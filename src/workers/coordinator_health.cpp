@@ -27,7 +27,7 @@ void Coordinator::Write(std::unique_ptr<WriteBatch> batch,
     if (then) then(Status::Ok());
     return;
   }
-  // Done callbacks may come from the writer thread: back to the loop.
+  // Done callbacks may come from the committer's thread: back to the loop.
   committer_->SubmitOwned(std::move(batch), [loop = loop_, alive = std::weak_ptr<bool>(alive_),
                                              then = std::move(then)](const Status& s) {
     if (!then) return;

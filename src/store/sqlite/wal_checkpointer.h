@@ -15,7 +15,7 @@
 // The WAL stays bounded if the checkpointer falls behind: past kInlinePages the writer's
 // hook checkpoints (PASSIVE) itself, as SQLite's default would have.
 //
-// Threading: the WAL hook runs on the writer's thread under the store's write mutex;
+// Threading: the WAL hook runs on the committing thread under the store's write mutex;
 // everything else is this class's own thread. Destroy it before the writer connection.
 #pragma once
 
