@@ -187,16 +187,12 @@ void Engine::Impl::EndTurn() {
   // commit-thread observers cannot read the executions, which this thread goes on
   // changing, and all observers get the same.
   std::shared_ptr<const WriteBatch> observed;
-  std::shared_ptr<const std::vector<ExecutionProgress>> progress;  // with observed
+  std::shared_ptr<const TurnProgress> progress;  // with observed
   if ((!observers_.empty() || !commit_observers_.empty()) && !batch->events.empty()) {
-    auto now = std::make_shared<std::vector<ExecutionProgress>>();
-    now->reserve(batch->events.size());
-    size_t k = 0;
-    for (size_t i = 0; i < batch->events.size(); ++i) {
-      while ((*execs)[k]->rec.id != batch->events[i].execution_id) ++k;
-      now->push_back(ProgressOf(*(*execs)[k]));
-      now->back().attempt_began = event_began_[i];
-    }
+    auto now = std::make_shared<TurnProgress>();
+    now->runs.reserve(execs->size());
+    for (const ExecPtr& ex : *execs) now->runs.push_back(ProgressOf(*ex));
+    now->began = std::move(event_began_);
     progress = std::move(now);
     observed = std::move(batch);
   }
@@ -256,11 +252,7 @@ void Engine::Impl::EndTurn() {
       CrashPoint("engine.after_commit");
       TurnGuard turn(this);
       for (auto& effect : *effects) effect();
-      if (observed) {
-        for (size_t i = 0; i < observed->events.size(); ++i) {
-          for (auto* o : observers_) o->OnEvent(observed->events[i], (*progress)[i]);
-        }
-      }
+      if (observed) TellObservers(observers_, *observed, *progress);
       // Finished executions leave memory once the last batch with their events is
       // durable (ExecState::last_batch): were a later one still in flight and refused,
       // they must be here to be dropped and re-adopted.
@@ -277,11 +269,7 @@ void Engine::Impl::EndTurn() {
     // After the loop is told, so that the engine goes on while this thread feeds the
     // commit-thread observers (and then, most often, frees the batch, not the engine).
     // When the loop itself committed (idle: Committer::CommitHere), it feeds them first.
-    if (observed && st.ok()) {
-      for (size_t i = 0; i < observed->events.size(); ++i) {
-        for (auto* o : commit_observers_) o->OnEvent(observed->events[i], (*progress)[i]);
-      }
-    }
+    if (observed && st.ok()) TellObservers(commit_observers_, *observed, *progress);
   };
   if (observed) {
     committer_->Submit(std::move(observed), std::move(on_commit));
@@ -300,6 +288,23 @@ void Engine::Impl::CollectInFlight(const ExecState& ex, int step,
     for (const auto& [assignment, item] : fan->live) out->emplace_back(it->second, assignment);
   } else {
     out->emplace_back(it->second, AssignmentOf(ex, st));
+  }
+}
+
+void Engine::Impl::TellObservers(const std::vector<ExecutionObserver*>& observers,
+                                 const WriteBatch& batch, const TurnProgress& progress) {
+  ExecutionProgress with_began;  // reused: its strings keep their buffers
+  size_t run = 0;
+  for (size_t i = 0; i < batch.events.size(); ++i) {
+    const EventRecord& event = batch.events[i];
+    while (progress.runs[run].execution_id != event.execution_id) ++run;
+    const ExecutionProgress* p = &progress.runs[run];
+    if (progress.began[i] != 0) {
+      with_began = *p;
+      with_began.attempt_began = progress.began[i];
+      p = &with_began;
+    }
+    for (auto* o : observers) o->OnEvent(event, *p);
   }
 }
 

@@ -446,6 +446,17 @@ class Engine::Impl {
   std::vector<const engine::ExecState*> event_execs_;
   // ExecutionProgress::attempt_began of each event in batch_, in order.
   std::vector<TimeMs> event_began_;
+  // What observers are told with a committed batch's events. An execution's progress is
+  // the same for all its events of a turn (as of the turn's end), so it is kept once per
+  // run of them, not per event: a 100,000-step chain of noops is one turn of 300,000
+  // events, and a copy per event was 36 MiB of the run's peak.
+  struct TurnProgress {
+    std::vector<ExecutionProgress> runs;  // one per entry of event_execs_, in order
+    std::vector<TimeMs> began;            // attempt_began of each event
+  };
+  // Calls every observer for every event of `batch`, in order.
+  static void TellObservers(const std::vector<ExecutionObserver*>& observers,
+                            const WriteBatch& batch, const TurnProgress& progress);
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 
   // Runners report (started, progress, done) from any thread through one inbox. The loop
