@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <memory>
 #include <string_view>
 #include <unordered_map>
 
@@ -325,12 +326,19 @@ ParseOutcome BuildWorkflow(Json doc, const LineMap& lines, const std::string& fi
 
 }  // namespace model
 
-ParseOutcome ParseWorkflow(std::string_view text, std::string_view source_name) {
+namespace {
+
+// `snapshot`, when given, holds `text` and becomes the definition's snapshot as it is.
+ParseOutcome ParseWorkflowText(std::string_view text, std::string_view source_name,
+                               std::shared_ptr<const std::string> snapshot) {
   std::string file(source_name);
   try {
     // A valid JSON document is read a step at a time; anything else takes the path below,
     // which reports every problem with its line.
-    if (auto fast = model::ParseJsonWorkflow(text, file, nullptr)) return std::move(*fast);
+    // (`snapshot` is copied, not moved: it may own `text`, which the path below reads.)
+    if (auto fast = model::ParseJsonWorkflow(text, file, snapshot)) {
+      return std::move(*fast);
+    }
     model::SourceDoc doc = model::ParseSource(text, file);
     if (doc.syntax_error) return ParseOutcome{std::nullopt, std::move(doc.diagnostics)};
     return model::BuildWorkflow(std::move(doc.value), doc.lines, file, std::move(doc.diagnostics),
@@ -340,6 +348,12 @@ ParseOutcome ParseWorkflow(std::string_view text, std::string_view source_name) 
     return ParseOutcome{std::nullopt,
                         {Diagnostic{file, 0, "", "", std::string("internal error: ") + e.what()}}};
   }
+}
+
+}  // namespace
+
+ParseOutcome ParseWorkflow(std::string_view text, std::string_view source_name) {
+  return ParseWorkflowText(text, source_name, nullptr);
 }
 
 ParseOutcome LoadWorkflowFile(const std::string& path) {
@@ -354,18 +368,20 @@ ParseOutcome LoadWorkflowFile(const std::string& path) {
         std::nullopt,
         {Diagnostic{path, 0, "", "", std::string("cannot read file: ") + std::strerror(errno)}}};
   }
-  // Read straight into one string of the file's size (a stream copy doubles the peak).
-  std::string text;
+  // Read straight into one string of the file's size (a stream copy doubles the peak),
+  // which a valid JSON definition then keeps as its snapshot, uncopied.
+  auto text = std::make_shared<std::string>();
   const std::uintmax_t size = std::filesystem::file_size(path, ec);
-  if (!ec) text.reserve(static_cast<size_t>(size));
+  if (!ec) text->reserve(static_cast<size_t>(size));
   char chunk[1 << 16];
   while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
-    text.append(chunk, static_cast<size_t>(in.gcount()));
+    text->append(chunk, static_cast<size_t>(in.gcount()));
   }
   if (in.bad()) {
     return ParseOutcome{std::nullopt, {Diagnostic{path, 0, "", "", "cannot read file"}}};
   }
-  return ParseWorkflow(text, path);
+  const std::string_view view = *text;
+  return ParseWorkflowText(view, path, std::move(text));
 }
 
 Result<WorkflowDef> WorkflowFromSnapshot(const Json& source, std::string_view source_name) {
