@@ -12,6 +12,17 @@
 
 namespace baton {
 
+namespace {
+
+// Makes room for `more` elements, at least doubling the capacity when it grows.
+template <class Vector>
+void ReserveMore(Vector& v, size_t more) {
+  const size_t need = v.size() + more;
+  if (need > v.capacity()) v.reserve(std::max(need, 2 * v.capacity()));
+}
+
+}  // namespace
+
 int EngineOptions::local_capacity() const {
   return parallel > 0 ? parallel
                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -403,11 +414,13 @@ Result<std::string> Engine::Impl::Start(StartRequest request) {
   // Room for what this turn may write: every step row, and for steps that finish at
   // once (noops) their events and attempt rows. Reserved pages that stay unused cost
   // address space, not memory; growing by doubling would copy everything many times.
+  // Several starts may share a turn (a parent's children): the room grows geometrically
+  // then, or each start would copy what the ones before it wrote.
   const size_t n = ex->steps.size();
-  dirty_steps_.reserve(dirty_steps_.size() + n);
-  batch_.steps.reserve(batch_.steps.size() + n);
-  batch_.attempts.reserve(batch_.attempts.size() + n);
-  batch_.events.reserve(batch_.events.size() + 3 * n + 2);
+  ReserveMore(dirty_steps_, n);
+  ReserveMore(batch_.steps, n);
+  ReserveMore(batch_.attempts, n);
+  ReserveMore(batch_.events, 3 * n + 2);
   propagate_.reserve(n);
   MarkDirty(ex);
   for (size_t i = 0; i < ex->steps.size(); ++i) MarkStepDirty(ex, static_cast<int>(i));
