@@ -1,5 +1,7 @@
 #include "cli/progress_view.h"
 
+#include <charconv>
+#include <cstdio>
 #include <ctime>
 #include <string_view>
 #include <utility>
@@ -31,10 +33,13 @@ void AppendClock(TimeMs t, std::string* out) {
 std::string Elapsed(TimeMs ms) {
   char buf[64];
   if (ms >= 0 && ms < 60'000) {
-    // Tenths of a second, rounded half up, without printf's floating point (a line per
-    // completed step).
+    // Tenths of a second, rounded half up, without printf (a line per completed step).
     const long long tenths = (ms + 50) / 100;
-    std::snprintf(buf, sizeof buf, "%lld.%llds", tenths / 10, tenths % 10);
+    char* end = std::to_chars(buf, buf + 32, tenths / 10).ptr;
+    *end++ = '.';
+    *end++ = static_cast<char>('0' + tenths % 10);
+    *end++ = 's';
+    return std::string(buf, end);
   } else if (ms < 60'000) {
     std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(ms) / 1000.0);
   } else {
