@@ -68,6 +68,27 @@ TEST(Cli, AnUnreadableCaFileIsAUsageError) {
   fs::remove_all(dir);
 }
 
+// An ephemeral run without --json writes no step or attempt records (nothing reads them
+// back: EngineOptions::write_step_rows); it must still retry, report every event and end
+// as a run that keeps them does.
+TEST(Cli, AnEphemeralRunRetriesAndReportsEveryEvent) {
+  std::string dir = MakeTempDir();
+  WriteFile(dir + "/wf.yaml",
+            "name: flaky\nsteps:\n  - {id: prep, type: noop}\n  - id: once\n"
+            "    type: shell\n    run: \"test -f " +
+                dir + "/marker || { touch " + dir +
+                "/marker; exit 3; }\"\n    depends_on: [prep]\n"
+                "    retry: {max_attempts: 2, initial_delay: 10ms}\n");
+  ProcessResult r = RunProcess({BatonBin(), "run", dir + "/wf.yaml", "--ephemeral"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* line : {"step.completed prep attempt=1", "step.retrying once attempt=1",
+                           "EXIT_NONZERO: exited with code 3", "step.started once attempt=2",
+                           "step.completed once attempt=2", "execution.completed"}) {
+    EXPECT_NE(r.err.find(line), std::string::npos) << line << "\n" << r.err;
+  }
+  fs::remove_all(dir);
+}
+
 TEST(Cli, AnalyzeShowsLayersCriticalPathAndSpeedup) {
   std::string dir = MakeTempDir();
   WriteFile(dir + "/wf.yaml", R"(

@@ -106,6 +106,8 @@ int Drive(const RunArgs& args, Session& session,
   std::unique_ptr<Runner> http = NewHttpRunner(*http_options);
   EngineOptions options;
   options.parallel = args.parallel;
+  // What OpenStore's memory store keeps: an ephemeral run reads steps back only for --json.
+  options.write_step_rows = !args.ephemeral || args.json;
   // Child workflows by name, from the workflow files of one directory.
   std::string dir = args.workflows_dir;
   if (dir.empty())

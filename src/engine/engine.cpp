@@ -120,12 +120,13 @@ void Engine::Impl::MarkDirty(const ExecPtr& ex) {
 
 void Engine::Impl::MarkStepDirty(const ExecPtr& ex, int step) {
   StepState& st = ex->steps[step];
-  if (st.dirty) return;
+  if (st.dirty || !options_.write_step_rows) return;
   st.dirty = true;
   dirty_steps_.emplace_back(ex.get(), step);
 }
 
 void Engine::Impl::SaveAttempt(ExecState& ex, int step, StepStatus status, const Json& error) {
+  if (!options_.write_step_rows) return;
   const StepState& st = ex.steps[step];
   AttemptRecord& a = batch_.attempts.emplace_back();
   a.execution_id = ex.rec.id;
@@ -417,9 +418,11 @@ Result<std::string> Engine::Impl::Start(StartRequest request) {
   // Several starts may share a turn (a parent's children): the room grows geometrically
   // then, or each start would copy what the ones before it wrote.
   const size_t n = ex->steps.size();
-  ReserveMore(dirty_steps_, n);
-  ReserveMore(batch_.steps, n);
-  ReserveMore(batch_.attempts, n);
+  if (options_.write_step_rows) {
+    ReserveMore(dirty_steps_, n);
+    ReserveMore(batch_.steps, n);
+    ReserveMore(batch_.attempts, n);
+  }
   ReserveMore(batch_.events, 3 * n + 2);
   propagate_.reserve(n);
   MarkDirty(ex);
