@@ -52,6 +52,7 @@ Result<Json> ReadInputFile(const std::string& path) {
 struct Session {
   std::unique_ptr<Store> store;
   std::string db_path;
+  bool keeps_steps = true;  // whether the store keeps step and attempt rows
 };
 
 Result<Session> OpenStore(const RunArgs& args) {
@@ -59,7 +60,8 @@ Result<Session> OpenStore(const RunArgs& args) {
   if (args.ephemeral) {
     // The live view sees every event as it is committed; nothing reads the log back, and
     // the steps are read back only for --json's final view.
-    s.store = NewMemoryStore({.keep_events = false, .keep_steps = args.json});
+    s.keeps_steps = args.json;
+    s.store = NewMemoryStore({.keep_events = false, .keep_steps = s.keeps_steps});
     return s;
   }
   s.db_path = args.db.empty() ? DefaultDbPath() : args.db;
@@ -106,8 +108,8 @@ int Drive(const RunArgs& args, Session& session,
   std::unique_ptr<Runner> http = NewHttpRunner(*http_options);
   EngineOptions options;
   options.parallel = args.parallel;
-  // What OpenStore's memory store keeps: an ephemeral run reads steps back only for --json.
-  options.write_step_rows = !args.ephemeral || args.json;
+  // Rows the store would drop are not built (an ephemeral run without --json).
+  options.write_step_rows = session.keeps_steps;
   // Child workflows by name, from the workflow files of one directory.
   std::string dir = args.workflows_dir;
   if (dir.empty())
