@@ -406,6 +406,9 @@ struct WorkerRecord {
 // first); `id` is the worker-facing assignment id: dispatch_id for the first placement,
 // dispatch_id + ".r<n>" after the n-th reassignment.
 struct AssignmentRecord {
+  // Starts with "<execution_id>/" (the engine's "<execution>/<step>/<attempt>"): an
+  // assignment is filed under its execution by this prefix, and a listing by execution
+  // (AssignmentFilter::execution_id) finds only assignments whose dispatch id has it.
   std::string dispatch_id;
   std::string id;
   std::string ns = kDefaultNamespace;
@@ -443,7 +446,7 @@ struct ReassignmentRecord {
 struct AssignmentFilter {
   std::string ns;  // empty = every namespace
   std::string worker_id;
-  std::string execution_id;
+  std::string execution_id;  // and the dispatch id under "<execution_id>/"
   bool active_only = false;  // waiting, dispatched, accepted or running
   size_t limit = 100;        // 0 = no limit
 };

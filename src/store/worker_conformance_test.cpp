@@ -77,18 +77,19 @@ TEST_P(WorkerConformance, WorkersUpsertEveryFieldAndListByNamespaceById) {
 
 TEST_P(WorkerConformance, AssignmentsUpsertByDispatchIdAndAreFoundByEitherId) {
   WriteBatch b;
-  b.assignments = {Assignment("dsp_1", 10, "w1", "dispatched")};
+  b.assignments = {Assignment("ex1/train/1", 10, "w1", "dispatched")};
   Commit(b);
-  auto first = store_->GetAssignment("dsp_1");
+  auto first = store_->GetAssignment("ex1/train/1");
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   EXPECT_EQ(ToJson(*first), ToJson(b.assignments[0]));
 
-  // The first reassignment: every field but the dispatch id changes.
+  // The first reassignment: every field but the dispatch id, and the execution it is
+  // filed under (records.h), changes.
   AssignmentRecord moved;
-  moved.dispatch_id = "dsp_1";
-  moved.id = "dsp_1.r1";
+  moved.dispatch_id = "ex1/train/1";
+  moved.id = "ex1/train/1.r1";
   moved.ns = "team-b";
-  moved.execution_id = "ex2";
+  moved.execution_id = "ex1";
   moved.step_id = "evaluate";
   moved.attempt = 2;
   moved.command = "evaluate";
@@ -102,12 +103,12 @@ TEST_P(WorkerConformance, AssignmentsUpsertByDispatchIdAndAreFoundByEitherId) {
   WriteBatch update;
   update.assignments = {moved};
   Commit(update);
-  for (const char* key : {"dsp_1", "dsp_1.r1"}) {
+  for (const char* key : {"ex1/train/1", "ex1/train/1.r1"}) {
     auto got = store_->GetAssignment(key);
     ASSERT_TRUE(got.ok()) << key << ": " << got.status().ToString();
     EXPECT_EQ(ToJson(*got), ToJson(moved)) << key;
   }
-  EXPECT_EQ(Dispatches(store_->ListAssignments({})), (Strings{"dsp_1"}));
+  EXPECT_EQ(Dispatches(store_->ListAssignments({})), (Strings{"ex1/train/1"}));
   // Lookups follow the moved indexed fields (SQLite first tries an upsert that leaves
   // them alone, and must fall back to the full one here).
   auto listed = [&](std::string ns, std::string worker, std::string execution) {
@@ -117,22 +118,24 @@ TEST_P(WorkerConformance, AssignmentsUpsertByDispatchIdAndAreFoundByEitherId) {
     f.execution_id = std::move(execution);
     return Dispatches(store_->ListAssignments(f));
   };
-  EXPECT_EQ(listed("", "", "ex2"), (Strings{"dsp_1"}));
-  EXPECT_EQ(listed("", "", "ex1"), (Strings{}));
-  EXPECT_EQ(listed("team-b", "", ""), (Strings{"dsp_1"}));
+  EXPECT_EQ(listed("", "", "ex1"), (Strings{"ex1/train/1"}));
+  EXPECT_EQ(listed("team-b", "w2", "ex1"), (Strings{"ex1/train/1"}));
+  EXPECT_EQ(listed("team-a", "", "ex1"), (Strings{}));
+  EXPECT_EQ(listed("", "", "ex2"), (Strings{}));
+  EXPECT_EQ(listed("team-b", "", ""), (Strings{"ex1/train/1"}));
   EXPECT_EQ(listed("team-a", "", ""), (Strings{}));
-  EXPECT_EQ(listed("", "w2", ""), (Strings{"dsp_1"}));
+  EXPECT_EQ(listed("", "w2", ""), (Strings{"ex1/train/1"}));
   EXPECT_EQ(listed("", "w1", ""), (Strings{}));
 
   // The second one: the previous worker-facing id is no longer an assignment's.
-  moved.id = "dsp_1.r2";
+  moved.id = "ex1/train/1.r2";
   moved.reassignments = 2;
   WriteBatch again;
   again.assignments = {moved};
   Commit(again);
-  EXPECT_EQ(store_->GetAssignment("dsp_1.r2")->worker_id, "w2");
-  EXPECT_EQ(store_->GetAssignment("dsp_1")->id, "dsp_1.r2");
-  EXPECT_EQ(store_->GetAssignment("dsp_1.r1").status().code(), errc::kNotFound);
+  EXPECT_EQ(store_->GetAssignment("ex1/train/1.r2")->worker_id, "w2");
+  EXPECT_EQ(store_->GetAssignment("ex1/train/1")->id, "ex1/train/1.r2");
+  EXPECT_EQ(store_->GetAssignment("ex1/train/1.r1").status().code(), errc::kNotFound);
   EXPECT_EQ(store_->GetAssignment("dsp_2").status().code(), errc::kNotFound);
   EXPECT_EQ(store_->GetAssignment("").status().code(), errc::kNotFound);
 }
@@ -159,45 +162,47 @@ TEST_P(WorkerConformance, RepeatedAssignmentUpsertsInOneCommitKeepTheLast) {
 TEST_P(WorkerConformance, ListAssignmentsFiltersAndOrdersByCreationThenDispatchId) {
   WriteBatch b;
   b.assignments = {
-      Assignment("d5", 30, "w1", "completed"),  Assignment("d2", 20, "w1", "waiting"),
-      Assignment("d1", 20, "w2", "dispatched"), Assignment("d4", 10, "w2", "accepted"),
-      Assignment("d3", 40, "w1", "failed"),     Assignment("d6", 50, "w3", "cancelled"),
-      Assignment("d7", 60, "w3", "lost"),       Assignment("d8", 70, "", "waiting", "ex2"),
-      Assignment("d9", 80, "w3", "running"),
+      Assignment("ex1/d5", 30, "w1", "completed"),  Assignment("ex1/d2", 20, "w1", "waiting"),
+      Assignment("ex1/d1", 20, "w2", "dispatched"), Assignment("ex1/d4", 10, "w2", "accepted"),
+      Assignment("ex1/d3", 40, "w1", "failed"),     Assignment("ex1/d6", 50, "w3", "cancelled"),
+      Assignment("ex1/d7", 60, "w3", "lost"),       Assignment("ex2/d8", 70, "", "waiting", "ex2"),
+      Assignment("ex1/d9", 80, "w3", "running"),
   };
   b.assignments[6].ns = "team-b";
   b.assignments[7].ns = "team-b";
   Commit(b);
   AssignmentFilter all;
   EXPECT_EQ(Dispatches(store_->ListAssignments(all)),
-            (Strings{"d4", "d1", "d2", "d5", "d3", "d6", "d7", "d8", "d9"}));
+            (Strings{"ex1/d4", "ex1/d1", "ex1/d2", "ex1/d5", "ex1/d3", "ex1/d6", "ex1/d7", "ex2/d8",
+                     "ex1/d9"}));
   AssignmentFilter ns;
   ns.ns = "team-b";
-  EXPECT_EQ(Dispatches(store_->ListAssignments(ns)), (Strings{"d7", "d8"}));
+  EXPECT_EQ(Dispatches(store_->ListAssignments(ns)), (Strings{"ex1/d7", "ex2/d8"}));
   AssignmentFilter worker;
   worker.worker_id = "w1";
-  EXPECT_EQ(Dispatches(store_->ListAssignments(worker)), (Strings{"d2", "d5", "d3"}));
+  EXPECT_EQ(Dispatches(store_->ListAssignments(worker)), (Strings{"ex1/d2", "ex1/d5", "ex1/d3"}));
   AssignmentFilter execution;
   execution.execution_id = "ex2";
-  EXPECT_EQ(Dispatches(store_->ListAssignments(execution)), (Strings{"d8"}));
+  EXPECT_EQ(Dispatches(store_->ListAssignments(execution)), (Strings{"ex2/d8"}));
   AssignmentFilter active;  // waiting, dispatched, accepted, running
   active.active_only = true;
-  EXPECT_EQ(Dispatches(store_->ListAssignments(active)), (Strings{"d4", "d1", "d2", "d8", "d9"}));
+  EXPECT_EQ(Dispatches(store_->ListAssignments(active)),
+            (Strings{"ex1/d4", "ex1/d1", "ex1/d2", "ex2/d8", "ex1/d9"}));
   active.worker_id = "w1";
-  EXPECT_EQ(Dispatches(store_->ListAssignments(active)), (Strings{"d2"}));
+  EXPECT_EQ(Dispatches(store_->ListAssignments(active)), (Strings{"ex1/d2"}));
   AssignmentFilter several;
   several.ns = "team-a";
   several.worker_id = "w2";
   several.execution_id = "ex1";
-  EXPECT_EQ(Dispatches(store_->ListAssignments(several)), (Strings{"d4", "d1"}));
+  EXPECT_EQ(Dispatches(store_->ListAssignments(several)), (Strings{"ex1/d4", "ex1/d1"}));
   several.execution_id = "ex2";
   EXPECT_EQ(Dispatches(store_->ListAssignments(several)), Strings{});
   AssignmentFilter limited;
   limited.limit = 3;
-  EXPECT_EQ(Dispatches(store_->ListAssignments(limited)), (Strings{"d4", "d1", "d2"}));
+  EXPECT_EQ(Dispatches(store_->ListAssignments(limited)), (Strings{"ex1/d4", "ex1/d1", "ex1/d2"}));
   limited.active_only = true;
   limited.limit = 1;
-  EXPECT_EQ(Dispatches(store_->ListAssignments(limited)), (Strings{"d4"}));
+  EXPECT_EQ(Dispatches(store_->ListAssignments(limited)), (Strings{"ex1/d4"}));
 
   // The default limit is 100; 0 lists them all.
   WriteBatch many;
@@ -207,6 +212,34 @@ TEST_P(WorkerConformance, ListAssignmentsFiltersAndOrdersByCreationThenDispatchI
   AssignmentFilter unlimited;
   unlimited.limit = 0;
   EXPECT_EQ(store_->ListAssignments(unlimited)->size(), 109u);
+}
+
+// A listing by execution is of the assignments filed under it, "<execution>/...": the
+// separator counts ("ex10/..." is not ex1's), and so does the dispatch id.
+TEST_P(WorkerConformance, AnExecutionsAssignmentsAreTheOnesFiledUnderIt) {
+  WriteBatch b;
+  b.assignments = {
+      Assignment("ex1/a/2", 20, "w1", "running", "ex1"),
+      Assignment("ex1/a/1", 10, "w1", "completed", "ex1"),
+      Assignment("ex10/a/1", 15, "w1", "running", "ex10"),
+      Assignment("ex1x", 5, "w1", "running", "ex1"),  // not under "ex1/"
+      Assignment("ex1/b/1", 30, "w2", "running", "ex1"),
+  };
+  b.assignments[4].ns = "team-b";
+  Commit(b);
+  auto of = [&](std::string execution, std::string ns = "", std::string worker = "") {
+    AssignmentFilter f;
+    f.execution_id = std::move(execution);
+    f.ns = std::move(ns);
+    f.worker_id = std::move(worker);
+    return Dispatches(store_->ListAssignments(f));
+  };
+  EXPECT_EQ(of("ex1"), (Strings{"ex1/a/1", "ex1/a/2", "ex1/b/1"}));
+  EXPECT_EQ(of("ex10"), (Strings{"ex10/a/1"}));
+  EXPECT_EQ(of("ex1", "team-a"), (Strings{"ex1/a/1", "ex1/a/2"}));
+  EXPECT_EQ(of("ex1", "", "w2"), (Strings{"ex1/b/1"}));
+  EXPECT_EQ(of("ex"), Strings{});
+  EXPECT_EQ(of("ex1x"), Strings{});
 }
 
 // The usual update keeps an assignment's worker and execution and changes its status

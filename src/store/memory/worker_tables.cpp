@@ -12,6 +12,14 @@ bool IsActive(std::string_view status) {
          status == "running";
 }
 
+// Of `execution`, as a listing by execution means it (records.h): the dispatch id is
+// under "<execution>/".
+bool FiledUnder(const AssignmentRecord& a, std::string_view execution) {
+  std::string_view id = a.dispatch_id;
+  return a.execution_id == execution && id.starts_with(execution) &&
+         id.substr(execution.size()).starts_with('/');
+}
+
 // The first `limit` rows (0 = all) in the order `before`, copied out.
 template <class T, class Before>
 std::vector<T> Page(std::vector<const T*> rows, size_t limit, Before before) {
@@ -63,7 +71,7 @@ std::vector<AssignmentRecord> WorkerTables::ListAssignments(const AssignmentFilt
   std::vector<const AssignmentRecord*> match;
   for (const auto& [dispatch_id, a] : assignments_) {
     if ((f.ns.empty() || a.ns == f.ns) && (f.worker_id.empty() || a.worker_id == f.worker_id) &&
-        (f.execution_id.empty() || a.execution_id == f.execution_id) &&
+        (f.execution_id.empty() || FiledUnder(a, f.execution_id)) &&
         (!f.active_only || IsActive(a.status))) {
       match.push_back(&a);
     }

@@ -417,7 +417,11 @@ Result<std::vector<AssignmentRecord>> PgStore::ListAssignments(const AssignmentF
   std::string sql = " WHERE TRUE";
   if (!f.ns.empty()) sql += " AND ns = " + p.Add(f.ns);
   if (!f.worker_id.empty()) sql += " AND worker_id = " + p.Add(f.worker_id);
-  if (!f.execution_id.empty()) sql += " AND execution_id = " + p.Add(f.execution_id);
+  if (!f.execution_id.empty()) {
+    // Filed under the execution by the dispatch id's prefix (records.h), as in SQLite.
+    sql += " AND execution_id = " + p.Add(f.execution_id) + " AND starts_with(dispatch_id, " +
+           p.Add(f.execution_id + "/") + ")";
+  }
   // The assignments_active index's condition, as written in the schema.
   if (f.active_only) sql += " AND status IN ('waiting', 'dispatched', 'accepted', 'running')";
   return Query<AssignmentRecord>(sql + " ORDER BY created_at, dispatch_id" + Limit(f.limit), p);

@@ -398,6 +398,14 @@ CREATE INDEX assignments_moved_id ON assignments (id) WHERE id != dispatch_id;
 ALTER TABLE events ADD COLUMN span INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE events ADD COLUMN earlier TEXT;
 )sql",
+    // 18 (kLeanIndexesVersion): two index entries fewer per execution. Every listing of
+    // executions the server makes names a namespace (executions_ns_created serves it),
+    // and an execution's assignments are found through the primary key: their dispatch
+    // ids are under "<execution>/" (records.h).
+    R"sql(
+DROP INDEX executions_created;
+DROP INDEX assignments_execution;
+)sql",
 };
 
 int64_t NowMs() {

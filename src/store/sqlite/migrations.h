@@ -40,6 +40,8 @@ inline constexpr int kActiveAssignmentsOrVersion = 15;
 inline constexpr int kMovedAssignmentIdVersion = 16;
 // The migration that stores a run of events of one execution in one row.
 inline constexpr int kPackedEventsVersion = 17;
+// The migration that drops executions_created and assignments_execution.
+inline constexpr int kLeanIndexesVersion = 18;
 
 // Applies every migration newer than the database's version, each in its own
 // transaction. Fails (errc::kStore) when the database is newer than this build.

@@ -247,6 +247,59 @@ INSERT INTO assignments (dispatch_id, id, ns, execution_id, step_id, attempt, co
   EXPECT_EQ((*store)->GetAssignment("d1.r1").status().code(), errc::kNotFound);
 }
 
+// Migration 18 drops executions_created and assignments_execution: an execution's
+// assignments are a range of the primary key (their dispatch ids are under
+// "<execution>/"), whatever else the listing names, and never a scan; on a migrated
+// database they are still all listed.
+TEST(SqliteStore, AnExecutionsAssignmentsAreARangeOfThePrimaryKey) {
+  TempDir dir;
+  const std::string path = dir.File("baton.db");
+  ASSERT_EQ(MakeOldDatabase(path, sqlite::kLeanIndexesVersion - 1, R"sql(
+INSERT INTO assignments (dispatch_id, id, ns, execution_id, step_id, attempt, command,
+                         worker_id, status, progress, checkpoint, reassignments, created_at,
+                         updated_at)
+  VALUES ('ex1/s/1', 'ex1/s/1', 'team-a', 'ex1', 's', 1, 'x', 'w1', 'completed', 0, NULL, 0,
+          30, 30);
+)sql"),
+            "");
+  auto store = OpenSqliteStore(path);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  const std::vector<std::string> gone = Explain(path, "",
+                                                "SELECT name FROM sqlite_schema WHERE name IN "
+                                                "('executions_created', 'assignments_execution')",
+                                                0);
+  EXPECT_TRUE(gone.empty()) << gone.front();
+  for (const char* ns : {"", "team-a"}) {
+    for (const char* worker : {"", "w1"}) {
+      AssignmentFilter f;
+      f.ns = ns;
+      f.worker_id = worker;
+      f.execution_id = "ex1";
+      const std::vector<std::string> plan = QueryPlan(path, sqlite::SelectAssignments(f));
+      ASSERT_FALSE(plan.empty()) << sqlite::SelectAssignments(f);
+      // The key of a WITHOUT ROWID table is its own index, sqlite_autoindex_assignments_1.
+      EXPECT_NE(plan.front().find("SEARCH assignments USING INDEX sqlite_autoindex_assignments_1 "
+                                  "(dispatch_id>? AND dispatch_id<?)"),
+                std::string::npos)
+          << ns << "/" << worker << ": " << plan.front();
+      for (const std::string& step : plan) {
+        EXPECT_EQ(step.find("SCAN assignments"), std::string::npos) << step;
+      }
+    }
+  }
+  WriteBatch b;
+  b.assignments = {Assignment("ex1/s/2", 40, "w1", "running", "ex1"),
+                   Assignment("ex10/s/1", 35, "w1", "running", "ex10")};
+  ASSERT_TRUE((*store)->Commit(b).ok());
+  AssignmentFilter of_ex1;
+  of_ex1.execution_id = "ex1";
+  auto listed = (*store)->ListAssignments(of_ex1);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_EQ((*listed)[0].dispatch_id, "ex1/s/1");
+  EXPECT_EQ((*listed)[1].dispatch_id, "ex1/s/2");
+}
+
 // A database of schema 14 gets the index rewritten, and its active assignments stay
 // listed as active.
 TEST(SqliteStore, MigrationRewritesTheActiveAssignmentsIndex) {

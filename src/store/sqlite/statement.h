@@ -62,6 +62,10 @@ class Stmt {
   void Bind(int i, std::string_view s) {
     Check(sqlite3_bind_text(stmt_, i, s.data(), static_cast<int>(s.size()), SQLITE_STATIC));
   }
+  // For a string built for the binding, which does not outlive it: SQLite copies it.
+  void BindCopy(int i, std::string_view s) {
+    Check(sqlite3_bind_text(stmt_, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT));
+  }
   void Bind(int i, int64_t v) { Check(sqlite3_bind_int64(stmt_, i, v)); }
   void Bind(int i, int v) { Check(sqlite3_bind_int(stmt_, i, v)); }
   void BindNull(int i) { Check(sqlite3_bind_null(stmt_, i)); }

@@ -12,11 +12,19 @@ constexpr const char* kActiveAssignmentCondition =
 
 // The SQL names only the filters that are set, so each shape can use its index;
 // parameters keep fixed numbers whatever the shape.
+//
+// An execution's assignments are a range of the primary key (their dispatch ids are
+// under "<execution>/", records.h: '0' follows '/'); the other terms are then written so
+// that SQLite does not pick their index over that range.
 std::string SelectAssignments(const AssignmentFilter& f) {
+  const bool by_execution = !f.execution_id.empty();
+  const char* unindexed = by_execution ? "+" : "";
   std::string sql = std::string(kSelectAssignments) + " WHERE 1";
-  if (!f.ns.empty()) sql += " AND ns = ?1";
-  if (!f.worker_id.empty()) sql += " AND worker_id = ?2";
-  if (!f.execution_id.empty()) sql += " AND execution_id = ?3";
+  if (!f.ns.empty()) sql += std::string(" AND ") + unindexed + "ns = ?1";
+  if (!f.worker_id.empty()) sql += std::string(" AND ") + unindexed + "worker_id = ?2";
+  if (by_execution) {
+    sql += " AND execution_id = ?3 AND dispatch_id >= ?5 AND dispatch_id < ?6";
+  }
   if (f.active_only) sql += " AND (" + std::string(kActiveAssignmentCondition) + ")";
   return sql + " ORDER BY created_at, dispatch_id LIMIT ?4";
 }
@@ -24,7 +32,11 @@ std::string SelectAssignments(const AssignmentFilter& f) {
 void Bind(Stmt& q, const AssignmentFilter& f) {
   if (!f.ns.empty()) q.Bind(1, f.ns);
   if (!f.worker_id.empty()) q.Bind(2, f.worker_id);
-  if (!f.execution_id.empty()) q.Bind(3, f.execution_id);
+  if (!f.execution_id.empty()) {
+    q.Bind(3, f.execution_id);
+    q.BindCopy(5, f.execution_id + "/");
+    q.BindCopy(6, f.execution_id + "0");
+  }
   q.Bind(4, SqlLimit(f.limit));
 }
 
