@@ -1,6 +1,7 @@
 // Batch frames over the worker WebSocket against the real server, spoken by the test
 // with a raw WebSocket client (docs/worker-protocol.md, "batch"): a worker that says
-// `batching` may get several commands in one frame and may answer several in one; one
+// `batching` may get several commands in one frame (those of one commit in one) and may
+// answer several in one; one
 // that does not never gets a batch; a bad message fails its whole frame and changes
 // nothing; a stale result inside a batch is refused alone.
 #include "support/process_util.h"
@@ -198,6 +199,48 @@ TEST_F(ServerWorkerBatch, AWorkerAnswersManyCommandsInOneFrame) {
     }
   }
   for (const std::string& id : ids) EXPECT_EQ(Execution(id)["status"], "completed");
+}
+
+// Regression: the commands one commit makes durable go out in one frame. The first of
+// them used to have the flush posted straight to the I/O thread, which wrote it alone
+// while the engine was still sending the others; the worker answered each frame on its
+// own, and a busy worker's trains of commands split into ever smaller frames and commits.
+TEST_F(ServerWorkerBatch, TheCommandsOfOneCommitGoOutInOneFrame) {
+  constexpr size_t kCapacity = 50;
+  RawWorker w(server_->url(), worker_token_);
+  Json registered = w.Register("w-trains", kCapacity, /*batching=*/true);
+  ASSERT_EQ(registered["type"], "registered") << registered.dump();
+  const std::vector<std::string> ids = SubmitMany(3 * kCapacity);
+  ASSERT_EQ(ids.size(), 3u * kCapacity);
+  // The first 50 come as the submit's items commit (one commit or several); the rest wait.
+  std::set<std::string> assignments;
+  while (assignments.size() < kCapacity) {
+    for (const Json& m : w.ReadMessages()) {
+      ASSERT_EQ(m["type"], "command") << m.dump();
+      assignments.insert(m["assignmentId"].get<std::string>());
+    }
+  }
+  ASSERT_EQ(assignments.size(), kCapacity);
+  for (int round = 1; round <= 2; ++round) {
+    // Their results in one frame: one turn frees the 50 slots and places 50 waiting jobs
+    // in one commit, whose commands are the next frame, whole.
+    std::vector<std::string> texts;
+    for (const std::string& a : assignments) {
+      texts.push_back(Json{
+          {"type", "command.result"},
+          {"assignmentId", a},
+          {"status", "success"},
+          {"output",
+           {{"got", a}}}}.dump());
+    }
+    w.Send(BatchOf(texts));
+    assignments.clear();
+    for (const Json& m : w.ReadMessages()) {
+      ASSERT_EQ(m["type"], "command") << m.dump();
+      assignments.insert(m["assignmentId"].get<std::string>());
+    }
+    ASSERT_EQ(assignments.size(), kCapacity) << "round " << round;
+  }
 }
 
 TEST_F(ServerWorkerBatch, ABadMessageFailsItsWholeFrameAndChangesNothing) {

@@ -110,4 +110,9 @@ void EngineHost::Post(std::function<void(Engine&)> task) {
   loop_.Post([this, task = std::move(task)] { task(*engine_); });
 }
 
+void EngineHost::AfterCurrentTasks(std::function<void()> task) {
+  if (!running_) return task();
+  loop_.Post(std::move(task));  // the loop runs what it took before what is posted now
+}
+
 }  // namespace baton::server

@@ -49,6 +49,10 @@ class EngineHost {
 
   // Runs `task` on the engine thread. Thread-safe; tasks posted after Stop() never run.
   void Post(std::function<void(Engine&)> task);
+  // Runs `task` on the engine thread once the tasks its loop has already taken are done
+  // (what a turn sends goes out together, worker_session.cpp); on the calling thread,
+  // at once, when the engine is not running. Thread-safe.
+  void AfterCurrentTasks(std::function<void()> task);
 
   // Runs `task` on the engine thread every `period` from Start() on.
   void Every(Duration period, std::function<void(Engine&)> task);

@@ -37,15 +37,21 @@ class WorkerSession;
 // The coordinator's handle on the session: thread-safe, and harmless once the session
 // is gone.
 //
-// Messages sent within one engine turn go out together: the first one posts a flush to
-// the session's strand and the others join it, so a busy coordinator costs one hop (and,
-// to a worker that reads batch frames, one frame) per turn rather than per message. An
-// idle one sends at once: nothing waits for more.
+// Messages sent while the engine's loop runs one round of tasks go out together: the
+// first one has the flush posted to the session's strand once that round is done
+// (EngineHost::AfterCurrentTasks), and the others join it. So a busy coordinator costs
+// one hop (and, to a worker that reads batch frames, one frame) per round rather than per
+// message; an idle one sends as soon as its task ends. (Posted straight to the strand,
+// the flush let the I/O thread write the first of a commit's 50 commands alone while the
+// engine was still sending the others: the worker answered each frame on its own, and
+// the commands and results of a busy worker kept splitting into ever smaller frames and
+// commits, ~20 jobs per commit at a capacity of 50.)
 class SessionChannel final : public workers::WorkerChannel,
                              public std::enable_shared_from_this<SessionChannel> {
  public:
-  SessionChannel(std::weak_ptr<WorkerSession> session, net::any_io_executor executor)
-      : session_(std::move(session)), executor_(std::move(executor)) {}
+  SessionChannel(std::weak_ptr<WorkerSession> session, net::any_io_executor executor,
+                 EngineHost* engine)
+      : session_(std::move(session)), executor_(std::move(executor)), engine_(engine) {}
   void Send(const protocol::ServerMessage& message) override;
   void Close() override;
   // Whether the worker said it reads batch frames (its register). On the strand, before
@@ -56,10 +62,12 @@ class SessionChannel final : public workers::WorkerChannel,
   }
 
  private:
+  void PostFlush();
   void Flush();
 
   std::weak_ptr<WorkerSession> session_;
   net::any_io_executor executor_;
+  EngineHost* engine_;
   std::mutex mu_;
   // Texts not handed to the session yet; `solo` ones (registered) never share a frame.
   struct Pending {
@@ -124,8 +132,8 @@ class WorkerSession : public std::enable_shared_from_this<WorkerSession> {
         [](websocket::response_type& res) { res.set(http::field::server, "baton"); }));
     ws_.async_accept(req_, [self = shared_from_this()](beast::error_code ec) {
       if (ec) return;
-      self->channel_ =
-          std::make_shared<SessionChannel>(self->weak_from_this(), self->ws_.get_executor());
+      self->channel_ = std::make_shared<SessionChannel>(
+          self->weak_from_this(), self->ws_.get_executor(), self->ctx_->engine);
       self->Read();
     });
   }
@@ -274,7 +282,7 @@ void SessionChannel::Send(const protocol::ServerMessage& message) {
     first = pending_.empty() && !close_after_;
     pending_.push_back(std::move(p));
   }
-  if (first) net::post(executor_, [this, keep = shared_from_this()] { Flush(); });
+  if (first) PostFlush();
 }
 
 void SessionChannel::Close() {
@@ -284,7 +292,12 @@ void SessionChannel::Close() {
     first = pending_.empty() && !close_after_;
     close_after_ = true;
   }
-  if (first) net::post(executor_, [this, keep = shared_from_this()] { Flush(); });
+  if (first) PostFlush();
+}
+
+void SessionChannel::PostFlush() {
+  engine_->AfterCurrentTasks(
+      [this, keep = shared_from_this()] { net::post(executor_, [this, keep] { Flush(); }); });
 }
 
 void SessionChannel::Flush() {
