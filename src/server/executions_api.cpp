@@ -205,24 +205,22 @@ void SubmitBatch(ApiContext& ctx, const Call& call, const Responder& respond) {
   auto gathered = std::make_shared<Gathered>();
   gathered->results.resize(requests.size());
   gathered->left = requests.size();
-  for (size_t i = 0; i < requests.size(); ++i) {
-    ctx.submitter->Submit(
-        std::move(requests[i]), [gathered, i, respond](Result<SubmitOutcome> out) {
-          std::lock_guard lock(gathered->mu);
-          if (out.ok()) {
-            gathered->results[i] = {{"id", out->execution_id}, {"created", out->created}};
-            gathered->created |= out->created;
-          } else {
-            gathered->results[i] = {
-                {"error", {{"code", out.status().code()}, {"message", out.status().message()}}}};
-            gathered->failed = true;
-          }
-          if (--gathered->left > 0) return;
-          // 207 when some failed (each item says which), else 201 when any started.
-          const int status = gathered->failed ? 207 : gathered->created ? 201 : 200;
-          respond(JsonResponse(status, {{"executions", std::move(gathered->results)}}));
-        });
-  }
+  ctx.submitter->SubmitAll(
+      std::move(requests), [gathered, respond](size_t i, Result<SubmitOutcome> out) {
+        std::lock_guard lock(gathered->mu);
+        if (out.ok()) {
+          gathered->results[i] = {{"id", out->execution_id}, {"created", out->created}};
+          gathered->created |= out->created;
+        } else {
+          gathered->results[i] = {
+              {"error", {{"code", out.status().code()}, {"message", out.status().message()}}}};
+          gathered->failed = true;
+        }
+        if (--gathered->left > 0) return;
+        // 207 when some failed (each item says which), else 201 when any started.
+        const int status = gathered->failed ? 207 : gathered->created ? 201 : 200;
+        respond(JsonResponse(status, {{"executions", std::move(gathered->results)}}));
+      });
 }
 
 std::optional<HttpResponse> ReadFilter(const HttpRequest& req, ExecutionFilter* f) {

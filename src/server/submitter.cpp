@@ -81,67 +81,106 @@ void Submitter::Submit(SubmitRequest request, std::function<void(Result<SubmitOu
 void Submitter::SubmitEarly(SubmitRequest request, std::function<void(Result<SubmitOutcome>)> done,
                             std::function<Deliver(SubmitOutcome)> prepare) {
   host_->Post([this, request = std::move(request), done = std::move(done),
-               prepare = std::move(prepare)](Engine& engine) {
-    const auto key = std::make_pair(request.ns, request.idempotency_key);
-    if (!request.idempotency_key.empty()) {
-      // Checked here, on the one engine thread, so two racing submits cannot both start:
-      // first the starts not yet durable, then the store.
-      if (auto it = in_flight_.find(key); it != in_flight_.end()) {
-        const InFlight& f = it->second;
-        if (Status s = KeyReused(key.second, f.id, f.workflow, f.input, request); !s.ok()) {
-          return done(s);
+               prepare = std::move(prepare)](Engine& engine) mutable {
+    StartOne(engine, std::move(request), done, prepare, nullptr);
+  });
+}
+
+void Submitter::SubmitAll(std::vector<SubmitRequest> requests,
+                          std::function<void(size_t, Result<SubmitOutcome>)> done) {
+  host_->Post(
+      [this, requests = std::move(requests), done = std::move(done)](Engine& engine) mutable {
+        // One turn: the starts' records go in one batch, committed together, instead of a
+        // batch (and its callbacks) per start for the committer to group. Their waits
+        // for durability begin once the turn has submitted that batch: WhenDurable inside
+        // it would wait only for the batches before.
+        auto waiters = std::make_shared<std::vector<std::function<void(const Status&)>>>();
+        {
+          Engine::JoinedTurn turn(&engine);
+          for (size_t i = 0; i < requests.size(); ++i) {
+            StartOne(
+                engine, std::move(requests[i]),
+                [done, i](Result<SubmitOutcome> out) { done(i, std::move(out)); }, nullptr,
+                waiters.get());
+          }
         }
-        std::string id = f.id;
-        engine.WhenDurable([done, id](const Status& st) {
-          if (!st.ok()) return done(st);
-          done(SubmitOutcome{id, false, std::nullopt});
+        if (waiters->empty()) return;
+        engine.WhenDurable([waiters](const Status& st) {
+          for (const auto& wait : *waiters) wait(st);
         });
-        return;
-      }
-      ExecutionFilter f;
-      f.ns = request.ns;
-      f.idempotency_key = request.idempotency_key;
-      f.limit = 1;
-      auto existing = host_->store()->ListExecutions(f);
-      if (!existing.ok()) return done(existing.status());
-      if (!existing->empty()) {
-        const ExecutionRecord& e = existing->front();
-        if (Status s = KeyReused(key.second, e.id, e.workflow, e.input, request); !s.ok()) {
-          return done(s);
-        }
-        return done(SubmitOutcome{e.id, false, std::nullopt});
-      }
+      });
+}
+
+void Submitter::StartOne(Engine& engine, SubmitRequest request,
+                         const std::function<void(Result<SubmitOutcome>)>& done,
+                         const std::function<Deliver(SubmitOutcome)>& prepare,
+                         std::vector<std::function<void(const Status&)>>* after_turn) {
+  auto when_durable = [&](std::function<void(const Status&)> wait) {
+    if (after_turn != nullptr) {
+      after_turn->push_back(std::move(wait));
+    } else {
+      engine.WhenDurable(std::move(wait));
     }
-    StartRequest start;
-    start.workflow = request.workflow;
-    start.input = request.input;
-    start.priority = request.priority;
-    start.ns = request.ns;
-    start.idempotency_key = request.idempotency_key;
-    start.parent_id = request.parent_id;
-    auto id = engine.Start(std::move(start));
-    if (!id.ok()) return done(id.status());
-    if (!request.idempotency_key.empty()) {
-      in_flight_[key] = InFlight{*id, request.workflow->name, request.input};
-    }
-    // Taken now, in the turn that submitted the start's batch: what becomes durable.
-    // (A noop-only workflow has already finished in that batch.)
-    std::optional<ExecutionRecord> record;
-    if (request.want_record) record = engine.Record(*id);
-    if (prepare && record) {
-      // The answer is made now, from the record the start is writing, and goes out from
-      // the thread that committed it once that is durable.
-      engine.WhenDurableOffLoop(prepare(SubmitOutcome{*id, true, std::move(record)}));
-      if (!key.second.empty()) {
-        engine.WhenDurable([this, key](const Status&) { in_flight_.erase(key); });
+  };
+  const auto key = std::make_pair(request.ns, request.idempotency_key);
+  if (!request.idempotency_key.empty()) {
+    // Checked here, on the one engine thread, so two racing submits cannot both start:
+    // first the starts not yet durable, then the store.
+    if (auto it = in_flight_.find(key); it != in_flight_.end()) {
+      const InFlight& f = it->second;
+      if (Status s = KeyReused(key.second, f.id, f.workflow, f.input, request); !s.ok()) {
+        return done(s);
       }
+      std::string id = f.id;
+      when_durable([done, id](const Status& st) {
+        if (!st.ok()) return done(st);
+        done(SubmitOutcome{id, false, std::nullopt});
+      });
       return;
     }
-    engine.WhenDurable([this, done, key, id = *id, record = std::move(record)](const Status& st) {
-      if (!key.second.empty()) in_flight_.erase(key);
-      if (!st.ok()) return done(st);
-      done(SubmitOutcome{id, true, std::move(record)});
-    });
+    ExecutionFilter f;
+    f.ns = request.ns;
+    f.idempotency_key = request.idempotency_key;
+    f.limit = 1;
+    auto existing = host_->store()->ListExecutions(f);
+    if (!existing.ok()) return done(existing.status());
+    if (!existing->empty()) {
+      const ExecutionRecord& e = existing->front();
+      if (Status s = KeyReused(key.second, e.id, e.workflow, e.input, request); !s.ok()) {
+        return done(s);
+      }
+      return done(SubmitOutcome{e.id, false, std::nullopt});
+    }
+  }
+  StartRequest start;
+  start.workflow = request.workflow;
+  start.input = request.input;
+  start.priority = request.priority;
+  start.ns = request.ns;
+  start.idempotency_key = request.idempotency_key;
+  start.parent_id = request.parent_id;
+  auto id = engine.Start(std::move(start));
+  if (!id.ok()) return done(id.status());
+  if (!request.idempotency_key.empty()) {
+    in_flight_[key] = InFlight{*id, request.workflow->name, request.input};
+  }
+  // Taken now, in the turn that submitted the start's batch: what becomes durable.
+  // (A noop-only workflow has already finished in that batch.)
+  std::optional<ExecutionRecord> record;
+  if (request.want_record) record = engine.Record(*id);
+  if (prepare && record) {
+    // The answer is made now, from the record the start is writing, and goes out from
+    // the thread that committed it once that is durable.
+    engine.WhenDurableOffLoop(prepare(SubmitOutcome{*id, true, std::move(record)}));
+    if (!key.second.empty()) {
+      when_durable([this, key](const Status&) { in_flight_.erase(key); });
+    }
+    return;
+  }
+  when_durable([this, done, key, id = *id, record = std::move(record)](const Status& st) {
+    if (!key.second.empty()) in_flight_.erase(key);
+    if (!st.ok()) return done(st);
+    done(SubmitOutcome{id, true, std::move(record)});
   });
 }
 

@@ -13,9 +13,12 @@
 
 #include <baton/store.h>
 
+#include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace baton::server {
 
@@ -66,6 +69,11 @@ class Submitter {
   using Deliver = std::function<void(const Status&)>;
   void SubmitEarly(SubmitRequest request, std::function<void(Result<SubmitOutcome>)> done,
                    std::function<Deliver(SubmitOutcome)> prepare);
+  // Several submissions (a batch submit) in one engine turn: their starts are written in
+  // one batch and committed together. Each one's outcome goes to `done` with its index,
+  // as Submit's would, on the engine thread.
+  void SubmitAll(std::vector<SubmitRequest> requests,
+                 std::function<void(size_t, Result<SubmitOutcome>)> done);
   // Submits a stored workflow (version 0 = the latest) with `input` checked against its
   // declared inputs. NOT_FOUND without the workflow, VALIDATION for bad input (both
   // through `done`, on the calling thread). Reads the store on the calling thread.
@@ -103,6 +111,13 @@ class Submitter {
   Status RunsElsewhere(const std::string& execution_id, const std::string& what,
                        std::string* holder = nullptr);
   Forward forward_;
+  // On the engine thread: the start Submit and SubmitEarly post; SubmitAll runs several
+  // in one turn, and gets in `after_turn` what must wait for that turn's batch to be
+  // durable (null: waits through Engine::WhenDurable at once).
+  void StartOne(Engine& engine, SubmitRequest request,
+                const std::function<void(Result<SubmitOutcome>)>& done,
+                const std::function<Deliver(SubmitOutcome)>& prepare,
+                std::vector<std::function<void(const Status&)>>* after_turn);
 
   EngineHost* host_;
   WorkflowCache* workflows_;
