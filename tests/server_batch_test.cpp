@@ -108,10 +108,10 @@ TEST_F(ServerBatch, OneBadItemRefusesTheWholeBatchNamingIt) {
   EXPECT_EQ(refused->status, 403) << refused->body;
 }
 
-// The starts of one request are one engine turn: their records go to the store as one
-// batch, not one each for the committer to group again (which cost the worker path ~3 µs
-// of engine time per job). An item repeating an earlier item's idempotency key names that
-// execution, whose start is in the same batch.
+// The starts of one request are made 128 to an engine turn: their records go to the store
+// in a batch per turn, not one each for the committer to group again (which cost the
+// worker path ~3 µs of engine time per job). An item repeating an earlier item's idempotency key
+// names that execution, whose start is in the same batch.
 TEST_F(ServerBatch, ARequestsStartsAreWrittenAsOneBatch) {
   ApiClient admin = server_->Admin();
   // From the store's figures, which the server takes every 500 ms with the engine's.
@@ -167,7 +167,7 @@ TEST_F(ServerBatch, ARequestsStartsAreWrittenAsOneBatch) {
   EXPECT_FALSE(answer[20]["created"].get<bool>());
   EXPECT_EQ(answer[20]["id"], answer[10]["id"]);
   const double after = settled(kItems);  // 400 new, one of them named twice, plus the first
-  // One batch for the request's starts (the noop steps finish in it), and a few for
+  // Four batches for the request's starts (the noop steps finish in them), and a few for
   // anything else the server wrote meanwhile; one per start would be 399.
   EXPECT_LT(after - before, 20) << "batches before " << before << ", after " << after;
   EXPECT_EQ(Executions(admin), static_cast<size_t>(kItems));

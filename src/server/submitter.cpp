@@ -1,5 +1,7 @@
 #include "server/submitter.h"
 
+#include <algorithm>
+
 namespace baton::server {
 
 const char* ToString(ControlOp op) {
@@ -86,18 +88,24 @@ void Submitter::SubmitEarly(SubmitRequest request, std::function<void(Result<Sub
   });
 }
 
+// Starts per engine turn in SubmitAll. On bench/peers' shapes 32-256 all did better than
+// one turn for a request of 1,000 (`flows`: ~+10 %), and 128 at least as well as any.
+constexpr size_t kStartsPerTurn = 128;
+
 void Submitter::SubmitAll(std::vector<SubmitRequest> requests,
                           std::function<void(size_t, Result<SubmitOutcome>)> done) {
   host_->Post(
       [this, requests = std::move(requests), done = std::move(done)](Engine& engine) mutable {
-        // One turn: the starts' records go in one batch, committed together, instead of a
-        // batch (and its callbacks) per start for the committer to group. Their waits
-        // for durability begin once the turn has submitted that batch: WhenDurable inside
-        // it would wait only for the batches before.
+        // A turn per 128 starts: their records go in one batch, committed
+        // together, instead of a batch (and its callbacks) per start for the committer
+        // to group; and the writer commits one while this thread makes the next, which
+        // one turn for the whole request would not let it do. The waits for durability
+        // begin once the last turn has submitted its batch: WhenDurable inside a turn
+        // would wait only for the batches before it.
         auto waiters = std::make_shared<std::vector<std::function<void(const Status&)>>>();
-        {
+        for (size_t first = 0; first < requests.size(); first += kStartsPerTurn) {
           Engine::JoinedTurn turn(&engine);
-          for (size_t i = 0; i < requests.size(); ++i) {
+          for (size_t i = first; i < std::min(requests.size(), first + kStartsPerTurn); ++i) {
             StartOne(
                 engine, std::move(requests[i]),
                 [done, i](Result<SubmitOutcome> out) { done(i, std::move(out)); }, nullptr,
