@@ -108,8 +108,8 @@ TEST_F(ServerBatch, OneBadItemRefusesTheWholeBatchNamingIt) {
   EXPECT_EQ(refused->status, 403) << refused->body;
 }
 
-// The starts of one request are made 128 to an engine turn: their records go to the store
-// in a batch per turn, not one each for the committer to group again (which cost the
+// The starts of one request are made ~128 steps to an engine turn: their records go to
+// the store in a batch per turn, not one each for the committer to group again (which cost the
 // worker path ~3 µs of engine time per job). An item repeating an earlier item's idempotency key
 // names that execution, whose start is in the same batch.
 TEST_F(ServerBatch, ARequestsStartsAreWrittenAsOneBatch) {
