@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <utility>
@@ -171,6 +173,53 @@ TEST_F(ServerBatch, ARequestsStartsAreWrittenAsOneBatch) {
   // anything else the server wrote meanwhile; one per start would be 399.
   EXPECT_LT(after - before, 20) << "batches before " << before << ", after " << after;
   EXPECT_EQ(Executions(admin), static_cast<size_t>(kItems));
+}
+
+// A request whose starts span several commits, one of them refused by the store (a full
+// disk): the answer says created for exactly the executions the store holds. Each turn's
+// starts wait for their own batch; waiting for the request's last one told the starts
+// of a refused turn they were created when a later turn's batch was written, or the
+// starts of a written turn they failed when the last was refused.
+TEST(ServerBatchFault, ARefusedCommitFailsTheStartsItHeldOnly) {
+  const std::string dir = MakeTempDir();
+  // Commit 1 is the server's start-up, 2 the workflow, 3 the request's first turn (the
+  // idle writer takes it alone while the engine makes the next), 4 what came meanwhile.
+  ServerProcess server(dir, {}, {"BATON_FAULT_STORE=from=4,count=1"});
+  ASSERT_TRUE(server.ok()) << server.log();
+  ApiClient admin = server.Admin();
+  auto created = admin.Send("POST", "/api/v1/workflows", kGreet, "application/yaml");
+  ASSERT_TRUE(created.ok() && created->status == 201) << (created.ok() ? created->body : "");
+  constexpr int kItems = 600;
+  Json items = Json::array();
+  for (int i = 0; i < kItems; ++i) {
+    items.push_back({{"workflow", "greet"}, {"input", {{"who", std::to_string(i)}}}});
+  }
+  auto r = admin.Send("POST", "/api/v1/executions/batch", Json{{"executions", items}}.dump());
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(r->status == 201 || r->status == 207) << r->status << " " << r->body;
+  Json answer = Json::parse(r->body)["executions"];
+  ASSERT_EQ(answer.size(), static_cast<size_t>(kItems));
+  std::set<std::string> answered_created;
+  int answered_failed = 0;
+  for (const Json& item : answer) {
+    if (item.contains("id")) {
+      answered_created.insert(item["id"].get<std::string>());
+    } else {
+      ++answered_failed;
+    }
+  }
+  auto listed = admin.Call("GET", "/api/v1/executions?limit=1000");
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  std::set<std::string> stored;
+  for (const Json& e : (*listed)["executions"]) stored.insert(e["id"].get<std::string>());
+  EXPECT_EQ(stored, answered_created)
+      << answered_failed << " answered failed, " << answered_created.size() << " created, "
+      << stored.size() << " stored";
+  if (answered_failed == 0 || answered_created.empty()) {
+    std::printf("note: the refused commit held %s of the request\n",
+                answered_failed == 0 ? "none" : "all");
+  }
+  std::filesystem::remove_all(dir);
 }
 
 // `baton submit --batch`: 1,500 lines go in two requests; a bad line anywhere sends

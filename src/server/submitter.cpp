@@ -100,25 +100,28 @@ void Submitter::SubmitAll(std::vector<SubmitRequest> requests,
         // The starts go ~128 steps to a turn: each turn's records go in one batch,
         // committed together, instead of a batch (and its callbacks) per start for the
         // committer to group; and the writer commits one while this thread makes the
-        // next, which one turn for the whole request would not let it do. The waits for
-        // durability begin once the last turn has submitted its batch: WhenDurable inside
-        // a turn would wait only for the batches before it.
-        auto waiters = std::make_shared<std::vector<std::function<void(const Status&)>>>();
+        // next, which one turn for the whole request would not let it do. A turn's
+        // starts wait for its batch, registered once the turn has submitted it
+        // (WhenDurable inside the turn would wait only for the batches before), and
+        // each turn's for its own: a batch the store refuses fails its starts only.
         size_t next = 0;
         while (next < requests.size()) {
-          Engine::JoinedTurn turn(&engine);
-          for (size_t steps = 0; next < requests.size() && steps < kStepsPerTurn; ++next) {
-            steps += std::max<size_t>(1, requests[next].workflow->steps.size());
-            StartOne(
-                engine, std::move(requests[next]),
-                [done, i = next](Result<SubmitOutcome> out) { done(i, std::move(out)); }, nullptr,
-                waiters.get());
+          auto waiters = std::make_shared<std::vector<std::function<void(const Status&)>>>();
+          {
+            Engine::JoinedTurn turn(&engine);
+            for (size_t steps = 0; next < requests.size() && steps < kStepsPerTurn; ++next) {
+              steps += std::max<size_t>(1, requests[next].workflow->steps.size());
+              StartOne(
+                  engine, std::move(requests[next]),
+                  [done, i = next](Result<SubmitOutcome> out) { done(i, std::move(out)); }, nullptr,
+                  waiters.get());
+            }
           }
+          if (waiters->empty()) continue;
+          engine.WhenDurable([waiters](const Status& st) {
+            for (const auto& wait : *waiters) wait(st);
+          });
         }
-        if (waiters->empty()) return;
-        engine.WhenDurable([waiters](const Status& st) {
-          for (const auto& wait : *waiters) wait(st);
-        });
       });
 }
 
