@@ -235,48 +235,19 @@ TEST_F(WorkerFailover, PlacementFollowsLoadRatioNodeTagsAndCapacity) {
   EXPECT_EQ(holder(y), "b");
   std::string z = Submit();
   EXPECT_EQ(holder(z), "a");
-  // Everyone is full: a gpu step is placed on a, the only gpu worker, beyond its
-  // capacity (prefetch): durable there, its command kept back for a slot, and it says so.
+  // Everyone is full: a gpu step waits, and says why.
   std::string g = Submit("on-gpu");
-  Json held = WaitForAssignment(
-      g, [](const Json& a) { return a["status"] == "dispatched" && a.contains("waitingReason"); });
-  EXPECT_EQ(held["workerId"], "a");
-  EXPECT_NE(held["waitingReason"].get<std::string>().find("at capacity (2 of 2 slots busy)"),
-            std::string::npos)
-      << held.dump();
-  // b frees up: the gpu step stays with a (tags), a node-pinned one goes to b.
+  Json waiting = WaitForAssignment(g, [](const Json& a) { return a["status"] == "waiting"; });
+  EXPECT_NE(waiting["waitingReason"].get<std::string>().find("capacity"), std::string::npos)
+      << waiting.dump();
+  // b frees up: the gpu step still waits for a (tags), a node-pinned one goes to b.
   OpenGate("b");
   WaitForStatus(y, "completed");
   std::string pinned = Submit("on-n2");
   EXPECT_EQ(holder(pinned), "b");
-  Json still = Get("/api/v1/assignments?execution=" + g)["assignments"][0];
-  EXPECT_EQ(still["status"], "dispatched") << still.dump();
-  EXPECT_EQ(still["workerId"], "a");
+  EXPECT_EQ(Get("/api/v1/assignments?execution=" + g)["assignments"][0]["status"], "waiting");
   OpenGate("a");
   EXPECT_EQ(holder(g), "a");
-}
-
-// `baton server --no-worker-prefetch`: nothing is placed on a worker beyond its capacity;
-// a step waits in the server's queue, and says why.
-TEST_F(WorkerFailover, WithoutPrefetchAStepWaitsForAFreeSlot) {
-  server_.reset();
-  server_ = std::make_unique<ServerProcess>(
-      dir_, std::vector<std::string>{"--heartbeat-interval", "200ms", "--heartbeat-timeout", "1s",
-                                     "--no-worker-prefetch"});
-  ASSERT_TRUE(server_->ok()) << server_->log();
-  StartWorker("a", {"--capacity", "1"});
-  std::string first = Submit();
-  WaitRunning(first);
-  std::string second = Submit();
-  Json waiting = WaitForAssignment(second, [](const Json& a) { return a["status"] == "waiting"; });
-  EXPECT_NE(waiting["waitingReason"].get<std::string>().find("capacity"), std::string::npos)
-      << waiting.dump();
-  EXPECT_FALSE(waiting.contains("workerId") && waiting["workerId"] == "a") << waiting.dump();
-  OpenGate("a");
-  WaitForStatus(first, "completed");
-  WaitRunning(second);
-  OpenGate("a");
-  WaitForStatus(second, "completed");
 }
 
 TEST_F(WorkerFailover, SigtermDrainsTheWorker) {

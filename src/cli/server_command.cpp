@@ -242,10 +242,6 @@ void AddServerCommand(CLI::App& app, std::function<int()>* action) {
   cmd->add_option("--max-reassignments", args->options.coordinator.max_reassignments,
                   "Moves per attempt; one more worker loss fails it WORKER_LOST")
       ->capture_default_str();
-  cmd->add_flag("--no-worker-prefetch{false}", args->options.coordinator.prefetch,
-                "Send a worker no more commands than its capacity and place nothing on it "
-                "beyond that (by default a busy worker also holds as many again, placed and "
-                "durable, each sent the moment a result frees a slot)");
   cmd->add_option("--drain-timeout", args->drain_timeout,
                   "How long a draining worker may keep its work before it moves")
       ->capture_default_str();

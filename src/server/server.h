@@ -43,7 +43,7 @@ struct ServerOptions {
   // Cached step results: bounds and eviction (EngineOptions::cache).
   CacheOptions cache{};
   // Remote workers: heartbeats, failure detection, reassignment (workers/coordinator.h).
-  workers::CoordinatorOptions coordinator{.prefetch = true};
+  workers::CoordinatorOptions coordinator;
   // Tests only: the server's clock starts at this time (0 = the system clock) and runs
   // `clock_rate` times as fast, so schedules fire within seconds.
   TimeMs clock_start = 0;

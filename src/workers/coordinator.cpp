@@ -75,7 +75,6 @@ Result<protocol::Registered> Coordinator::Register(const std::string& ns,
   w.node = m.node_id.empty() ? m.worker_id : m.node_id;
   w.host = m.host;
   w.capacity = m.capacity;
-  w.prefetch = options_.prefetch ? std::max(1, m.capacity) : 0;
   w.commands = m.commands;
   w.tags = m.tags;
   w.registered_at = w.last_seen = loop_->Now();
@@ -121,18 +120,6 @@ Status Coordinator::Drain(const std::string& ns, const std::string& worker_id) {
   }
   w->state = WorkerState::kDraining;
   WriteWorker(*w);
-  // What it holds back it never got: placed again now, like any waiting dispatch.
-  if (!w->held_back.empty()) {
-    const std::deque<std::string> held_back = w->held_back;
-    for (const std::string& id : held_back) {
-      auto it = dispatches_.find(id);
-      if (it == dispatches_.end()) continue;
-      PutBack(*w, **it);
-      WriteAssignment(**it);
-      Enqueue(**it, /*front=*/true);
-    }
-    Place();
-  }
   CancelDrainTimer(worker_id);
   drain_timers_[worker_id] = loop_->ScheduleAfter(
       options_.drain_timeout, [this, alive = std::weak_ptr<bool>(alive_), worker_id] {
@@ -186,7 +173,6 @@ Status Coordinator::Touch(const std::string& worker_id) {
   if (w->state == WorkerState::kUnhealthy) {
     w->state = WorkerState::kOnline;
     WriteWorker(*w);
-    Promote(*w);
   }
   CancelRevoked(worker_id);
   ArmDeadline(*w);
@@ -224,18 +210,11 @@ Status Coordinator::OnMessage(const std::string& worker_id, const protocol::Work
                                               "'; its " + what + " was ignored");
   }
   d->updated_at = loop_->Now();
-  if (!d->sent) {  // whatever it answers, it has the command
-    if (d->held_back) {
-      d->held_back = false;
-      std::erase(w->held_back, d->request.assignment_id);
-    }
-    if (!w->local) ++w->sent;
-    d->sent = true;
-  }
+  d->sent = true;  // whatever it answers, it has the command
   if (const auto* ack = std::get_if<protocol::CommandAck>(&m)) {
     if (ack->status == protocol::AckStatus::kRejected) {
       d->extra().refused_by.insert(worker_id);
-      Unhold(*w, *d);
+      w->held.erase(d->request.assignment_id);
       current_.erase(d->current_id());
       d->SetWorker("");
       d->Unplace();

@@ -10,10 +10,7 @@
 // one then writes its AssignmentRecord through the committer and only once that is
 // durable sends the `command`. Either way, the dispatch is persisted first, and nothing
 // goes out before Start() (the engine's dispatch durable, the callbacks known); an attempt
-// that ends before Start() gets Cancel() instead, which frees the worker's slot. With
-// CoordinatorOptions::prefetch a worker with every slot taken holds as many again: placed
-// and durable, their commands held back (WorkerEntry::held_back) until a result frees a
-// slot (Promote), or moved to a worker with an idle slot (Rebalance).
+// that ends before Start() gets Cancel() instead, which frees the worker's slot.
 //
 // Worker-facing assignment ids are `<dispatch>` for the first placement and
 // `<dispatch>.r<n>` after the n-th reassignment; an ack, progress or result naming any
@@ -73,12 +70,6 @@ struct CoordinatorOptions {
   Duration reassignment_grace{0};       // UNHEALTHY for this long: its work moves
   int max_reassignments = 3;            // per attempt; then WORKER_LOST
   Duration drain_timeout{300'000};      // a draining worker's leftovers move after this
-  // A remote worker with every slot taken may hold as many dispatches again, placed and
-  // durable: each one's command goes out the moment a result frees a slot, without a
-  // commit in between (so the completions' commit runs while the worker works). One held
-  // back moves to another worker that has an idle slot, and never goes to a worker that
-  // is not ONLINE.
-  bool prefetch = false;  // `baton server` turns it on (--no-worker-prefetch: off)
 };
 
 // A connected worker's outbound side (a WebSocket session, or a long-poll mailbox).
@@ -293,15 +284,6 @@ class Coordinator {
   Placement PlacementFor(const Dispatch& d) const;
   void Assign(Dispatch& d, WorkerEntry& w, WriteBatch* engine_batch = nullptr);
   void SendCommand(Dispatch& d);
-  // `d` leaves `w` (finished, moved, refused): its slot or its place in held_back is
-  // free, and with `promote` what `w` holds back may go out.
-  void Unhold(WorkerEntry& w, Dispatch& d, bool promote = true);
-  // Sends what `w` holds back while it has free slots (ONLINE only).
-  void Promote(WorkerEntry& w);
-  // Moves dispatches held back on one worker to another with an idle slot.
-  void Rebalance();
-  // A dispatch `w` holds back leaves it, waiting again (not written, not queued).
-  void PutBack(WorkerEntry& w, Dispatch& d);
   // The local worker's "send": the built-in runner starts it, its callbacks come back here.
   void RunLocal(Dispatch& d);
   // The built-in runner of a local dispatch's step type.

@@ -169,7 +169,15 @@ void Coordinator::Place(const Dispatch* prepared, WriteBatch* engine_batch) {
   const auto [local_room, remote_room] = FreeSlots();
   PlaceFrom(local_queue_, local_room, prepared, engine_batch);
   PlaceFrom(queue_, remote_room, prepared, engine_batch);
-  if (options_.prefetch) Rebalance();
+}
+
+std::pair<int, int> Coordinator::FreeSlots() const {
+  int local_room = 0, remote_room = 0;
+  for (const WorkerEntry* w : registry_.List("")) {
+    if (w->state == WorkerState::kOnline)
+      (w->local ? local_room : remote_room) += std::max(0, w->free());
+  }
+  return {local_room, remote_room};
 }
 
 void Coordinator::PlaceFrom(std::deque<Dispatch*>& queue, int room, const Dispatch* prepared,
@@ -261,19 +269,8 @@ void Coordinator::Assign(Dispatch& d, WorkerEntry& w, WriteBatch* engine_batch) 
 
 void Coordinator::SendCommand(Dispatch& d) {
   if (d.awaiting_start) return;  // Start() sends it
-  if (d.held_back) return;       // Promote() sends it
   auto ch = channels_.find(d.worker_id());
   if (ch == channels_.end()) return;  // sent again when the worker registers again
-  if (!d.sent) {
-    if (WorkerEntry* w = registry_.Find(d.worker_id()); w != nullptr && !w->local) {
-      if (w->sent >= w->capacity) {  // prefetched (or more than it has slots for)
-        d.held_back = true;
-        w->held_back.push_back(d.request.assignment_id);
-        return;
-      }
-      ++w->sent;
-    }
-  }
   d.sent = true;
   protocol::Command c;
   c.message_id = "msg_" + d.current_id();
@@ -332,7 +329,9 @@ void Coordinator::Finish(Dispatch& d, RunResult result, DispatchStatus final_sta
   d.status = final_status;
   d.updated_at = loop_->Now();
   WriteAssignment(d);
-  if (WorkerEntry* holder = registry_.Find(d.worker_id())) Unhold(*holder, d);
+  if (WorkerEntry* holder = registry_.Find(d.worker_id())) {
+    holder->held.erase(d.request.assignment_id);
+  }
   current_.erase(d.current_id());
   auto callbacks = std::move(d.callbacks);
   const bool before_start = d.awaiting_start;
@@ -356,8 +355,7 @@ void Coordinator::CancelDispatch(const std::string& dispatch_id, const std::stri
     // Its slot is free once the process is gone, not before: the runner's Done() ends it.
     return LocalRunnerFor(d)->Cancel(d.current_id());
   }
-  // Before Start(), or held back, the worker has nothing.
-  if (!d.worker_id().empty() && !d.awaiting_start && !d.held_back) {
+  if (!d.worker_id().empty() && !d.awaiting_start) {  // before Start() the worker has nothing
     if (auto ch = channels_.find(d.worker_id()); ch != channels_.end()) {
       ch->second->Send(protocol::CommandCancel{d.current_id(), reason});
     }
@@ -448,7 +446,6 @@ void Coordinator::Reattach(const RunRequest& request, RunCallbacks callbacks) {
   d->PlaceAs(rec.id);
   d->status = *stored_status;
   d->sent = d->status != DispatchStatus::kDispatched;
-  if (d->sent && !holder->local) ++holder->sent;  // it has the command (Unhold counts it off)
   d->durable = true;
   holder->held.insert(id);
   current_[rec.id] = id;
@@ -514,18 +511,6 @@ std::map<std::string, std::string> Coordinator::WaitingReasons(
         // Asked now, not remembered from the last placement attempt: it stays true.
         out.emplace(d.step_id(), registry_.Explain(PlacementFor(d)));
       }
-    }
-  }
-  // Placed and durable, its command kept back for a slot (CoordinatorOptions::prefetch).
-  for (const WorkerEntry* w : registry_.List("")) {
-    for (const std::string& id : w->held_back) {
-      auto it = dispatches_.find(id);
-      if (it == dispatches_.end() || (*it)->execution_id() != execution_id) continue;
-      out.emplace((*it)->step_id(),
-                  "placed on worker '" + w->id + "', which is at capacity (" +
-                      std::to_string(w->sent) + " of " + std::to_string(w->capacity) +
-                      " slots busy): its command goes out when a slot frees, or to another "
-                      "worker that has one idle first");
     }
   }
   return out;

@@ -123,7 +123,7 @@ void Coordinator::MoveAway(WorkerEntry& w, const std::string& dispatch_id,
   auto it = dispatches_.find(dispatch_id);
   if (it == dispatches_.end()) return;
   Dispatch& d = **it;
-  Unhold(w, d, /*promote=*/false);  // the rest of its work is moving too
+  w.held.erase(dispatch_id);
   current_.erase(d.current_id());
   // (Prepared, not started: it never had the command, there is nothing to cancel.)
   if (revoke && d.placed && !d.awaiting_start) {

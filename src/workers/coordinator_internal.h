@@ -58,9 +58,8 @@ struct Coordinator::Dispatch {
   bool awaiting_start = false;
   // Its current placement was recorded in the engine's batch: durable once Start() comes.
   bool durable_at_start = false;
-  bool sent = false;       // the command went out on the holder's current channel
-  bool held_back = false;  // durable, in its holder's held_back: no slot for it yet
-  bool prepared = false;   // given to Prepare() (the second metric)
+  bool sent = false;      // the command went out on the holder's current channel
+  bool prepared = false;  // given to Prepare() (the second metric)
   bool latency_recorded = false;
   // On offer to the other instances (DispatchExchange): out of the queue, no worker here.
   bool offered = false;

@@ -51,8 +51,6 @@ WorkerEntry& Registry::Register(WorkerEntry worker) {
   auto it = workers_.find(worker.id);
   if (it != workers_.end()) {
     worker.held = std::move(it->second.held);
-    worker.sent = it->second.sent;
-    worker.held_back = std::move(it->second.held_back);
     worker.registered_at = it->second.registered_at;
     it->second = std::move(worker);
     return it->second;

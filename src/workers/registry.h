@@ -21,7 +21,6 @@
 
 #include <baton/clock.h>
 
-#include <deque>
 #include <map>
 #include <set>
 #include <string>
@@ -47,20 +46,10 @@ struct WorkerEntry {
   int reported_load = 0;       // from its last heartbeat (informational)
   std::string session;         // the registered process's incarnation ("" = unknown)
   std::set<std::string> held;  // dispatches placed on it and not finished
-  // Dispatches it may hold beyond its capacity: placed and durable, their commands kept
-  // back (held_back) until a result frees a slot, then sent at once (Coordinator).
-  int prefetch = 0;
-  int sent = 0;                       // held dispatches whose command went out (at most capacity)
-  std::deque<std::string> held_back;  // held, durable, waiting for a slot: oldest first
 
   bool Handles(const std::string& command) const;
   bool HasTags(const std::vector<std::string>& wanted) const;
-  // Room to place more (its slots and its prefetch).
-  int free() const { return capacity + prefetch - static_cast<int>(held.size()); }
-  // Slots no placed dispatch is meant for: neither sent, nor on its way, nor held back.
-  int idle_slots() const {
-    return capacity - (static_cast<int>(held.size()) - static_cast<int>(held_back.size()));
-  }
+  int free() const { return capacity - static_cast<int>(held.size()); }
   double load_ratio() const { return static_cast<double>(held.size()) / capacity; }
 };
 

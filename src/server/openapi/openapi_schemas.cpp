@@ -394,7 +394,7 @@ constexpr const char* kSchemas = R"json({
                    "command": {"type": "string"}, "workerId": {"type": ["string", "null"]}, "status": {"type": "string"},
                    "progress": {"type": "integer"}, "checkpoint": {}, "reassignments": {"type": "integer"},
                    "createdAt": {"type": "string"}, "updatedAt": {"type": "string"},
-                   "waitingReason": {"type": "string", "description": "Waiting: why no worker took it; dispatched: why its command has not gone out yet (its worker is at capacity)"},
+                   "waitingReason": {"type": "string", "description": "Waiting: why no worker took it"},
                    "reassignmentHistory": {"type": "array", "items": {"$ref": "#/components/schemas/Reassignment"}}}},
   "AssignmentList": {
     "type": "object", "additionalProperties": false, "required": ["assignments"],

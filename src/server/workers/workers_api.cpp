@@ -83,11 +83,8 @@ void AddAssignmentRoutes(Router& router, ApiContext& ctx) {
             if (!f.execution_id.empty() && a.execution_id != f.execution_id) continue;
             if (items.size() >= f.limit) break;
             Json j = AssignmentJson(a);
-            if (a.status == "waiting" || a.status == "dispatched") {
-              // Dispatched: placed, its command kept back for a slot of the worker's.
-              if (std::string why = ctx.coordinator->WaitingReason(a.execution_id); !why.empty()) {
-                j["waitingReason"] = std::move(why);
-              }
+            if (a.status == "waiting") {
+              j["waitingReason"] = ctx.coordinator->WaitingReason(a.execution_id);
             }
             items.push_back(std::move(j));
           }
