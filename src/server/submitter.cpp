@@ -168,7 +168,8 @@ void Submitter::StartOne(Engine& engine, SubmitRequest request,
   }
   StartRequest start;
   start.workflow = request.workflow;
-  start.input = request.input;
+  // The input is kept only to compare a repeated idempotency key against it.
+  start.input = key.second.empty() ? std::move(request.input) : request.input;
   start.priority = request.priority;
   start.ns = request.ns;
   start.idempotency_key = request.idempotency_key;

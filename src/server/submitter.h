@@ -69,9 +69,10 @@ class Submitter {
   using Deliver = std::function<void(const Status&)>;
   void SubmitEarly(SubmitRequest request, std::function<void(Result<SubmitOutcome>)> done,
                    std::function<Deliver(SubmitOutcome)> prepare);
-  // Several submissions (a batch submit) in one engine turn: their starts are written in
-  // one batch and committed together. Each one's outcome goes to `done` with its index,
-  // as Submit's would, on the engine thread.
+  // Several submissions (a batch submit), started in engine turns of about 128 steps:
+  // each turn's starts are written in one batch and committed together. Each one's
+  // outcome goes to `done` with its index, as Submit's would, on the engine thread; a
+  // batch the store refuses fails the starts of its turn only.
   void SubmitAll(std::vector<SubmitRequest> requests,
                  std::function<void(size_t, Result<SubmitOutcome>)> done);
   // Submits a stored workflow (version 0 = the latest) with `input` checked against its
@@ -112,7 +113,7 @@ class Submitter {
                        std::string* holder = nullptr);
   Forward forward_;
   // On the engine thread: the start Submit and SubmitEarly post; SubmitAll runs several
-  // in one turn, and gets in `after_turn` what must wait for that turn's batch to be
+  // in a turn, and gets in `after_turn` what must wait for that turn's batch to be
   // durable (null: waits through Engine::WhenDurable at once).
   void StartOne(Engine& engine, SubmitRequest request,
                 const std::function<void(Result<SubmitOutcome>)>& done,
