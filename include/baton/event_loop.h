@@ -108,12 +108,15 @@ class SimEventLoop final : public EventLoop {
   // Runs only what is due now, without advancing time.
   size_t RunReady();
   bool HasTimers() const { return !timers_.empty(); }
+  // How many timers ScheduleAt has set since construction, fired or cancelled or not.
+  uint64_t TimersScheduled() const { return timers_scheduled_; }
 
  private:
   SimClock* clock_;
   std::mutex mu_;
   std::deque<std::function<void()>> posted_;
   TimerQueue timers_;
+  uint64_t timers_scheduled_ = 0;  // loop thread
 };
 
 }  // namespace baton

@@ -116,6 +116,7 @@ void SimEventLoop::Post(std::function<void()> task) {
 }
 
 TimerId SimEventLoop::ScheduleAt(TimeMs when, std::function<void()> task) {
+  ++timers_scheduled_;
   return timers_.Add(clock_->MonotonicMs() + (when - clock_->Now()), std::move(task));
 }
 

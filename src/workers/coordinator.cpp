@@ -147,7 +147,7 @@ Status Coordinator::Deregister(const std::string& worker_id) {
   if (w == nullptr) return Status(errc::kNotFound, "worker '" + worker_id + "' is not registered");
   w->state = WorkerState::kOffline;
   if (auto it = deadlines_.find(worker_id); it != deadlines_.end()) {
-    loop_->CancelTimer(it->second);
+    loop_->CancelTimer(it->second.timer);
     deadlines_.erase(it);
   }
   channels_.erase(worker_id);

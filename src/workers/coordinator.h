@@ -334,8 +334,16 @@ class Coordinator {
   CoordinatorOptions options_;
   Registry registry_;
   std::map<std::string, std::shared_ptr<WorkerChannel>> channels_;  // by worker id
-  std::map<std::string, TimerId> deadlines_;                        // by worker id
-  std::map<std::string, TimerId> drain_timers_;                     // by worker id
+  // A worker's heartbeat deadline: one timer, due `heartbeat_timeout` after `heard` (the
+  // monotonic time it was heard from when the timer was set). A message moves `heard`
+  // only; the timer, when it fires early, arms itself again for the rest (OnDeadline).
+  struct Deadline {
+    TimerId timer = 0;
+    int64_t heard = 0;  // Clock::MonotonicMs()
+  };
+  std::map<std::string, Deadline> deadlines_;  // by worker id
+  void ScheduleDeadline(const std::string& worker_id, Deadline& d);
+  std::map<std::string, TimerId> drain_timers_;  // by worker id
   // Hashed, not ordered: tens of thousands of ids sharing a long time-ordered prefix made
   // every lookup a dozen long compares. Found by the dispatch's own id (its request's
   // assignment_id, never changed once kept): a copy of the id per waiting step was a heap

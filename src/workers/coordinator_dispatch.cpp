@@ -49,7 +49,7 @@ Coordinator::Coordinator(EventLoop* loop, Committer* committer, CoordinatorOptio
 // Here, where RemoteRunner is complete.
 Coordinator::~Coordinator() {
   *alive_ = false;
-  for (auto& [id, timer] : deadlines_) loop_->CancelTimer(timer);
+  for (auto& [id, deadline] : deadlines_) loop_->CancelTimer(deadline.timer);
   for (auto& [id, timer] : drain_timers_) loop_->CancelTimer(timer);
 }
 

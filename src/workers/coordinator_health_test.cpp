@@ -137,6 +137,31 @@ TEST(CoordinatorHealth, AWallClockStepMovesNoHeartbeatDeadline) {
   EXPECT_EQ(f.coordinator->stats().heartbeat_misses, 1u);
 }
 
+// Each message pushes the worker's deadline back without a timer of its own: the one
+// armed timer, when it comes due, arms itself for the rest. The deadline is where it was:
+// the timeout after the last message. (Regression: every ack, result and heartbeat
+// cancelled the worker's timer and scheduled another.)
+TEST(CoordinatorHealth, MessagesMoveTheDeadlineWithoutATimerEach) {
+  CoordinatorFixture f;  // heartbeat 30 s, timeout 60 s, grace 0
+  auto [a, b, id] = StartOnA(f);
+  const uint64_t timers_before = f.loop.TimersScheduled();
+  for (int i = 0; i < 1000; ++i) {
+    f.RunUntil(f.now() + 100);
+    ASSERT_TRUE(f.Heartbeat("a").ok());
+    ASSERT_TRUE(f.Heartbeat("b").ok());
+  }
+  const TimeMs last = f.now();
+  // Each worker's timer came due once in those 100 s and armed itself again once.
+  EXPECT_LE(f.loop.TimersScheduled() - timers_before, 4u);
+  f.HeartbeatsUntil({"b"}, last + 59'999);
+  EXPECT_EQ(f.StateOf("a"), WorkerState::kOnline);
+  EXPECT_EQ(f.coordinator->stats().heartbeat_misses, 0u);
+  f.RunUntil(last + 60'000);
+  EXPECT_EQ(f.StateOf("a"), WorkerState::kUnhealthy);
+  EXPECT_EQ(f.StateOf("b"), WorkerState::kOnline);
+  EXPECT_EQ(f.coordinator->stats().heartbeat_misses, 1u);
+}
+
 TEST(CoordinatorHealth, AWorkerSilentThroughTheGraceLosesItsWorkAtItsEnd) {
   CoordinatorFixture f(WithGrace(30'000));
   auto [a, b, id] = StartOnA(f);
