@@ -69,3 +69,11 @@ if (markdown) {
   console.log(line(header));
   for (const r of table) console.log(line(r));
 }
+
+// How much CPU the hypervisor took while the drivers ran: a vCPU descheduled for a few
+// milliseconds lands in the latency tails of every system alike.
+const steals = rows.map((r) => r.steal_pct).filter((x) => Number.isFinite(x));
+if (steals.length) {
+  const note = `CPU stolen by the hypervisor during the runs: median ${median(steals).toFixed(1)} %, max ${Math.max(...steals).toFixed(1)} %`;
+  console.log(markdown ? `\n${note}.` : note);
+}

@@ -73,16 +73,23 @@ trap 'exit 143' TERM
 freeport() { node "$here/lib.js" freeport; }
 # Runs a driver in the background and waits for it, so that a signal to run.sh is
 # handled at once (bash runs traps only between foreground commands); its line -> $line.
+# Also sets $steal: the share of the machine's CPU time the hypervisor gave to someone
+# else while the driver ran (steal in /proc/stat), in %. On a virtual machine a vCPU
+# that is descheduled for a few milliseconds shows up in every latency tail.
 drive() {
+  local t0; t0=$(cpu_ticks)
   timeout 900 node "$@" >"$tmp/line" &
   driver_pid=$!
   local rc=0
   wait "$driver_pid" || rc=$?
   driver_pid=""
   line=$(cat "$tmp/line")
+  steal=$(echo "$t0 $(cpu_ticks)" | awk '{t = $3 - $1; printf "%.1f", (t > 0 ? 100 * ($4 - $2) / t : 0)}')
   return $rc
 }
 load() { uptime | sed 's/.*load average: //'; }
+# "total steal" CPU ticks since boot, all CPUs (/proc/stat: user..steal; guest time is in user).
+cpu_ticks() { awk '/^cpu /{t = 0; for (i = 2; i <= 9; i++) t += $i; print t, $9}' /proc/stat; }
 
 start_baton() {  # $1 key [$2 PostgreSQL URL [$3 instance name]]; sets baton_url, baton_token
   local dir=$tmp/baton-$1${3:+-$3} port store
@@ -153,7 +160,7 @@ psql_() { psql -X -q -h 127.0.0.1 -p "$pg_port" -U postgres -d postgres -v ON_ER
 
 # One measurement: system, shape, round. Prints a line and appends the result.
 measure() {
-  local system=$1 shape=$2 round=$3 key=$1-$2-$3 line="" n=${N[$2]} rc=0 rss=""
+  local system=$1 shape=$2 round=$3 key=$1-$2-$3 line="" n=${N[$2]} rc=0 rss="" steal=""
   local before; before=$(load)
   case "$system" in
     baton)
@@ -195,14 +202,16 @@ measure() {
   fi
   line=$(node -e 'const r = JSON.parse(process.argv[1]); r.round = +process.argv[2]; r.load = process.argv[3];
     r.system = process.argv[4]; if (process.argv[5]) r.server_peak_rss_mib = +process.argv[5];
-    console.log(JSON.stringify(r))' "$line" "$round" "$before" "$system" "$rss")
+    if (process.argv[6]) r.steal_pct = +process.argv[6];
+    console.log(JSON.stringify(r))' "$line" "$round" "$before" "$system" "$rss" "$steal")
   echo "$line" >>"$results"
   node -e 'const r = JSON.parse(process.argv[1]);
     const fig = r.value === null ? "n/a" : r.unit === "ms"
       ? `p50 ${r.p50_ms.toFixed(2)} ms  p99 ${r.p99_ms.toFixed(2)} ms`
       : `${Math.round(r.value).toLocaleString("en-US")} ${r.unit} (${r.seconds}s)`;
     const rss = r.server_peak_rss_mib === undefined ? "" : `  server peak ${r.server_peak_rss_mib} MiB`;
-    console.log(`round ${r.round}  ${r.shape.padEnd(15)} ${r.system.padEnd(16)} ${fig.padEnd(34)} n=${r.n}  load ${r.load}${rss}`)' "$line"
+    const steal = r.steal_pct === undefined ? "" : `  steal ${r.steal_pct}%`;
+    console.log(`round ${r.round}  ${r.shape.padEnd(15)} ${r.system.padEnd(16)} ${fig.padEnd(34)} n=${r.n}  load ${r.load}${steal}${rss}`)' "$line"
 }
 
 echo "baton: $BATON"
