@@ -68,6 +68,19 @@ class CommitQueue {
   // if it gets there first. From a callback it does nothing (its group is committing).
   bool CommitHere(size_t max_batches);
 
+  // For a thread that commits what it submits when it goes idle (an event loop with
+  // CommitHere() as its idle hook): from now on, a batch Submit()ted on the calling thread
+  // leaves a sleeping writer asleep, unless an earlier one still waits (a thread that
+  // submits twice is busy: the writer commits meanwhile). Waking it costs a system call, and on a
+  // virtual machine often an interrupt to another CPU, only for the writer to find the batch
+  // already taken by CommitHere() and sleep again. The thread must then, before it waits for
+  // anything, call CommitHere() or WakeDeferred(): the batches it left are the writer's again only
+  // once woken. A writer already committing takes them when it is done, as before.
+  void DeferWakeupsOnThisThread();
+  // Wakes the writer for the batches Submit() left it asleep for, if any are still
+  // queued. Thread-safe; cheap when there are none.
+  void WakeDeferred();
+
   // A failed transaction makes the queue refuse every later batch with the same kind of
   // error, without writing it: a batch must never be stored when one submitted before
   // it was refused (an execution's event log would have a gap, a step a completion
@@ -116,6 +129,9 @@ class CommitQueue {
   uint64_t completed_ = 0;  // batches whose callback ran
   bool stopping_ = false;
   bool committing_ = false;  // a group is being committed (by the writer or CommitHere)
+  // A batch was queued without waking the writer (DeferWakeupsOnThisThread); cleared when
+  // a group takes every queued batch or WakeDeferred() wakes it.
+  bool wake_deferred_ = false;
   // The group being committed and its batches: only its committer touches them.
   std::vector<Item> group_;
   std::vector<const WriteBatch*> ptrs_;

@@ -46,6 +46,11 @@ class Committer {
   // the calling thread instead of waiting for the committer's own thread to wake (see
   // CommitQueue::CommitHere). Returns whether it committed. Default: nothing to do.
   virtual bool CommitHere() { return false; }
+  // For that same loop (see CommitQueue::DeferWakeupsOnThisThread): batches it submits
+  // leave the committer's thread asleep until it calls CommitHere() or WakeDeferred().
+  // Default: nothing to defer.
+  virtual void DeferWakeupsOnThisThread() {}
+  virtual void WakeDeferred() {}
   // Totals for metrics (zero for committers that do not group). Thread-safe.
   virtual CommitQueue::Stats stats() const { return {}; }
   // After a refused batch a committer refuses every later one until this is called (see

@@ -80,10 +80,15 @@ class RealEventLoop final : public EventLoop {
   // (for a task or a timer, or not at all when a timer is due), never once stopping; it
   // may post tasks (the loop then runs them instead of waiting). Before Run().
   void SetIdleHook(std::function<void()> hook) { idle_hook_ = std::move(hook); }
+  // Called on the loop's thread each time it has run every posted task and finds more
+  // posted meanwhile, before it runs them (where it would have called the idle hook had
+  // there been none). Before Run().
+  void SetBusyHook(std::function<void()> hook) { busy_hook_ = std::move(hook); }
 
  private:
   RealClock clock_;
   std::function<void()> idle_hook_;
+  std::function<void()> busy_hook_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> posted_;

@@ -81,12 +81,17 @@ void RealEventLoop::Stop() {
 
 void RealEventLoop::Run() {
   std::deque<std::function<void()>> batch;
+  bool ran = false;  // the last pass ran tasks or timers
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mu_);
       if (posted_.empty() && !stopping_ && idle_hook_) {
         lock.unlock();
         idle_hook_();
+        lock.lock();
+      } else if (ran && !posted_.empty() && busy_hook_) {
+        lock.unlock();
+        busy_hook_();
         lock.lock();
       }
       if (posted_.empty() && !stopping_) {
@@ -103,10 +108,14 @@ void RealEventLoop::Run() {
       if (posted_.empty() && stopping_) return;
       batch.swap(posted_);
     }
+    ran = !batch.empty();
     for (auto& task : batch) task();
     batch.clear();
     const int64_t now = clock_.MonotonicMs();
-    while (auto task = timers_.PopDue(now)) task();
+    while (auto task = timers_.PopDue(now)) {
+      task();
+      ran = true;
+    }
   }
 }
 

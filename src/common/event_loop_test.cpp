@@ -177,4 +177,23 @@ TEST(RealEventLoop, IdleHookRunsBeforeWaitingAndMayPost) {
   EXPECT_EQ(seen, (std::vector<std::string>{"task", "idle", "posted by the hook", "idle"}));
 }
 
+// The busy hook runs when the loop, done with its tasks, finds others posted meanwhile:
+// before it runs them, where it would otherwise have called the idle hook.
+TEST(RealEventLoop, BusyHookRunsWhenMoreTasksArePostedMeanwhile) {
+  RealEventLoop loop;
+  std::vector<std::string> seen;  // the loop's thread only
+  loop.SetIdleHook([&] {
+    seen.push_back("idle");
+    loop.Stop();
+  });
+  loop.SetBusyHook([&] { seen.push_back("busy"); });
+  loop.Post([&] {
+    seen.push_back("first");
+    loop.Post([&] { seen.push_back("posted by the first"); });
+  });
+  std::thread t([&] { loop.Run(); });
+  t.join();
+  EXPECT_EQ(seen, (std::vector<std::string>{"first", "busy", "posted by the first", "idle"}));
+}
+
 }  // namespace baton

@@ -47,6 +47,8 @@ class GroupCommitter final : public Committer {
   // A few batches: a turn or two of an idle engine. A larger backlog is a busy one's,
   // whose loop should go back to its tasks while the writer commits.
   bool CommitHere() override { return queue_.CommitHere(4); }
+  void DeferWakeupsOnThisThread() override { queue_.DeferWakeupsOnThisThread(); }
+  void WakeDeferred() override { queue_.WakeDeferred(); }
   CommitQueue::Stats stats() const override { return queue_.stats(); }
   void ClearFailure() override { queue_.ClearFailure(); }
 

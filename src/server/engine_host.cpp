@@ -25,7 +25,17 @@ EngineHost::~EngineHost() {
 void EngineHost::CommitWhenIdle() {
   // Rather than wake the writer and sleep: on a busy machine the writer can wait a whole
   // time slice for a core (CommitQueue::CommitHere).
-  loop_.SetIdleHook([committer = committer_.get()] { committer->CommitHere(); });
+  //
+  // For the same reason the loop's batches do not wake the writer: the loop commits them
+  // itself when it goes idle, or wakes the writer when it finds more tasks to run first.
+  // In the idle hook, WakeDeferred() covers a batch submitted by CommitHere's callbacks.
+  Committer* committer = committer_.get();
+  loop_.Post([committer] { committer->DeferWakeupsOnThisThread(); });
+  loop_.SetIdleHook([committer] {
+    committer->CommitHere();
+    committer->WakeDeferred();
+  });
+  loop_.SetBusyHook([committer] { committer->WakeDeferred(); });
 }
 
 void EngineHost::SetRunner(StepType type, Runner* runner) {

@@ -8,6 +8,11 @@
 
 namespace baton {
 
+namespace {
+// The queue whose wake-ups the calling thread defers (DeferWakeupsOnThisThread).
+thread_local const CommitQueue* deferring_queue = nullptr;
+}  // namespace
+
 CommitQueue::CommitQueue(Store* store) : CommitQueue(store, Options{}) {}
 
 CommitQueue::CommitQueue(Store* store, Options options)
@@ -35,6 +40,27 @@ void CommitQueue::Submit(std::shared_ptr<const WriteBatch> batch,
     std::lock_guard lock(mu_);
     ++submitted_;
     queue_.push_back(Item{std::move(batch), std::move(done), submitted_});
+    // One batch at a time: a second one while the first waits means the thread is busy
+    // producing, and the writer should be committing meanwhile.
+    if (deferring_queue == this && !wake_deferred_) {
+      wake_deferred_ = true;
+      return;
+    }
+    wake_deferred_ = false;
+  }
+  work_cv_.notify_one();
+}
+
+void CommitQueue::DeferWakeupsOnThisThread() {
+  deferring_queue = this;
+}
+
+void CommitQueue::WakeDeferred() {
+  {
+    std::lock_guard lock(mu_);
+    if (!wake_deferred_) return;
+    wake_deferred_ = false;
+    if (queue_.empty()) return;
   }
   work_cv_.notify_one();
 }
@@ -42,6 +68,10 @@ void CommitQueue::Submit(std::shared_ptr<const WriteBatch> batch,
 void CommitQueue::Flush() {
   std::unique_lock lock(mu_);
   const uint64_t target = submitted_;
+  if (wake_deferred_) {  // the writer may be asleep on batches left for CommitHere()
+    wake_deferred_ = false;
+    work_cv_.notify_one();
+  }
   done_cv_.wait(lock, [&] { return completed_ >= target; });
 }
 
@@ -102,7 +132,13 @@ void CommitQueue::Run() {
 
 bool CommitQueue::CommitHere(size_t max_batches) {
   std::unique_lock lock(mu_);
-  if (committing_ || queue_.empty() || queue_.size() > max_batches) return false;
+  if (committing_ || queue_.empty() || queue_.size() > max_batches) {
+    // Declined: batches left for this call go to the writer (one committing now takes
+    // them when it is done).
+    if (wake_deferred_ && !queue_.empty() && !committing_) work_cv_.notify_one();
+    wake_deferred_ = false;
+    return false;
+  }
   CommitGroup(lock, std::min(max_batches, std::max<size_t>(options_.max_group, 1)));
   return true;
 }
@@ -119,6 +155,7 @@ void CommitQueue::CommitGroup(std::unique_lock<std::mutex>& lock, size_t max_gro
     queue_.pop_front();
   }
   const size_t n = group.size();
+  if (queue_.empty()) wake_deferred_ = false;  // every deferred batch is in this group
   const std::string earlier = failure_;
   lock.unlock();
 

@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -293,6 +296,85 @@ TEST(CommitQueue, CommitHereAndTheWriterKeepSubmissionOrder) {
     EXPECT_EQ(events->size(), static_cast<size_t>((kBatches - e + 6) / 7));
   }
   ::testing::Test::RecordProperty("committed_by_the_caller", here);
+}
+
+// A queue whose test thread defers its wake-ups; Count() makes a callback that counts
+// committed batches and notes the thread that committed the last one.
+class CommitQueueDeferredWakeups : public ::testing::Test {
+ protected:
+  CommitQueueDeferredWakeups() { queue_.DeferWakeupsOnThisThread(); }
+
+  std::function<void(const Status&)> Count() {
+    return [this](const Status& s) {
+      committed_by_ = std::this_thread::get_id();
+      if (s.ok()) ++done_;
+    };
+  }
+  // Waits up to 30 s: a batch nobody commits fails the test instead of hanging it.
+  bool WaitForDone(int want) {
+    for (int i = 0; i < 30'000 && done_.load() < want; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return done_.load() >= want;
+  }
+
+  std::unique_ptr<Store> store_ = NewMemoryStore();
+  CommitQueue queue_{store_.get()};
+  std::atomic<int> done_{0};
+  std::thread::id committed_by_;  // written before done_ is counted up
+};
+
+// A thread that defers wake-ups leaves its batch to its own CommitHere(): the writer,
+// asleep, does not take it meanwhile.
+TEST_F(CommitQueueDeferredWakeups, ABatchWaitsForTheSubmittersCommitHere) {
+  queue_.Submit(OneEvent("e", 1), Count());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(done_.load(), 0);  // an awake writer would have committed it by now
+  EXPECT_TRUE(queue_.CommitHere(4));
+  EXPECT_EQ(done_.load(), 1);
+  EXPECT_EQ(committed_by_, std::this_thread::get_id());
+  EXPECT_EQ(queue_.stats().commits, 1u);
+}
+
+// WakeDeferred() hands the batch to the writer.
+TEST_F(CommitQueueDeferredWakeups, WakeDeferredHandsTheBatchToTheWriter) {
+  queue_.Submit(OneEvent("e", 1), Count());
+  queue_.WakeDeferred();
+  ASSERT_TRUE(WaitForDone(1));
+  EXPECT_NE(committed_by_, std::this_thread::get_id());
+  queue_.WakeDeferred();  // nothing left: harmless
+}
+
+// A second batch while the first still waits means the thread is busy: the writer is
+// woken and commits both, with no CommitHere() or WakeDeferred() from the thread.
+TEST_F(CommitQueueDeferredWakeups, ASecondBatchWakesTheWriter) {
+  queue_.Submit(OneEvent("e", 1), Count());
+  queue_.Submit(OneEvent("e", 2), Count());
+  ASSERT_TRUE(WaitForDone(2));
+  auto events = store_->GetEvents("e", 0, 0);
+  ASSERT_TRUE(events.ok());
+  EXPECT_EQ(events->size(), 2u);
+}
+
+// CommitHere() that declines (more batches than it takes) wakes the writer for them.
+TEST_F(CommitQueueDeferredWakeups, ADeclinedCommitHereWakesTheWriter) {
+  queue_.Submit(OneEvent("e", 1), Count());
+  EXPECT_FALSE(queue_.CommitHere(0));
+  ASSERT_TRUE(WaitForDone(1));
+}
+
+// Flush() from the deferring thread does not wait on a writer it left asleep.
+TEST_F(CommitQueueDeferredWakeups, FlushCommitsADeferredBatch) {
+  queue_.Submit(OneEvent("e", 1), Count());
+  queue_.Flush();
+  EXPECT_EQ(done_.load(), 1);
+}
+
+// Only the thread that asked defers: another thread's batch wakes the writer as before.
+TEST_F(CommitQueueDeferredWakeups, OtherThreadsStillWakeTheWriter) {
+  std::thread other([&] { queue_.Submit(OneEvent("e", 1), Count()); });
+  other.join();
+  ASSERT_TRUE(WaitForDone(1));
 }
 
 }  // namespace
