@@ -127,9 +127,13 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     auto req = std::make_shared<HttpRequest>();
     HttpResponse refusal;
     if (!ToHttpRequest(msg, req.get(), &refusal)) return Fail(std::move(refusal));
-    beast::error_code ec;
-    auto ep = stream_.socket().remote_endpoint(ec);
-    if (!ec) req->remote = ep.address().to_string();
+    if (!remote_known_) {  // once per connection: a system call and a formatting
+      beast::error_code ec;
+      auto ep = stream_.socket().remote_endpoint(ec);
+      if (!ec) remote_ = ep.address().to_string();
+      remote_known_ = true;
+    }
+    req->remote = remote_;
     // The handler may answer later, from another thread: post back to this strand.
     auto self = shared_from_this();
     shared_->router->Handle(req, [self, version](HttpResponse r) {
@@ -187,6 +191,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   std::shared_ptr<SessionShared> shared_;
   bool reject_;
   bool keep_alive_ = false;
+  std::string remote_;  // the peer's address, empty when unknown
+  bool remote_known_ = false;
   bool linger_ = false;
   std::shared_ptr<std::array<char, 16384>> discard_;
   size_t dropped_ = 0;
