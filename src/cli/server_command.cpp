@@ -181,6 +181,13 @@ void AddServerCommand(CLI::App& app, std::function<int()>* action) {
       ->capture_default_str();
   cmd->add_option("--io-threads", args->options.io_threads, "Threads serving HTTP")
       ->capture_default_str();
+  cmd->add_option("--thread-slice-us", args->options.thread_slice_us,
+                  "Time slice, in microseconds, that the engine and HTTP threads ask the "
+                  "kernel for (Linux 6.12 on; older kernels ignore it): a request then gets a "
+                  "core as soon as it arrives instead of waiting for another program's slice "
+                  "to end. 0: the kernel's default")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100'000));
   cmd->add_option("-p,--parallel", args->options.parallel,
                   "Capacity of the in-process local worker: shell and http steps running at once "
                   "(default: number of cores)");

@@ -1,5 +1,7 @@
 #include "server/engine_host.h"
+
 #include "common/thread_name.h"
+#include "common/thread_slice.h"
 
 #include <future>
 
@@ -89,6 +91,7 @@ Result<size_t> EngineHost::Start(bool recover) {
   running_ = true;
   thread_ = std::thread([this] {
     SetThreadName("baton-engine");
+    RequestShortSlices(slice_);
     loop_.Run();
   });
   Result<size_t> out = done.get();

@@ -8,6 +8,7 @@
 #include <baton/store.h>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <thread>
@@ -33,6 +34,9 @@ class EngineHost {
   // so only for a store whose commits are local and short (SQLite), not one a commit of
   // which may wait on a network (PostgreSQL).
   void CommitWhenIdle();
+  // Before Start() only: the engine thread asks for time slices this short
+  // (common/thread_slice.h), to get a core as soon as a request or a result wakes it.
+  void UseShortSlices(std::chrono::microseconds slice) { slice_ = slice; }
   // Before Start() only: the runner of a step type (command steps: the coordinator's).
   void SetRunner(StepType type, Runner* runner);
   // The engine itself, for components on the engine thread (never from another thread).
@@ -85,6 +89,7 @@ class EngineHost {
   std::unique_ptr<Runner> http_;
   std::unique_ptr<Engine> engine_;
   std::thread thread_;
+  std::chrono::microseconds slice_{0};  // 0: the kernel's default
   std::vector<std::shared_ptr<std::function<void()>>> periodic_;
   std::atomic<bool> running_{false};
 };

@@ -1,6 +1,7 @@
 #include "server/io_pool.h"
 
 #include "common/thread_name.h"
+#include "common/thread_slice.h"
 
 #include <algorithm>
 #include <thread>
@@ -9,7 +10,7 @@ namespace baton::server {
 
 namespace net = boost::asio;
 
-IoPool::IoPool(int threads) {
+IoPool::IoPool(int threads, std::chrono::microseconds slice) : slice_(slice) {
   const int n = std::max(1, threads);
   for (int i = 0; i < n; ++i) {
     // Concurrency hint 1: one thread runs each context, so its scheduler never hands work
@@ -28,9 +29,11 @@ void IoPool::Run() {
   for (size_t i = 1; i < contexts_.size(); ++i) {
     threads.emplace_back([this, i] {
       SetThreadName("baton-io");
+      RequestShortSlices(slice_);
       contexts_[i]->run();
     });
   }
+  RequestShortSlices(slice_);
   contexts_.front()->run();
   for (auto& t : threads) t.join();
 }

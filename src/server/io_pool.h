@@ -14,6 +14,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -21,7 +22,9 @@ namespace baton::server {
 
 class IoPool {
  public:
-  explicit IoPool(int threads);  // at least one
+  // `threads`: at least one. A nonzero `slice`: each thread asks for time slices that
+  // short (common/thread_slice.h), to get a core as soon as a request wakes it.
+  explicit IoPool(int threads, std::chrono::microseconds slice = {});
   IoPool(const IoPool&) = delete;
   IoPool& operator=(const IoPool&) = delete;
 
@@ -41,6 +44,7 @@ class IoPool {
   std::vector<std::unique_ptr<boost::asio::io_context>> contexts_;
   std::vector<Guard> guards_;  // a context with no connection yet must keep running
   std::atomic<size_t> next_{0};
+  std::chrono::microseconds slice_;
 };
 
 }  // namespace baton::server

@@ -135,6 +135,7 @@ Status BuildEngine(Server::Impl& impl, const HttpRunnerOptions& http, EngineOpti
   };
   impl.engine = std::make_unique<EngineHost>(impl.store.get(), engine_options, http, impl.clock);
   if (impl.options.postgres_url.empty()) impl.engine->CommitWhenIdle();
+  impl.engine->UseShortSlices(std::chrono::microseconds(impl.options.thread_slice_us));
   impl.engine->AddObserver(&impl.metrics);
   impl.engine->AddObserver(&impl.activity);
   if (SharedFeed* feed = impl.store->feed(); feed != nullptr) {
@@ -243,7 +244,8 @@ Status OpenListener(Server::Impl& impl, const net::ip::tcp::endpoint& endpoint) 
   shared->workers->coordinator = impl.coordinator.get();
   shared->workers->wire = impl.metrics.worker_wire();
   shared->workers->max_queued = options.limits.max_worker_queue;
-  impl.io = std::make_unique<IoPool>(options.io_threads);
+  impl.io = std::make_unique<IoPool>(options.io_threads,
+                                     std::chrono::microseconds(options.thread_slice_us));
   impl.listener = std::make_shared<Listener>(*impl.io, shared);
   return impl.listener->Open(endpoint);
 }

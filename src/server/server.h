@@ -25,6 +25,9 @@ struct ServerOptions {
   Duration lease{10'000};    // how long an instance's lease lasts unless renewed
   bool sync_normal = false;  // SQLite synchronous=NORMAL (see docs/storage.md)
   int io_threads = 2;
+  // The time slice the engine and I/O threads ask the kernel for (common/thread_slice.h):
+  // short, so that a request gets a core when it arrives. 0: the kernel's default.
+  int thread_slice_us = 100;
   int parallel = 0;  // local shell steps at once; 0 = cores
   // False: shell steps never run on this host; each attempt fails at once with
   // UNSUPPORTED_STEP_TYPE (a server that only dispatches to remote workers).

@@ -19,6 +19,7 @@ class ServerProcess {
   ~ServerProcess();  // SIGTERM, then SIGKILL
 
   bool ok() const { return pid_ > 0 && !url_.empty(); }
+  pid_t pid() const { return pid_; }
   const std::string& url() const { return url_; }
   const std::string& admin_token() const { return token_; }
   const std::string& dir() const { return dir_; }
