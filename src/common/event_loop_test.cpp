@@ -167,11 +167,11 @@ TEST(RealEventLoop, IdleHookRunsBeforeWaitingAndMayPost) {
   std::vector<std::string> seen;  // the loop's thread only
   int idles = 0;
   loop.SetIdleHook([&] {
-    seen.push_back("idle");
-    if (++idles == 1) loop.Post([&] { seen.push_back("posted by the hook"); });
+    seen.emplace_back("idle");
+    if (++idles == 1) loop.Post([&] { seen.emplace_back("posted by the hook"); });
     if (idles == 2) loop.Stop();
   });
-  loop.Post([&] { seen.push_back("task"); });
+  loop.Post([&] { seen.emplace_back("task"); });
   std::thread t([&] { loop.Run(); });
   t.join();
   EXPECT_EQ(seen, (std::vector<std::string>{"task", "idle", "posted by the hook", "idle"}));
@@ -183,13 +183,13 @@ TEST(RealEventLoop, BusyHookRunsWhenMoreTasksArePostedMeanwhile) {
   RealEventLoop loop;
   std::vector<std::string> seen;  // the loop's thread only
   loop.SetIdleHook([&] {
-    seen.push_back("idle");
+    seen.emplace_back("idle");
     loop.Stop();
   });
-  loop.SetBusyHook([&] { seen.push_back("busy"); });
+  loop.SetBusyHook([&] { seen.emplace_back("busy"); });
   loop.Post([&] {
-    seen.push_back("first");
-    loop.Post([&] { seen.push_back("posted by the first"); });
+    seen.emplace_back("first");
+    loop.Post([&] { seen.emplace_back("posted by the first"); });
   });
   std::thread t([&] { loop.Run(); });
   t.join();
