@@ -59,8 +59,16 @@ TEST(ServerThreads, EngineAndIoThreadsAskForShortSlices) {
   if (!KernelKeepsSlices()) GTEST_SKIP() << "this kernel keeps no per-thread slice";
   ServerProcess server(MakeTempDir(), {"--thread-slice-us", "300"});
   ASSERT_TRUE(server.ok()) << server.log();
+  // The server says it serves before its second I/O thread has started and named itself.
   std::map<std::string, std::vector<long long>> by_name;
-  for (const auto& t : SlicesOf(server.pid())) by_name[t.name].push_back(t.slice_ns);
+  WaitUntil([&] {
+    by_name.clear();
+    for (const auto& t : SlicesOf(server.pid())) by_name[t.name].push_back(t.slice_ns);
+    int short_main = 0;
+    for (long long ns : by_name["baton"]) short_main += ns == 300'000;
+    return by_name["baton-io"].size() == 1 && by_name["baton-io"][0] == 300'000 &&
+           by_name["baton-engine"].size() == 1 && short_main == 1;
+  });
   ASSERT_EQ(by_name["baton-engine"].size(), 1u);
   EXPECT_EQ(by_name["baton-engine"][0], 300'000);
   // The fixture's two I/O threads: the main thread (named baton) and one baton-io.
