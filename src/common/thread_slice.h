@@ -16,10 +16,12 @@ namespace baton {
 // gets no more CPU time than before, only shorter turns more often. Threads and processes
 // the thread starts later get the kernel's default (SCHED_FLAG_RESET_ON_FORK).
 //
-// Best effort: false, with nothing changed, on an older kernel (it ignores the request),
-// where the system call is refused, for a thread that is not SCHED_OTHER (one an operator
-// moved to SCHED_BATCH or a real-time policy keeps it), or for a zero `slice`. The kernel
-// keeps slices within 0.1-100 ms.
+// Best effort: false where the system call is refused, for a thread that is not
+// SCHED_OTHER (one an operator moved to SCHED_BATCH or a real-time policy keeps it), or
+// for a zero `slice`, with nothing changed. A kernel older than 6.12 accepts the call but
+// ignores the slice: false too, but the thread keeps the reset-on-fork flag (what it
+// starts does not inherit a negative nice value). The kernel keeps slices within
+// 0.1-100 ms.
 bool RequestShortSlices(std::chrono::microseconds slice);
 
 // The calling thread's slice as the kernel reports it (Linux 6.12 on: its own, else the
