@@ -8,6 +8,7 @@
 //   --samples FILE: the latency shapes also write each sample (ms, in order) to FILE
 //   --worker baton-persistent --baton PATH: the worker shapes through a real
 //   `baton worker --persistent` with noop_handler.js instead of this file's worker
+//   [--batch-window MS]: passed to that `baton worker` (its default when not given)
 //
 // Prints one JSON line: {system, shape, n, value, unit, ...}.
 
@@ -162,7 +163,9 @@ async function startWorker(args, api) {
     const id = `bench-pw-${process.pid}`;
     const child = spawn(L.need(args, 'baton'), ['worker', '--server', args.url, '--token', tok.token,
       '--id', id, '--persistent', '--quiet', '--capacity', String(L.num(args, 'capacity', 50)),
-      '--handler', `bench.noop=${path.join(__dirname, 'noop_handler.js')}`], { stdio: ['ignore', 'ignore', 'ignore'] }); // it logs every command
+      '--handler', `bench.noop=${path.join(__dirname, 'noop_handler.js')}`,
+      ...(args['batch-window'] !== undefined ? ['--batch-window', String(args['batch-window'])] : [])],
+    { stdio: ['ignore', 'ignore', 'ignore'] }); // it logs every command
     for (let i = 0; i < 200; i++) {
       const w = await api.request('GET', `/api/v1/workers/${id}`);
       if (w.status === 200 && JSON.parse(w.text).status === 'ONLINE') return child;

@@ -3,7 +3,7 @@
 # the same shapes, alternating rounds, a median table with the ratios. See README.md.
 #
 #   bench/peers/run.sh [--rounds N] [--shapes flows,jobs,latency,worker-jobs,worker-latency]
-#                      [--systems baton,baton-pg,baton-pg-instance,baton-pg-2i,baton-pg-3i,bullmq-always,bullmq-everysec,graphile]
+#                      [--systems baton,baton-persistent,baton-pg,baton-pg-instance,baton-pg-2i,baton-pg-3i,bullmq-always,bullmq-everysec,graphile]
 #                      [--quick] [--scale K (K times the work per measurement)]
 #                      [--baton PATH] [--out FILE]
 #
@@ -43,7 +43,7 @@ IFS=, read -r -a shape_list <<<"$shapes"
 IFS=, read -r -a system_list <<<"$systems"
 for s in "${shape_list[@]}"; do [[ -n "${N[$s]:-}" ]] || { echo "run.sh: unknown shape '$s'" >&2; exit 2; }; done
 for s in "${system_list[@]}"; do
-  case "$s" in baton|baton-pg|baton-pg-instance|baton-pg-2i|baton-pg-3i|bullmq-always|bullmq-everysec|graphile) ;; *) echo "run.sh: unknown system '$s'" >&2; exit 2 ;; esac
+  case "$s" in baton|baton-persistent|baton-pg|baton-pg-instance|baton-pg-2i|baton-pg-3i|bullmq-always|bullmq-everysec|graphile) ;; *) echo "run.sh: unknown system '$s'" >&2; exit 2 ;; esac
 done
 [[ " ${system_list[*]} " == *" baton"* ]] && { [ -x "$BATON" ] || { echo "run.sh: no baton binary at $BATON (set BATON=...)" >&2; exit 2; }; }
 [ -d "$here/node_modules/bullmq" ] || { echo "run.sh: run bench/peers/setup.sh first" >&2; exit 2; }
@@ -163,9 +163,12 @@ measure() {
   local system=$1 shape=$2 round=$3 key=$1-$2-$3 line="" n=${N[$2]} rc=0 rss="" steal=""
   local before; before=$(load)
   case "$system" in
-    baton)
+    baton|baton-persistent)  # -persistent: the worker shapes through `baton worker --persistent`
+      local through=()
+      [ "$system" = baton-persistent ] && through=(--worker baton-persistent --baton "$BATON")
       start_baton "$key"
-      drive "$here/baton.js" --shape "$shape" --n "$n" --url "$baton_url" --token "$baton_token" || rc=$?
+      drive "$here/baton.js" --shape "$shape" --n "$n" --url "$baton_url" --token "$baton_token" \
+        "${through[@]}" || rc=$?
       peak_rss
       stop_baton "$key" ;;
     baton-pg|baton-pg-instance)  # on the run's PostgreSQL, a fresh database each time;

@@ -24,6 +24,7 @@ struct WorkerArgs {
   std::vector<std::string> handlers;  // COMMAND=EXECUTABLE
   std::vector<std::string> builtins;  // shell, http
   int capacity = 1;
+  int batch_window_ms = 2;
   std::vector<std::string> tags;
   std::string node;
   std::string id;
@@ -140,6 +141,7 @@ Result<worker::AgentOptions> BuildOptions(const WorkerArgs& a) {
   }
   o.node_id = a.node;
   o.capacity = a.capacity;
+  o.batch_window = Duration(a.batch_window_ms);
   o.tags = a.tags;
   o.log = LogLine;
   return o;
@@ -254,6 +256,12 @@ void AddWorkerCommands(CLI::App& app, std::function<int()>* action) {
       ->check(CLI::IsMember({"shell", "http"}));
   cmd->add_option("--capacity", a->capacity, "Commands run at once")
       ->check(CLI::Range(1, protocol::kMaxCapacity))
+      ->capture_default_str();
+  cmd->add_option("--batch-window", a->batch_window_ms,
+                  "MS: while two or more commands run, wait up to MS for more answers so that "
+                  "they leave in one frame, a result standing for its ack; 0 sends each at "
+                  "once. An idle worker never waits")
+      ->check(CLI::Range(0, 1000))
       ->capture_default_str();
   cmd->add_option("--tags", a->tags, "Tags steps can target, comma-separated (gpu,a100)")
       ->delimiter(',');

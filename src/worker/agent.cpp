@@ -62,7 +62,9 @@ struct Agent::State {
   bool heartbeat_now = false;     // send a heartbeat at once (a drain began)
   Connection* current = nullptr;  // the connection in use, for Interrupt
   std::map<std::string, Running> running;
-  std::deque<WorkerMessage> outbox;  // acks, progress (the latest per assignment), results
+  std::deque<WorkerMessage> outbox;      // acks, progress (the latest per assignment), results
+  SteadyClock::time_point outbox_since;  // when the oldest message in the outbox came
+  bool server_batches = false;           // the current connection's `registered` said so
   std::mt19937_64 rng{std::random_device{}()};
   // This process's incarnation: the same across reconnects, new at every start.
   const std::string session_id = NewSessionId();
@@ -99,6 +101,12 @@ struct Agent::State {
     });
   }
 
+  // mu held. Appends to the outbox.
+  void Queue(WorkerMessage m) {
+    if (outbox.empty()) outbox_since = SteadyClock::now();
+    outbox.push_back(std::move(m));
+  }
+
   // mu held. Queues progress, replacing an unsent one of the same assignment in place.
   void QueueProgress(protocol::CommandProgress p) {
     for (WorkerMessage& m : outbox) {
@@ -108,7 +116,31 @@ struct Agent::State {
         return;
       }
     }
-    outbox.emplace_back(std::move(p));
+    Queue(std::move(p));
+  }
+
+  // mu held. Queues a result; while batching, it replaces its command's accepted ack if
+  // that has not left yet (docs/worker-protocol.md: a result stands for its ack).
+  void QueueResult(protocol::CommandResult r) {
+    if (server_batches && options.batch_window > Duration::zero()) {
+      std::erase_if(outbox, [&](const WorkerMessage& m) {
+        const auto* ack = std::get_if<protocol::CommandAck>(&m);
+        return ack && ack->status == AckStatus::kAccepted && ack->assignment_id == r.assignment_id;
+      });
+    }
+    Queue(std::move(r));
+  }
+
+  // mu held. When the outbox, waiting to fill a batch, must be sent at the latest; nullopt
+  // when it should go now (or is empty).
+  std::optional<SteadyClock::time_point> BatchDue(SteadyClock::time_point now) const {
+    if (!server_batches || options.batch_window <= Duration::zero() || outbox.empty() ||
+        running.size() < 2 || outbox.size() >= protocol::kMaxBatch) {
+      return std::nullopt;
+    }
+    const SteadyClock::time_point due = outbox_since + options.batch_window;
+    if (now >= due) return std::nullopt;
+    return due;
   }
 
   Duration Jittered(Duration base) {
@@ -210,6 +242,7 @@ Status Agent::Run(const Connector& connect) {
         std::erase_if(s.outbox, [](const WorkerMessage& m) {
           return std::holds_alternative<protocol::CommandAck>(m);
         });
+        s.server_batches = false;
       }
       (*conn)->Close();
       if (end.first != End::kLost) break;
@@ -280,6 +313,7 @@ std::pair<End, std::string> Agent::State::Serve(Connection& conn,
   {
     std::lock_guard lock(mu);
     if (draining) heartbeat_now = true;
+    server_batches = registered.batching;
   }
   for (;;) {
     std::optional<WorkerMessage> next;
@@ -288,6 +322,7 @@ std::pair<End, std::string> Agent::State::Serve(Connection& conn,
     std::vector<WorkerMessage> several;
     bool deregister = false;
     const auto now = SteadyClock::now();
+    auto wake_at = next_heartbeat;
     {
       std::lock_guard lock(mu);
       if (stop) return {End::kStopped, ""};
@@ -297,6 +332,8 @@ std::pair<End, std::string> Agent::State::Serve(Connection& conn,
         next = protocol::Heartbeat{
             static_cast<int>(running.size()), options.capacity,
             draining ? protocol::WorkerStatus::kDraining : protocol::WorkerStatus::kOnline};
+      } else if (std::optional<SteadyClock::time_point> due = BatchDue(now)) {
+        wake_at = std::min(wake_at, *due);  // what the handlers answer meanwhile joins it
       } else if (registered.batching && outbox.size() > 1) {
         const size_t n = std::min(outbox.size(), protocol::kMaxBatch);
         several.assign(std::make_move_iterator(outbox.begin()),
@@ -336,7 +373,7 @@ std::pair<End, std::string> Agent::State::Serve(Connection& conn,
       return {End::kDrained, ""};
     }
     Result<std::optional<protocol::ServerMessage>> got =
-        conn.Receive(std::max(Duration(1), std::chrono::ceil<Duration>(next_heartbeat - now)));
+        conn.Receive(std::max(Duration(1), std::chrono::ceil<Duration>(wake_at - now)));
     if (!got.ok()) return {End::kLost, got.status().message()};
     if (!*got) continue;
     Handle(**got);
@@ -392,8 +429,8 @@ void Agent::State::HandleCommand(const protocol::Command& c) {
       running[id] = {c.command, false};
       start = true;
     }
-    outbox.emplace_back(protocol::CommandAck{
-        id, refusal.empty() ? AckStatus::kAccepted : AckStatus::kRejected, std::nullopt});
+    Queue(protocol::CommandAck{id, refusal.empty() ? AckStatus::kAccepted : AckStatus::kRejected,
+                               std::nullopt});
   }
   if (!refusal.empty()) {
     Log("rejected " + id + " " + c.command + ": " + refusal);
@@ -422,7 +459,7 @@ HandlerCallbacks Agent::State::Callbacks(const std::string& assignment_id,
         cancelled = it->second.cancelled || stop;
         running.erase(it);
       }
-      if (!cancelled) outbox.emplace_back(r);
+      if (!cancelled) QueueResult(r);
       Wake();
     }
     if (!options.log_commands && !cancelled && r.status == protocol::ResultStatus::kSuccess) {

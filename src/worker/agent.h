@@ -22,6 +22,11 @@
 //     connection is lost, its acks are dropped; the results and progress left are sent
 //     once the next registration succeeds, so no result is lost (duplicates are
 //     harmless: the server fences them).
+//   - Busy (two or more commands running, and a server that reads batch frames): the
+//     outbox waits up to batch_window from its oldest message, so that what the handlers
+//     answer meanwhile leaves in the same frame, and a result replaces its command's ack
+//     if that is still waiting (a result stands for its ack). With one command running
+//     or none, everything leaves at once: an idle worker adds no latency.
 //   - `command.cancel`, or an `error` STALE_ASSIGNMENT naming an assignment running
 //     here: the handler is cancelled and nothing more of that assignment is sent. Other
 //     `error` messages are logged.
@@ -60,6 +65,10 @@ struct AgentOptions {
   Duration reconnect_max{30000};
   int reconnect_brisk = 8;  // attempts at reconnect_initial before the delay doubles
   Duration registration_timeout{10000};
+  // How long a busy worker's outbox may wait to fill a batch frame (see above); zero:
+  // every message leaves as soon as the loop can send it. The wait ends early when the
+  // batch is full or when at most one command is left running.
+  Duration batch_window{2};
   // One line per event (connected, reconnecting, command started/finished, drain).
   std::function<void(const std::string&)> log;
   // False: no line for a command that starts or finishes successfully (at thousands of

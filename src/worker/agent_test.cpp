@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <future>
@@ -40,6 +41,8 @@ class AgentTest : public ::testing::Test {
     handlers_["echo"] = {dir_.Script("echo",
                                      "cat >/dev/null\necho '{\"progress\": 50}'\necho "
                                      "\"{\\\"id\\\": \\\"$BATON_ASSIGNMENT_ID\\\"}\"")};
+    handlers_["quick"] = {dir_.Script("quick", "cat >/dev/null\necho '{\"done\": true}'")};
+    handlers_["slow"] = {dir_.Script("slow", "cat >/dev/null\nexec sleep 600")};
   }
 
   void TearDown() override {
@@ -113,7 +116,7 @@ TEST_F(AgentTest, RegistersThenHeartbeatsAtTheServersInterval) {
   EXPECT_EQ(r.node_id, "node-7");
   EXPECT_EQ(r.host, "10.0.0.7");
   EXPECT_EQ(r.capacity, 3);
-  EXPECT_EQ(r.commands, (std::vector<std::string>{"echo", "gated"}));
+  EXPECT_EQ(r.commands, (std::vector<std::string>{"echo", "gated", "quick", "slow"}));
   EXPECT_EQ(r.tags, (std::vector<std::string>{"gpu", "a100"}));
   EXPECT_TRUE(server_.All<Heartbeat>(0).empty());  // none before `registered`
 
@@ -252,6 +255,90 @@ TEST_F(AgentTest, StopCancelsRunningWork) {
   EXPECT_TRUE(server_.All<CommandResult>(0).empty());
   EXPECT_TRUE(server_.All<protocol::Deregister>(0).empty());
   EXPECT_TRUE(server_.WaitClosed(0));
+}
+
+// What a worker sent after `register`, as "ack:ID" / "result:ID" / "progress:ID".
+std::vector<std::string> Answers(const std::vector<protocol::WorkerMessage>& sent) {
+  std::vector<std::string> out;
+  for (const auto& m : sent) {
+    if (const auto* a = std::get_if<CommandAck>(&m)) out.push_back("ack:" + a->assignment_id);
+    if (const auto* r = std::get_if<CommandResult>(&m)) out.push_back("result:" + r->assignment_id);
+    if (const auto* p = std::get_if<CommandProgress>(&m)) {
+      out.push_back("progress:" + p->assignment_id);
+    }
+  }
+  return out;
+}
+
+TEST_F(AgentTest, BusyWorkerSendsItsAnswersTogetherAndAResultStandsForItsAck) {
+  AgentOptions o = Options(2);
+  o.batch_window = std::chrono::minutes(10);  // ended by the commands, never by time here
+  Start(o);
+  server_.Accept(0, 600000, /*batching=*/true);
+  server_.PushAll(0,
+                  {MakeCommand("quick", nullptr, "asg-1"), MakeCommand("quick", nullptr, "asg-2")});
+  server_.Wait<CommandResult>(0, 1);
+  // Two commands running: nothing left before one of them answered. Its result went in
+  // place of its ack, with the other's ack (or its result, if it had answered too) in the
+  // same frame.
+  const std::vector<size_t> frames = server_.Frames(0);
+  ASSERT_GE(frames.size(), 2u);  // register, then the answers
+  EXPECT_EQ(frames[1], 2u);
+  const std::vector<std::string> answers = Answers(server_.Sent(0));
+  ASSERT_FALSE(answers.empty());
+  EXPECT_TRUE(answers[0].starts_with("result:") || answers[1].starts_with("result:"))
+      << ::testing::PrintToString(answers);
+  EXPECT_LE(server_.All<CommandAck>(0).size(), 1u) << ::testing::PrintToString(answers);
+  for (const std::string id : {"asg-1", "asg-2"}) {
+    const auto result = std::find(answers.begin(), answers.end(), "result:" + id);
+    EXPECT_NE(result, answers.end()) << id;
+    EXPECT_EQ(std::find(result, answers.end(), "ack:" + id), answers.end())
+        << "an ack after its own result: " << ::testing::PrintToString(answers);
+  }
+}
+
+TEST_F(AgentTest, IdleWorkerSendsEachAnswerAtOnceWhateverTheBatchWindow) {
+  AgentOptions o = Options(2);
+  o.batch_window = std::chrono::minutes(10);  // longer than any wait below
+  Start(o);
+  server_.Accept(0, 600000, /*batching=*/true);
+  // One command running: its ack and progress leave without waiting for a batch.
+  EXPECT_EQ(Command(0, "gated", "asg-1", 0).status, AckStatus::kAccepted);
+  server_.Wait<CommandProgress>(0);
+  Release();
+  EXPECT_EQ(server_.Wait<CommandResult>(0).assignment_id, "asg-1");
+  EXPECT_EQ(Answers(server_.Sent(0)),
+            (std::vector<std::string>{"ack:asg-1", "progress:asg-1", "result:asg-1"}));
+}
+
+TEST_F(AgentTest, TheBatchWindowBoundsTheWaitWhileCommandsKeepRunning) {
+  AgentOptions o = Options(3);
+  o.batch_window = std::chrono::seconds(2);
+  Start(o);
+  server_.Accept(0, 600000, /*batching=*/true);
+  server_.PushAll(0, {MakeCommand("slow", nullptr, "asg-1"), MakeCommand("slow", nullptr, "asg-2"),
+                      MakeCommand("quick", nullptr, "asg-3")});
+  // Two commands never end: the window, not the commands, sends what is waiting.
+  EXPECT_EQ(server_.Wait<CommandResult>(0).assignment_id, "asg-3");
+  server_.Wait<CommandAck>(0, 1);
+  const std::vector<std::string> answers = Answers(server_.Sent(0));
+  EXPECT_NE(std::find(answers.begin(), answers.end(), "ack:asg-1"), answers.end());
+  EXPECT_NE(std::find(answers.begin(), answers.end(), "ack:asg-2"), answers.end());
+  EXPECT_EQ(std::find(answers.begin(), answers.end(), "ack:asg-3"), answers.end())
+      << "the quick command answered within the window: its result stands for its ack; "
+      << ::testing::PrintToString(answers);
+}
+
+TEST_F(AgentTest, WithoutBatchFramesEveryAckIsSent) {
+  AgentOptions o = Options(2);
+  o.batch_window = std::chrono::minutes(10);
+  Start(o);
+  server_.Accept(0);  // a server that reads one message per frame
+  server_.PushAll(0,
+                  {MakeCommand("quick", nullptr, "asg-1"), MakeCommand("quick", nullptr, "asg-2")});
+  server_.Wait<CommandResult>(0, 1);
+  EXPECT_EQ(server_.All<CommandAck>(0).size(), 2u);
+  for (size_t n : server_.Frames(0)) EXPECT_EQ(n, 1u);
 }
 
 TEST_F(AgentTest, InvalidOptionsAreRefusedBeforeConnecting) {

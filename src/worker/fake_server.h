@@ -24,6 +24,7 @@ class FakeServer {
   // One connection: what each side sent, and whether it is closed.
   struct Pipe {
     std::vector<protocol::WorkerMessage> from_worker;
+    std::vector<size_t> frames;  // how many of from_worker each frame carried, in order
     std::deque<protocol::ServerMessage> to_worker;
     bool dropped = false;  // by the server
     bool closed = false;   // by the worker
@@ -92,16 +93,30 @@ class FakeServer {
                                 : std::vector<protocol::WorkerMessage>{};
   }
 
-  // Waits for `register` on connection `conn` and answers `registered`.
-  protocol::Register Accept(size_t conn, int64_t heartbeat_interval_ms = 600000) {
+  // The sizes of the frames sent on connection `conn` so far (a batch frame: its count).
+  std::vector<size_t> Frames(size_t conn) {
+    std::lock_guard lock(mu_);
+    return conn < pipes_.size() ? pipes_[conn]->frames : std::vector<size_t>{};
+  }
+
+  // Waits for `register` on connection `conn` and answers `registered`; `batching`: the
+  // server reads batch frames.
+  protocol::Register Accept(size_t conn, int64_t heartbeat_interval_ms = 600000,
+                            bool batching = false) {
     protocol::Register r = Wait<protocol::Register>(conn);
-    Push(conn, protocol::Registered{r.worker_id, heartbeat_interval_ms, 2 * heartbeat_interval_ms});
+    protocol::Registered registered{r.worker_id, heartbeat_interval_ms, 2 * heartbeat_interval_ms};
+    registered.batching = batching;
+    Push(conn, registered);
     return r;
   }
 
-  void Push(size_t conn, protocol::ServerMessage m) {
+  void Push(size_t conn, protocol::ServerMessage m) { PushAll(conn, {std::move(m)}); }
+  // Several at once: the worker finds them all waiting, as the messages of one frame.
+  void PushAll(size_t conn, std::vector<protocol::ServerMessage> messages) {
     std::lock_guard lock(mu_);
-    if (conn < pipes_.size()) pipes_[conn]->to_worker.push_back(std::move(m));
+    if (conn < pipes_.size()) {
+      for (auto& m : messages) pipes_[conn]->to_worker.push_back(std::move(m));
+    }
     cv_.notify_all();
   }
   // The server drops connection `conn`.
@@ -124,6 +139,15 @@ class FakeServer {
       std::lock_guard lock(s_->mu_);
       if (p_->dropped || p_->closed) return Status(errc::kIo, "connection lost (test)");
       p_->from_worker.push_back(m);
+      p_->frames.push_back(1);
+      s_->cv_.notify_all();
+      return Status::Ok();
+    }
+    Status SendBatch(const std::vector<protocol::WorkerMessage>& messages) override {
+      std::lock_guard lock(s_->mu_);
+      if (p_->dropped || p_->closed) return Status(errc::kIo, "connection lost (test)");
+      p_->from_worker.insert(p_->from_worker.end(), messages.begin(), messages.end());
+      p_->frames.push_back(messages.size());
       s_->cv_.notify_all();
       return Status::Ok();
     }
