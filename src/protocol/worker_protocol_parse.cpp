@@ -210,16 +210,17 @@ Result<std::vector<Message>> ParseFrame(const Json* json, Result<Message> (*pars
   out.reserve(messages->size());
   for (size_t i = 0; i < messages->size(); ++i) {
     const Json& m = (*messages)[i];
-    const std::string where = "batch: field 'messages[" + std::to_string(i) + "]': ";
+    // Built only for an error: a frame carries up to kMaxBatch messages.
+    auto where = [i] { return "batch: field 'messages[" + std::to_string(i) + "]': "; };
     if (m.is_object()) {
       auto t = m.find("type");
       if (t != m.end() && (*t == "batch" || *t == opening)) {
         return Status(errc::kValidation,
-                      where + "a '" + t->get<std::string>() + "' cannot be part of a batch");
+                      where() + "a '" + t->get<std::string>() + "' cannot be part of a batch");
       }
     }
     Result<Message> one = parse(m);
-    if (!one.ok()) return Status(one.status().code(), where + one.status().message());
+    if (!one.ok()) return Status(one.status().code(), where() + one.status().message());
     out.push_back(std::move(one).value());
   }
   return out;
