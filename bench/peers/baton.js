@@ -9,6 +9,8 @@
 //   --worker baton-persistent --baton PATH: the worker shapes through a real
 //   `baton worker --persistent` with noop_handler.js instead of this file's worker
 //   [--batch-window MS]: passed to that `baton worker` (its default when not given)
+//   --wait on|off: the latency shapes take the submit's answer, which waits for the end
+//   (POST ?wait=MS, the default), or the live feed's execution.completed (off)
 //
 // Prints one JSON line: {system, shape, n, value, unit, ...}.
 
@@ -210,11 +212,36 @@ async function throughput(api, args, workflow, n, stepsPer, shape) {
   };
 }
 
+// Latency, `--wait on` (the default): one execution at a time; the submit's answer
+// waits for the execution's end (POST /api/v1/executions?wait=MS), as a BullMQ client
+// awaits job.waitUntilFinished. `--wait off` takes the live feed instead (below).
+async function latencyByWait(api, args, workflow, n, shape, warmup) {
+  const body = JSON.stringify({ workflow, input: {} });
+  const samples = [];
+  for (let i = 0; i < warmup + n; i++) {
+    const t0 = L.nowMs();
+    const r = await api.request('POST', '/api/v1/executions?wait=30000', body);
+    const t1 = L.nowMs();
+    if (r.status !== 201) throw new Error(`POST /api/v1/executions?wait: HTTP ${r.status} ${r.text.slice(0, 300)}`);
+    const e = JSON.parse(r.text);
+    if (e.status !== 'completed') throw new Error(`execution ${e.id}: ${e.status} when the submit's wait answered`);
+    if (i >= warmup) samples.push(t1 - t0);
+  }
+  if (args.samples) require('fs').writeFileSync(args.samples, samples.map((v) => v.toFixed(3)).join('\n') + '\n');
+  return {
+    system: 'baton', shape, n, value: L.quantile(samples, 0.5), unit: 'ms',
+    p50_ms: +L.quantile(samples, 0.5).toFixed(3), p99_ms: +L.quantile(samples, 0.99).toFixed(3),
+    mean_ms: +(samples.reduce((a, b) => a + b, 0) / samples.length).toFixed(3),
+    method: 'POST /api/v1/executions?wait=30000 -> its answer saying completed',
+  };
+}
+
 // Latency: one execution at a time; submit -> the client knows it completed: the POST's
 // answer when it already says completed, else the execution.completed event on the live
 // feed (a WebSocket on the workflow's events, opened once before the first sample).
 async function latency(api, args, workflow, n, shape) {
   const warmup = L.num(args, 'warmup', 20);
+  if ((args.wait || 'on') === 'on') return latencyByWait(api, args, workflow, n, shape, warmup);
   // Only the final events: the client asks the feed for what it waits for, as a BullMQ
   // client listens to 'completed' (the server skips the other types for this subscriber).
   const wsUrl = `${args.url.replace(/^http/, 'ws')}/api/v1/events?workflow=${workflow}` +

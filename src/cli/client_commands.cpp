@@ -100,6 +100,27 @@ void PrintExecutionTree(const ApiClient& api, const Json& e, const std::string& 
   }
 }
 
+// `baton submit --wait`: POST ?wait=MS, then the execution's end (or state) and an exit
+// code that says which.
+int SubmitAndWait(const Common& c, const ApiClient& api, const Json& body, int64_t wait_ms) {
+  const Result<Json> reply =
+      api.Call("POST", "/api/v1/executions?wait=" + std::to_string(wait_ms), body);
+  const int printed = Finish(c, reply, [](const Json& e) {
+    const auto status = ParseExecutionStatus(Str(e, "status"));
+    std::printf("%s %s%s\n", Str(e, "id").c_str(), Str(e, "status").c_str(),
+                status && IsTerminal(*status) ? "" : " (the wait passed first)");
+    const auto dump = [](const Json& j) {
+      return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+    };
+    if (!e["output"].is_null()) std::printf("output: %s\n", dump(e["output"]).c_str());
+    if (!e["error"].is_null()) std::printf("error: %s\n", dump(e["error"]).c_str());
+  });
+  if (printed != 0) return printed;
+  const auto status = ParseExecutionStatus(Str(*reply, "status"));
+  if (!status || !IsTerminal(*status)) return 3;
+  return *status == ExecutionStatus::kCompleted ? 0 : 1;
+}
+
 }  // namespace
 
 void AddClientCommands(CLI::App& app, std::function<int()>* action) {
@@ -107,7 +128,7 @@ void AddClientCommands(CLI::App& app, std::function<int()>* action) {
   {
     struct Args {
       Common c;
-      std::string workflow, file, priority, key, input_file, batch;
+      std::string workflow, file, priority, key, input_file, batch, wait;
       int version = 0;
       std::vector<std::string> inputs;
     };
@@ -125,21 +146,38 @@ void AddClientCommands(CLI::App& app, std::function<int()>* action) {
                     "POST /api/v1/executions ({\"workflow\": ..., \"input\": {...}, "
                     "\"idempotency_key\": ...}), 1,000 per request; all lines are checked first")
         ->excludes("workflow");
+    cmd->add_option("--wait", a->wait,
+                    "Wait up to this long (e.g. 30s, at most 60s) for the execution to end, then "
+                    "print its status and output; exit 0 when it completed, 1 when it failed, "
+                    "timed out or was cancelled, 3 when it was still running");
     AddCommon(cmd, &a->c);
     cmd->callback([a, action] {
       *action = [a]() -> int {
         if (!a->batch.empty()) {
           if (!a->file.empty() || !a->inputs.empty() || !a->input_file.empty() ||
-              !a->priority.empty() || !a->key.empty() || a->version > 0) {
+              !a->priority.empty() || !a->key.empty() || a->version > 0 || !a->wait.empty()) {
             std::fprintf(stderr,
                          "baton submit: --batch takes every field from the file's lines; "
-                         "--file, --input, --input-file, --priority, --idempotency-key and "
-                         "--version do not apply\n");
+                         "--file, --input, --input-file, --priority, --idempotency-key, "
+                         "--version and --wait do not apply\n");
             return 2;
           }
           return SubmitBatchFile(a->c, a->batch);
         }
-        ApiClient api = a->c.Client();
+        int64_t wait_ms = 0;
+        if (!a->wait.empty()) {
+          auto wait = ParseDuration(Json(a->wait));
+          if (!wait.ok() || wait->count() > 60'000) {
+            std::fprintf(stderr,
+                         "baton submit: --wait takes a duration of at most 60s (250ms, 30s), "
+                         "got '%s'\n",
+                         a->wait.c_str());
+            return 2;
+          }
+          wait_ms = wait->count();
+        }
+        // The answer may take the whole wait: the client's own timeout is longer.
+        ApiClient api(a->c.Client().endpoint(), 30 + static_cast<int>(wait_ms / 1000));
         std::string name = a->workflow;
         if (!a->file.empty()) {
           auto text = ReadFile(a->file);
@@ -169,6 +207,7 @@ void AddClientCommands(CLI::App& app, std::function<int()>* action) {
         if (!a->inputs.empty()) body["args"] = a->inputs;
         if (!a->priority.empty()) body["priority"] = a->priority;
         if (!a->key.empty()) body["idempotency_key"] = a->key;
+        if (wait_ms > 0) return SubmitAndWait(a->c, api, body, wait_ms);
         return Finish(a->c, api.Call("POST", "/api/v1/executions", body), [](const Json& e) {
           std::printf("%s %s\n", Str(e, "id").c_str(),
                       e.value("created", true) ? "submitted" : "(existing, same idempotency key)");

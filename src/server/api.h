@@ -44,6 +44,7 @@ class FollowUps;
 class Deliverer;
 class DlqReplayer;
 class ActivityWindow;
+class CompletionWaits;
 
 // What handlers share. Everything here outlives the router.
 struct ApiContext {
@@ -55,6 +56,7 @@ struct ApiContext {
   ServerMetrics* metrics = nullptr;
   Scheduler* scheduler = nullptr;               // engine thread only: reach it through engine->Post
   FollowUps* follow_ups = nullptr;              // engine thread only
+  CompletionWaits* waits = nullptr;             // engine thread only: POST ?wait
   Deliverer* deliverer = nullptr;               // engine thread only
   workers::Coordinator* coordinator = nullptr;  // engine thread only
   DlqReplayer* replayer = nullptr;              // thread-safe

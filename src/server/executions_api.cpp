@@ -1,6 +1,7 @@
 // /api/v1/executions: submit, list, get, events, and control.
 #include "common/json_parse.h"
 #include "server/api.h"
+#include "server/completion_waits.h"
 #include "server/event_hub.h"
 #include "server/execution_filter.h"
 #include "server/submitter.h"
@@ -146,13 +147,99 @@ std::variant<SubmitRequest, HttpResponse> PrepareSubmit(ApiContext& ctx, const C
   return req;
 }
 
+// POST /api/v1/executions?wait=MS: how long the answer may wait for the execution's end.
+constexpr int64_t kMaxSubmitWaitMs = 60'000;
+
+// The `wait` query parameter: 0 when absent, else FieldError.
+std::variant<int64_t, HttpResponse> SubmitWait(const HttpRequest& request) {
+  auto it = request.query.find("wait");
+  if (it == request.query.end()) return int64_t{0};
+  const std::string& text = it->second;
+  const bool digits = !text.empty() && text.size() <= 5 &&
+                      text.find_first_not_of("0123456789") == std::string::npos;
+  const int64_t ms = digits ? std::stoll(text) : -1;
+  if (ms < 0 || ms > kMaxSubmitWaitMs) {
+    return FieldError("wait", "expected milliseconds from 0 to " +
+                                  std::to_string(kMaxSubmitWaitMs) + ", got '" +
+                                  text.substr(0, 32) + "'");
+  }
+  return ms;
+}
+
+// A waited submit's answer: the summary with the execution's output.
+HttpResponse WaitedAnswer(const ExecutionRecord& e, int status, bool created) {
+  Json body = ExecutionSummaryJson(e);
+  body["output"] = e.output;
+  body["created"] = created;
+  HttpResponse r = JsonResponse(status, body);
+  r.headers.emplace_back("Location", "/api/v1/executions/" + e.id);
+  return r;
+}
+
+// What a waiter answers with (engine thread): the record it is given, or the store's
+// when the engine no longer holds the execution.
+CompletionWaits::Answer WaitedResponder(ApiContext& ctx, const std::string& id, int status,
+                                        bool created, const Responder& respond) {
+  return [&ctx, id, status, created, respond](const ExecutionRecord* record, bool) {
+    if (record != nullptr) return respond(WaitedAnswer(*record, status, created));
+    auto stored = ctx.store->GetExecution(id);
+    if (!stored.ok()) return respond(ErrorResponse(stored.status()));
+    respond(WaitedAnswer(*stored, status, created));
+  };
+}
+
+// A submit whose answer waits up to `wait` for the execution to end (a repeated
+// idempotency key: for the first execution to end). The start is durable before any
+// answer, as without a wait.
+void SubmitAndWait(ApiContext& ctx, SubmitRequest request, Duration wait,
+                   const Responder& respond) {
+  ctx.submitter->SubmitEarly(
+      std::move(request),
+      // A refusal, or an earlier submit's execution (engine thread).
+      [&ctx, respond, wait](Result<SubmitOutcome> out) {
+        if (!out.ok()) return respond(ErrorResponse(out.status()));
+        const int status = out->created ? 201 : 200;
+        const auto ticket = ctx.waits->Expect(
+            out->execution_id,
+            WaitedResponder(ctx, out->execution_id, status, out->created, respond));
+        ctx.waits->Arm(ticket, wait, *ctx.engine->engine());
+      },
+      // A new start (engine thread, in the turn that started it): its end cannot have
+      // come yet unless it came in that turn.
+      [&ctx, respond, wait](SubmitOutcome started) -> Submitter::Deliver {
+        if (IsTerminal(started.record->status)) {
+          auto ready = std::make_shared<HttpResponse>(WaitedAnswer(*started.record, 201, true));
+          return [ready, respond](const Status& durable) {
+            respond(durable.ok() ? std::move(*ready) : ErrorResponse(durable));
+          };
+        }
+        const auto ticket = ctx.waits->Expect(
+            started.execution_id, WaitedResponder(ctx, started.execution_id, 201, true, respond));
+        return [&ctx, ticket, wait, respond](const Status& durable) {  // any thread
+          ctx.engine->Post([&ctx, ticket, wait, durable, respond](Engine& engine) {
+            if (!durable.ok()) {
+              ctx.waits->Drop(ticket);
+              return respond(ErrorResponse(durable));
+            }
+            ctx.waits->Arm(ticket, wait, engine);
+          });
+        };
+      });
+}
+
 void Submit(ApiContext& ctx, const Call& call, const Responder& respond) {
+  auto wait = SubmitWait(*call.request);
+  if (auto* refused = std::get_if<HttpResponse>(&wait)) return respond(std::move(*refused));
   auto body = ParseJsonBody(*call.request);
   if (!body.ok()) return respond(ErrorResponse(body.status()));
   WorkflowReads reads;
   auto prepared = PrepareSubmit(ctx, call, *body, &reads);
   if (auto* refused = std::get_if<HttpResponse>(&prepared)) return respond(std::move(*refused));
   std::get<SubmitRequest>(prepared).want_record = true;
+  if (const int64_t wait_ms = std::get<int64_t>(wait); wait_ms > 0 && ctx.waits != nullptr) {
+    return SubmitAndWait(ctx, std::move(std::get<SubmitRequest>(prepared)), Duration(wait_ms),
+                         respond);
+  }
   ctx.submitter->SubmitEarly(
       std::move(std::get<SubmitRequest>(prepared)),
       [&ctx, respond](Result<SubmitOutcome> out) {
@@ -454,9 +541,12 @@ std::optional<HttpResponse> ReadExecutionFilter(const std::function<std::string(
 
 void AddExecutionRoutes(Router& router, ApiContext& ctx) {
   using namespace executions_api;
-  router.Add("POST", "/api/v1/executions", Scope::kWrite,
-             "Start an execution: {workflow, version?, input?, args?, priority?, idempotency_key?}",
-             [&ctx](const Call& call, Responder respond) { Submit(ctx, call, respond); });
+  router.Add(
+      "POST", "/api/v1/executions", Scope::kWrite,
+      "Start an execution: {workflow, version?, input?, args?, priority?, idempotency_key?}; "
+      "?wait=MS (at most 60000) holds the answer until the execution ends, or MS pass, "
+      "and adds its output",
+      [&ctx](const Call& call, Responder respond) { Submit(ctx, call, respond); });
   router.Add("POST", "/api/v1/executions/batch", Scope::kWrite,
              "Start up to 1,000 executions in one request (each as a single submit would)",
              [&ctx](const Call& call, Responder respond) { SubmitBatch(ctx, call, respond); });

@@ -121,7 +121,9 @@ Status BuildEngine(Server::Impl& impl, const HttpRunnerOptions& http, EngineOpti
   engine_options.stall_after = options.stall_after;
   engine_options.max_running_executions = options.max_running_executions;
   engine_options.cache = options.cache;
-  engine_options.finish_hook = impl.follow_ups.get();
+  impl.finish_hooks =
+      std::make_unique<FinishHooks>(std::vector<FinishHook*>{impl.follow_ups.get(), &impl.waits});
+  engine_options.finish_hook = impl.finish_hooks.get();
   // `concurrency: cancel_oldest` over several instances: the oldest may run on another
   // (the submitter forwards the cancel to it; the new execution waits for the slot).
   engine_options.cancel_elsewhere = [raw](const std::string& id, const std::string& reason) {
@@ -134,6 +136,7 @@ Status BuildEngine(Server::Impl& impl, const HttpRunnerOptions& http, EngineOpti
     return LoadStoredWorkflow(store, ns, name, version, cache);
   };
   impl.engine = std::make_unique<EngineHost>(impl.store.get(), engine_options, http, impl.clock);
+  impl.waits.SetLoop(impl.engine->loop());
   if (impl.options.postgres_url.empty()) impl.engine->CommitWhenIdle();
   impl.engine->UseShortSlices(std::chrono::microseconds(impl.options.thread_slice_us));
   impl.engine->AddObserver(&impl.metrics);
@@ -203,6 +206,7 @@ void BuildApi(Server::Impl& impl) {
       std::make_unique<Scheduler>(impl.engine->loop(), impl.store.get(), ScheduleHooks(impl));
   ctx.scheduler = impl.scheduler.get();
   ctx.follow_ups = impl.follow_ups.get();
+  ctx.waits = &impl.waits;
   ctx.deliverer = impl.deliverer.get();
   ctx.coordinator = impl.coordinator.get();
   impl.replayer = std::make_unique<DlqReplayer>(impl.engine.get(), impl.submitter.get());

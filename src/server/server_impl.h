@@ -10,6 +10,7 @@
 
 #include "server/api.h"
 #include "server/auth.h"
+#include "server/completion_waits.h"
 #include "server/dashboard/activity.h"
 #include "server/dlq_replayer.h"
 #include "server/engine_host.h"
@@ -48,10 +49,12 @@ struct Server::Impl {
   std::unique_ptr<TokenAuthority> auth;
   WorkflowCache workflows;
   std::unique_ptr<Submitter> submitter;
-  std::unique_ptr<FollowUps> follow_ups;  // engine thread; outlives the engine
-  std::unique_ptr<Deliverer> deliverer;   // engine thread; destroyed after the engine stops
-  std::unique_ptr<Scheduler> scheduler;   // engine thread; destroyed after the engine stops
-  std::unique_ptr<DlqReplayer> replayer;  // its timers run on the engine thread
+  std::unique_ptr<FollowUps> follow_ups;      // engine thread; outlives the engine
+  CompletionWaits waits;                      // engine thread: submits waiting for their end
+  std::unique_ptr<FinishHooks> finish_hooks;  // the follow-ups, then the waits
+  std::unique_ptr<Deliverer> deliverer;       // engine thread; destroyed after the engine stops
+  std::unique_ptr<Scheduler> scheduler;       // engine thread; destroyed after the engine stops
+  std::unique_ptr<DlqReplayer> replayer;      // its timers run on the engine thread
   // Several instances: before the coordinator, which may call it until it is destroyed;
   // its thread is stopped with the keeper's.
   std::unique_ptr<InstanceExchange> exchange;

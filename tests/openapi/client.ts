@@ -80,6 +80,17 @@ if (submitted.error) fail(`submitExecution: ${submitted.error.error.code}`);
 const id: string = submitted.data.id;
 conforms("submitExecution", "ExecutionSummary", submitted.data);
 
+// A submit that waits for the end answers with the output.
+const waited = await baton.POST("/api/v1/executions", {
+  params: { query: { wait: 30000 } },
+  body: { workflow: "generated-client", input: { who: "waiting" } },
+});
+if (waited.error) fail(`submitExecution?wait: ${waited.error.error.code}`);
+conforms("submitExecution", "ExecutionSummary", waited.data);
+if (waited.data.status !== "completed" || waited.data.output === undefined) {
+  fail(`submitExecution?wait: ${JSON.stringify(waited.data)}`);
+}
+
 let execution: Execution | undefined;
 for (let i = 0; i < 600; i++) {
   const got = await baton.GET("/api/v1/executions/{id}", { params: { path: { id } } });

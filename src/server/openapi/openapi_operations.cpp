@@ -29,7 +29,7 @@ constexpr Operation kOperations[] = {
   {"GET", "/metrics", "getMetrics", 200, "text", "", ""},
   {"GET", "/api/v1/openapi.json", "getOpenApi", 200, "openapi", "", ""},
   // Executions
-  {"POST", "/api/v1/executions", "submitExecution", 201, "ExecutionSummary", "SubmitRequest", "", 200},
+  {"POST", "/api/v1/executions", "submitExecution", 201, "ExecutionSummary", "SubmitRequest", "wait", 200},
   {"POST", "/api/v1/executions/batch", "submitExecutions", 201, "BatchSubmitResult", "BatchSubmitRequest", "", 207},
   {"GET", "/api/v1/executions", "listExecutions", 200, "ExecutionPage", "", "status,workflow,parent,since,until,q,limit,cursor"},
   {"POST", "/api/v1/executions/bulk", "bulkExecutions", 200, "BulkResult", "BulkRequest", ""},
@@ -134,7 +134,10 @@ const std::map<std::string, std::pair<const char*, const char*>> kQueryParams = 
     {"worker", {"string", "Only this worker"}},
     {"workerId", {"string", "Only this worker (as worker)"}},
     {"assignment", {"string", "Only this assignment (dispatch id)"}},
-    {"wait", {"integer", "Milliseconds to wait for work (default 25000, at most 60000)"}},
+    {"wait",
+     {"integer",
+      "Milliseconds to wait, at most 60000: a worker's poll for work (default 25000); a submit "
+      "for its execution to end (default 0), answering with its output"}},
     {"types",
      {"string",
       "Only these event types and families, comma-separated (execution.completed,step.*); a "

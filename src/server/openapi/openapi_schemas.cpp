@@ -63,7 +63,8 @@ constexpr const char* kSchemas = R"json({
       "created_at": {"$ref": "#/components/schemas/Time"},
       "started_at": {"$ref": "#/components/schemas/Time"},
       "completed_at": {"$ref": "#/components/schemas/Time"},
-      "created": {"type": "boolean", "description": "On a submit: false when an idempotency key found an earlier execution"}}},
+      "created": {"type": "boolean", "description": "On a submit: false when an idempotency key found an earlier execution"},
+      "output": {"description": "On a submit with ?wait: the execution's output, any JSON (null until completed)"}}},
   "ExecutionPage": {
     "type": "object", "additionalProperties": false, "required": ["executions", "next_cursor"],
     "properties": {"executions": {"type": "array", "items": {"$ref": "#/components/schemas/ExecutionSummary"}},
