@@ -10,7 +10,7 @@
 //   `baton worker --persistent` with noop_handler.js instead of this file's worker
 //   [--batch-window MS]: passed to that `baton worker` (its default when not given)
 //   --wait on|off: the latency shapes take the submit's answer, which waits for the end
-//   (POST ?wait=MS, the default), or the live feed's execution.completed (off)
+//   (POST ?wait=MS), or the live feed's execution.completed (off, the default)
 //
 // Prints one JSON line: {system, shape, n, value, unit, ...}.
 
@@ -212,9 +212,9 @@ async function throughput(api, args, workflow, n, stepsPer, shape) {
   };
 }
 
-// Latency, `--wait on` (the default): one execution at a time; the submit's answer
-// waits for the execution's end (POST /api/v1/executions?wait=MS), as a BullMQ client
-// awaits job.waitUntilFinished. `--wait off` takes the live feed instead (below).
+// Latency, `--wait on`: one execution at a time; the submit's answer waits for the
+// execution's end (POST /api/v1/executions?wait=MS), as a BullMQ client awaits
+// job.waitUntilFinished. Without it the live feed tells (below).
 async function latencyByWait(api, args, workflow, n, shape, warmup) {
   const body = JSON.stringify({ workflow, input: {} });
   const samples = [];
@@ -241,7 +241,7 @@ async function latencyByWait(api, args, workflow, n, shape, warmup) {
 // feed (a WebSocket on the workflow's events, opened once before the first sample).
 async function latency(api, args, workflow, n, shape) {
   const warmup = L.num(args, 'warmup', 20);
-  if ((args.wait || 'on') === 'on') return latencyByWait(api, args, workflow, n, shape, warmup);
+  if (args.wait === 'on') return latencyByWait(api, args, workflow, n, shape, warmup);
   // Only the final events: the client asks the feed for what it waits for, as a BullMQ
   // client listens to 'completed' (the server skips the other types for this subscriber).
   const wsUrl = `${args.url.replace(/^http/, 'ws')}/api/v1/events?workflow=${workflow}` +

@@ -4,33 +4,42 @@
 //
 // A waiter is registered (Expect) before the execution can end: for a new start, on the
 // engine thread in the turn that started it; then armed (Arm) once the start is durable.
-// Its end may come in between (the start's commit is slow to be reported): Arm then
-// answers at once. A waiter is answered once, or dropped (Drop) without an answer.
+// Its end may be durable in between (the start's commit is slow to be reported): Arm
+// then answers at once. A waiter is answered once, or dropped (Drop) without an answer.
 //
-// Threading: engine thread only. OnFinish is called there by the engine, and every
-// answer runs there. Bounded by the server's connections: one waiter per held request.
-// Lifetime: it outlives the engine (it is the engine's finish hook), so it is destroyed
+// The end is answered from the thread that learns it is durable, as the live feed is
+// (ObserverThread::kCommit): the engine keeps the terminal record aside in the turn
+// that ends the execution (OnFinish), and the execution's terminal event, once
+// committed, sends it. A refused commit sends nothing; the wait's timer answers then.
+//
+// Threading: Expect, Arm, Drop and OnFinish on the engine thread (the timers run
+// there); OnEvent on the committing thread. Answers run on either. Bounded by the
+// server's connections: one waiter per held request.
+// Lifetime: it outlives the engine (its finish hook and observer), so it is destroyed
 // after the engine's loop; its timers die with the loop and are not cancelled here.
 #pragma once
 
 #include <baton/engine.h>
 #include <baton/event_loop.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace baton::server {
 
-class CompletionWaits final : public FinishHook {
+class CompletionWaits final : public FinishHook, public ExecutionObserver {
  public:
   // `record`: the execution's terminal record (`final`), or, when the wait passed, its
   // record as the engine holds it (`final` false); null when the engine no longer holds
   // it (the store refused a batch of it, or another instance runs it): the store has
-  // its state.
+  // its state. Null only on the engine thread.
   using Answer = std::function<void(const ExecutionRecord* record, bool final)>;
   using Ticket = uint64_t;
 
@@ -48,12 +57,14 @@ class CompletionWaits final : public FinishHook {
   void Arm(Ticket ticket, Duration wait, Engine& engine);
   // Forgets a waiter without answering it (its start failed).
   void Drop(Ticket ticket);
-  size_t waiting() const { return waiters_.size(); }
+  size_t waiting() const;
 
-  // Engine thread, in the turn that ends the execution: the waiters on it are answered
-  // once that turn's batch is durable.
+  // Engine thread, in the turn that ends the execution: keeps its terminal record for
+  // the waiters on it.
   std::function<void()> OnFinish(const ExecutionRecord& execution, const WorkflowDef& workflow,
                                  WriteBatch& batch) override;
+  // The committing thread: an execution's terminal event is durable.
+  void OnEvent(const EventRecord& event, const ExecutionProgress& progress) override;
 
  private:
   struct Waiter {
@@ -61,15 +72,27 @@ class CompletionWaits final : public FinishHook {
     Answer answer;
     bool armed = false;
     TimerId timer = 0;
-    std::optional<ExecutionRecord> final;  // its end, durable before it was armed
+    std::shared_ptr<const ExecutionRecord> ending;  // its end, being committed
+    bool durable = false;                           // ...and committed (not armed yet)
   };
-  void Finished(const std::vector<Ticket>& tickets, const ExecutionRecord& record);
-  void Answer1(Ticket ticket, const ExecutionRecord* record, bool final);
+  // A waiter taken out to be answered (outside the lock).
+  struct Taken {
+    Answer answer;
+    std::shared_ptr<const ExecutionRecord> record;
+  };
+  // With mu_ held: removes the waiter; its timer is cancelled later, on the engine thread.
+  Taken TakeLocked(std::map<Ticket, Waiter>::iterator it);
+  // Engine thread: cancels the timers of waiters answered elsewhere.
+  void CancelStaleTimers();
 
   EventLoop* loop_ = nullptr;
+  mutable std::mutex mu_;
   Ticket next_ = 1;
   std::map<Ticket, Waiter> waiters_;
   std::multimap<std::string, Ticket> by_execution_;
+  std::vector<TimerId> stale_timers_;
+  // Whether anyone waits: read without the lock by OnEvent, which every event reaches.
+  std::atomic<size_t> count_{0};
 };
 
 // Several finish hooks as one, each with its own after-commit function (run in order).

@@ -141,6 +141,8 @@ Status BuildEngine(Server::Impl& impl, const HttpRunnerOptions& http, EngineOpti
   impl.engine->UseShortSlices(std::chrono::microseconds(impl.options.thread_slice_us));
   impl.engine->AddObserver(&impl.metrics);
   impl.engine->AddObserver(&impl.activity);
+  // A waited submit's answer goes out from the committing thread, as the feed's events.
+  impl.engine->AddObserver(&impl.waits, ObserverThread::kCommit);
   if (SharedFeed* feed = impl.store->feed(); feed != nullptr) {
     impl.feed_tail = std::make_unique<FeedTail>(feed, &impl.hub);
     impl.engine->AddObserver(impl.feed_tail.get());
