@@ -82,8 +82,9 @@ class Client:
 
     # -- HTTP ---------------------------------------------------------------------------
 
-    def request(self, method, path, body=None, content_type="application/json"):
-        """One request; returns the parsed JSON reply (None for 204). Raises BatonError."""
+    def request(self, method, path, body=None, content_type="application/json", timeout=None):
+        """One request; returns the parsed JSON reply (None for 204). Raises BatonError.
+        `timeout`: seconds for this request (default: the client's)."""
         data = None
         headers = {"Authorization": "Bearer " + self.token, "Accept": "application/json"}
         if body is not None:
@@ -91,7 +92,7 @@ class Client:
             headers["Content-Type"] = content_type
         req = urllib.request.Request(self.server + path, data=data, method=method, headers=headers)
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+            with urllib.request.urlopen(req, timeout=timeout or self.timeout) as resp:
                 text = resp.read()
                 return json.loads(text) if text else None
         except urllib.error.HTTPError as e:
@@ -119,9 +120,12 @@ class Client:
 
     # -- Executions ---------------------------------------------------------------------
 
-    def submit(self, workflow, input=None, version=None, idempotency_key=None, priority=None):
+    def submit(self, workflow, input=None, version=None, idempotency_key=None, priority=None,
+               wait=None):
         """Starts an execution of a stored workflow; returns it ({"id", "status", ...}).
-        The same idempotency_key returns the execution it started before."""
+        The same idempotency_key returns the execution it started before. With `wait`
+        (seconds, at most 60) the answer comes once the execution has ended, or when the
+        wait passes (its status says which), and carries its "output"."""
         body = {"workflow": workflow}
         if input is not None:
             body["input"] = input
@@ -131,7 +135,11 @@ class Client:
             body["idempotency_key"] = idempotency_key
         if priority is not None:
             body["priority"] = priority
-        return self.request("POST", "/api/v1/executions", body)
+        wait_ms = int(min(wait, 60.0) * 1000) if wait else 0
+        if wait_ms <= 0:
+            return self.request("POST", "/api/v1/executions", body)
+        return self.request("POST", "/api/v1/executions?wait=%d" % wait_ms, body,
+                            timeout=self.timeout + wait_ms / 1000.0)
 
     def submit_batch(self, executions):
         """Starts up to 1,000 executions in one request: each item as submit()'s keyword
@@ -162,8 +170,13 @@ class Client:
             poll = min(poll * 2, max_poll)
 
     def run(self, workflow, input=None, timeout=None, **kwargs):
-        """submit() then wait(): the finished execution."""
-        return self.wait(self.submit(workflow, input=input, **kwargs)["id"], timeout=timeout)
+        """submit() then wait(): the finished execution. The submit itself waits for the
+        end (up to 60 s, or `timeout`), so an execution is returned as soon as it ends."""
+        hold = 60.0 if timeout is None else min(timeout, 60.0)
+        started = time.monotonic()
+        execution = self.submit(workflow, input=input, wait=hold, **kwargs)
+        left = None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
+        return self.wait(execution["id"], timeout=left)
 
     def events(self, execution_id, after=0, follow=False, poll=0.1, timeout=None):
         """The execution's events in order (dicts with seq, type, step_id, data, time),

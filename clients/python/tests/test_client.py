@@ -100,6 +100,14 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(self.baton.run("greet", input={"who": "bo"}, timeout=30)["output"],
                          {"said": "hello bo"})
 
+    def test_a_submit_can_wait_for_the_end(self):
+        done = self.baton.submit("greet", input={"who": "cy"}, wait=30)
+        self.assertEqual(done["status"], "completed")
+        self.assertEqual(done["output"], {"said": "hello cy"})
+        with self.assertRaises(BatonError) as e:
+            self.baton.request("POST", "/api/v1/executions?wait=61000", {"workflow": "greet"})
+        self.assertEqual(e.exception.code, "VALIDATION")
+
     def test_the_credentials_file_is_found_as_the_cli_finds_it(self):
         saved = {k: os.environ.get(k) for k in ("BATON_SERVER", "BATON_TOKEN", "BATON_CREDENTIALS")}
         try:
