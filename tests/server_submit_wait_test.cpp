@@ -196,8 +196,7 @@ TEST_F(SubmitWait, TheCliWaitsAndSaysHowItEndedByItsExitCode) {
 
   auto running = server_->Cli({"submit", "long", "--wait", "100ms"});
   EXPECT_EQ(running.exit_code, 3) << running.out << running.err;
-  EXPECT_NE(running.out.find("running (the wait passed first)"), std::string::npos)
-      << running.out;
+  EXPECT_NE(running.out.find("running (the wait passed first)"), std::string::npos) << running.out;
 
   auto json = server_->Cli({"submit", "quick", "--wait", "5s", "--json"});
   EXPECT_EQ(json.exit_code, 0) << json.out << json.err;
@@ -215,6 +214,90 @@ TEST_F(SubmitWait, TheCliRefusesAWaitItCannotHoldAndStartsNothing) {
   auto list = server_->Admin().Call("GET", "/api/v1/executions");
   ASSERT_TRUE(list.ok());
   EXPECT_TRUE((*list)["executions"].empty()) << list->dump();
+}
+
+// A step that waits long enough for /metrics (refreshed every 500 ms) to count the
+// start's commit before the end's.
+constexpr const char* kNap = R"(
+name: nap
+steps:
+  - {id: nap, type: wait, duration: 1500ms}
+  - {id: after, type: noop, depends_on: [nap], with: {done: true}}
+output: {done: "{{ steps.after.output.done }}"}
+)";
+
+// The commits the server's /metrics counts, once that is more than `above`.
+int64_t CommitsAbove(const ServerProcess& server, int64_t above) {
+  int64_t n = -1;
+  testing::WaitUntil([&] {
+    auto r = server.Admin().Send("GET", "/metrics");
+    const std::string key = "\nbaton_store_commits_total ";
+    const size_t at = r.ok() ? r->body.find(key) : std::string::npos;
+    n = at == std::string::npos ? -1 : std::stoll(r->body.substr(at + key.size()));
+    return n > above;
+  });
+  return n;
+}
+
+// A refused commit of the end is never answered as an end: whatever the answer says
+// ended, the store has.
+TEST(SubmitWaitStoreFault, AnEndTheStoreRefusedIsNotAnsweredAsAnEnd) {
+  // The same steps on a healthy server first, to learn which commit writes the end: the
+  // one after the start's (nothing else commits while the step waits).
+  int64_t end_commit = 0;
+  {
+    const std::string dir = MakeTempDir();
+    ServerProcess healthy(dir);
+    ASSERT_TRUE(healthy.ok()) << healthy.log();
+    auto made = healthy.Admin().Send("POST", "/api/v1/workflows", kNap, "application/yaml");
+    ASSERT_TRUE(made.ok() && made->status == 201);
+    auto started = healthy.Admin().Send("POST", "/api/v1/executions", R"({"workflow": "nap"})",
+                                        "application/json");
+    ASSERT_TRUE(started.ok() && started->status == 201);
+    const int64_t start_commits = CommitsAbove(healthy, 0);
+    ASSERT_EQ(Json::parse(started->body)["status"], "running") << "the end came first";
+    // The store's own count (BATON_FAULT_STORE's) also has the first admin token's and
+    // the workflow's, commits that are not the engine's: the check below says if this
+    // goes wrong.
+    end_commit = start_commits + 1;
+    const int64_t catalog_commits = 2;
+    testing::WaitForExecutionStatus(healthy.Admin(), Json::parse(started->body)["id"], "completed");
+    EXPECT_EQ(CommitsAbove(healthy, start_commits), end_commit)
+        << "another commit came between: adjust the test";
+    end_commit += catalog_commits;
+    std::filesystem::remove_all(dir);
+  }
+  const std::string dir = MakeTempDir();
+  ServerProcess server(dir, {},
+                       {"BATON_FAULT_STORE=from=" + std::to_string(end_commit) + ",count=1"});
+  ASSERT_TRUE(server.ok()) << server.log();
+  auto made = server.Admin().Send("POST", "/api/v1/workflows", kNap, "application/yaml");
+  ASSERT_TRUE(made.ok() && made->status == 201);
+  auto r = server.Admin().Send("POST", "/api/v1/executions?wait=5000", R"({"workflow": "nap"})",
+                               "application/json");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->status, 201) << r->body;
+  const Json answered = Json::parse(r->body);
+  // The refused commit dropped the execution from memory (abandoned, then re-adopted).
+  EXPECT_TRUE(testing::WaitUntil([&] {
+    auto m = server.Admin().Send("GET", "/metrics");
+    return m.ok() && m->body.find("\nbaton_executions_abandoned_total 0\n") == std::string::npos &&
+           m->body.find("\nbaton_executions_abandoned_total ") != std::string::npos;
+  })) << "the fault missed the end's commit ("
+      << end_commit << "): " << server.log();
+  // Refused, the end did not happen; the server re-adopts the execution from the store
+  // and it may end again, durably, within the wait. Either way the answer is the store's.
+  auto stored =
+      server.Admin().Call("GET", "/api/v1/executions/" + answered["id"].get<std::string>());
+  ASSERT_TRUE(stored.ok());
+  if (answered["status"] == "completed") {
+    EXPECT_EQ((*stored)["status"], "completed") << stored->dump();
+    EXPECT_EQ((*stored)["completed_at"], answered["completed_at"]) << stored->dump();
+    EXPECT_EQ((*stored)["output"], answered["output"]) << stored->dump();
+  } else {
+    EXPECT_TRUE(answered["completed_at"].is_null()) << r->body;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
