@@ -49,27 +49,11 @@ void CompletionWaits::Arm(Ticket ticket, Duration wait, Engine& engine) {
   std::optional<ExecutionRecord> now = engine.Record(id);
   if (now && IsTerminal(now->status)) {
     engine.WhenDurable([this, ticket, record = std::move(*now)](const Status& durable) {
-      std::optional<Taken> taken;
-      {
-        std::lock_guard lock(mu_);
-        auto it = waiters_.find(ticket);
-        if (it == waiters_.end()) return;  // answered on the committing thread
-        taken = TakeLocked(it);
-      }
-      taken->answer(durable.ok() ? &record : nullptr, durable.ok());
+      AnswerIfWaiting(ticket, durable.ok() ? &record : nullptr, durable.ok());
     });
     return;
   }
-  if (!now) {
-    std::optional<Taken> taken;
-    {
-      std::lock_guard lock(mu_);
-      auto it = waiters_.find(ticket);
-      if (it == waiters_.end()) return;
-      taken = TakeLocked(it);
-    }
-    return taken->answer(nullptr, false);
-  }
+  if (!now) return AnswerIfWaiting(ticket, nullptr, false);
   const TimerId timer = loop_->ScheduleAfter(wait, [this, ticket, e = &engine] {
     std::string execution_id;
     {
@@ -84,25 +68,11 @@ void CompletionWaits::Arm(Ticket ticket, Duration wait, Engine& engine) {
     std::optional<ExecutionRecord> record = e->Record(execution_id);
     if (record && IsTerminal(record->status)) {
       e->WhenDurable([this, ticket, ended = std::move(*record)](const Status& durable) {
-        std::optional<Taken> taken;
-        {
-          std::lock_guard lock(mu_);
-          auto it = waiters_.find(ticket);
-          if (it == waiters_.end()) return;
-          taken = TakeLocked(it);
-        }
-        taken->answer(durable.ok() ? &ended : nullptr, durable.ok());
+        AnswerIfWaiting(ticket, durable.ok() ? &ended : nullptr, durable.ok());
       });
       return;
     }
-    std::optional<Taken> taken;
-    {
-      std::lock_guard lock(mu_);
-      auto it = waiters_.find(ticket);
-      if (it == waiters_.end()) return;
-      taken = TakeLocked(it);
-    }
-    taken->answer(record ? &*record : nullptr, false);
+    AnswerIfWaiting(ticket, record ? &*record : nullptr, false);
   });
   std::lock_guard lock(mu_);
   auto it = waiters_.find(ticket);
@@ -111,6 +81,17 @@ void CompletionWaits::Arm(Ticket ticket, Duration wait, Engine& engine) {
   } else {
     stale_timers_.push_back(timer);  // answered on the committing thread meanwhile
   }
+}
+
+void CompletionWaits::AnswerIfWaiting(Ticket ticket, const ExecutionRecord* record, bool final) {
+  std::optional<Taken> taken;
+  {
+    std::lock_guard lock(mu_);
+    auto it = waiters_.find(ticket);
+    if (it == waiters_.end()) return;  // answered already (on the committing thread)
+    taken = TakeLocked(it);
+  }
+  taken->answer(record, final);
 }
 
 void CompletionWaits::Drop(Ticket ticket) {

@@ -80,6 +80,8 @@ class CompletionWaits final : public FinishHook, public ExecutionObserver {
     Answer answer;
     std::shared_ptr<const ExecutionRecord> record;
   };
+  // Answers the waiter unless it was answered (or dropped) already.
+  void AnswerIfWaiting(Ticket ticket, const ExecutionRecord* record, bool final);
   // With mu_ held: removes the waiter; its timer is cancelled later, on the engine thread.
   Taken TakeLocked(std::map<Ticket, Waiter>::iterator it);
   // Engine thread: cancels the timers of waiters answered elsewhere.
