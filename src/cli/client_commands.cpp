@@ -167,9 +167,9 @@ void AddClientCommands(CLI::App& app, std::function<int()>* action) {
         int64_t wait_ms = 0;
         if (!a->wait.empty()) {
           auto wait = ParseDuration(Json(a->wait));
-          if (!wait.ok() || wait->count() > 60'000) {
+          if (!wait.ok() || wait->count() < 1 || wait->count() > 60'000) {
             std::fprintf(stderr,
-                         "baton submit: --wait takes a duration of at most 60s (250ms, 30s), "
+                         "baton submit: --wait takes a duration from 1ms to 60s (250ms, 30s), "
                          "got '%s'\n",
                          a->wait.c_str());
             return 2;

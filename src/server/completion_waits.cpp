@@ -6,6 +6,20 @@
 namespace baton::server {
 namespace {
 
+// The part of the terminal event's type after "execution." for a terminal status.
+const char* TerminalEventSuffix(ExecutionStatus status) {
+  switch (status) {
+    case ExecutionStatus::kFailed:
+      return "failed";
+    case ExecutionStatus::kTimeout:
+      return "timed_out";
+    case ExecutionStatus::kCancelled:
+      return "cancelled";
+    default:
+      return "completed";
+  }
+}
+
 bool IsTerminalExecutionEvent(const EventRecord& event) {
   if (!event.step_id.empty()) return false;
   const std::string_view type = event.type;
@@ -104,6 +118,17 @@ void CompletionWaits::Drop(Ticket ticket) {
   CancelStaleTimers();
 }
 
+void CompletionWaits::DropAll() {
+  std::map<Ticket, Waiter> dropped;  // destroyed outside the lock
+  {
+    std::lock_guard lock(mu_);
+    dropped.swap(waiters_);
+    by_execution_.clear();
+    stale_timers_.clear();
+    count_.store(0, std::memory_order_relaxed);
+  }
+}
+
 size_t CompletionWaits::waiting() const {
   std::lock_guard lock(mu_);
   return waiters_.size();
@@ -158,6 +183,12 @@ void CompletionWaits::OnEvent(const EventRecord& event, const ExecutionProgress&
     for (Ticket ticket : tickets) {
       auto it = waiters_.find(ticket);
       if (!it->second.ending) continue;  // registered after its end: Arm handles it
+      // An end kept aside that is not this event's (the execution was retried and ended
+      // again meanwhile) waits for its own event.
+      if (event.type !=
+          std::string("execution.") + TerminalEventSuffix(it->second.ending->status)) {
+        continue;
+      }
       if (it->second.armed) {
         ended.push_back(TakeLocked(it));
       } else {

@@ -15,8 +15,10 @@
 // Threading: Expect, Arm, Drop and OnFinish on the engine thread (the timers run
 // there); OnEvent on the committing thread. Answers run on either. Bounded by the
 // server's connections: one waiter per held request.
-// Lifetime: it outlives the engine (its finish hook and observer), so it is destroyed
-// after the engine's loop; its timers die with the loop and are not cancelled here.
+// Lifetime: the engine is stopped before it is destroyed (it is the engine's finish hook
+// and observer), and its timers die with the engine's loop. A waiter's answer holds the
+// HTTP session it answers: the server drops what is left (DropAll) once the engine has
+// stopped, while its I/O threads' contexts still exist.
 #pragma once
 
 #include <baton/engine.h>
@@ -57,6 +59,9 @@ class CompletionWaits final : public FinishHook, public ExecutionObserver {
   void Arm(Ticket ticket, Duration wait, Engine& engine);
   // Forgets a waiter without answering it (its start failed).
   void Drop(Ticket ticket);
+  // Forgets every waiter without answering it: the server is shutting down and its
+  // engine has stopped. Any thread.
+  void DropAll();
   size_t waiting() const;
 
   // Engine thread, in the turn that ends the execution: keeps its terminal record for

@@ -314,6 +314,9 @@ Server::~Server() {
   if (impl_->exchange) impl_->exchange->Stop();
   if (impl_->engine) impl_->engine->Stop();
   if (impl_->feed_tail) impl_->feed_tail->Stop();
+  // Submits still waiting hold their HTTP sessions: let them go while the I/O contexts
+  // (destroyed before the waits) still exist.
+  impl_->waits.DropAll();
 }
 
 Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
