@@ -1,30 +1,14 @@
 #include "server/completion_waits.h"
 
-#include <string_view>
+#include "server/triggers/follow_ups.h"
+
 #include <utility>
 
 namespace baton::server {
 namespace {
 
-// The part of the terminal event's type after "execution." for a terminal status.
-const char* TerminalEventSuffix(ExecutionStatus status) {
-  switch (status) {
-    case ExecutionStatus::kFailed:
-      return "failed";
-    case ExecutionStatus::kTimeout:
-      return "timed_out";
-    case ExecutionStatus::kCancelled:
-      return "cancelled";
-    default:
-      return "completed";
-  }
-}
-
 bool IsTerminalExecutionEvent(const EventRecord& event) {
-  if (!event.step_id.empty()) return false;
-  const std::string_view type = event.type;
-  return type == "execution.completed" || type == "execution.failed" ||
-         type == "execution.timed_out" || type == "execution.cancelled";
+  return event.step_id.empty() && IsTerminalEventName(event.type);
 }
 
 }  // namespace
@@ -185,10 +169,7 @@ void CompletionWaits::OnEvent(const EventRecord& event, const ExecutionProgress&
       if (!it->second.ending) continue;  // registered after its end: Arm handles it
       // An end kept aside that is not this event's (the execution was retried and ended
       // again meanwhile) waits for its own event.
-      if (event.type !=
-          std::string("execution.") + TerminalEventSuffix(it->second.ending->status)) {
-        continue;
-      }
+      if (event.type != TerminalEvent(it->second.ending->status)) continue;
       if (it->second.armed) {
         ended.push_back(TakeLocked(it));
       } else {
